@@ -1,0 +1,83 @@
+package structs
+
+// Allocation desired statuses.
+const (
+	AllocDesiredStatusRun  = "run"
+	AllocDesiredStatusStop = "stop"
+)
+
+// Allocation client statuses.
+const (
+	AllocClientStatusPending  = "pending"
+	AllocClientStatusRunning  = "running"
+	AllocClientStatusComplete = "complete"
+	AllocClientStatusFailed   = "failed"
+	AllocClientStatusLost     = "lost"
+)
+
+// Allocation is one placement of a job's task group on a node.
+type Allocation struct {
+	ID            string
+	Namespace     string
+	Name          string
+	JobID         string
+	TaskGroup     string
+	NodeID        string
+	DesiredStatus string
+	ClientStatus  string
+
+	CreateIndex uint64
+	ModifyIndex uint64
+}
+
+// TerminalStatus reports whether the allocation has stopped or will never run
+// again: the server wants it stopped, or the client says it ended.
+func (a *Allocation) TerminalStatus() bool {
+	if a.DesiredStatus == AllocDesiredStatusStop {
+		return true
+	}
+	switch a.ClientStatus {
+	case AllocClientStatusComplete, AllocClientStatusFailed, AllocClientStatusLost:
+		return true
+	}
+	return false
+}
+
+// Copy returns a copy.
+func (a *Allocation) Copy() *Allocation {
+	if a == nil {
+		return nil
+	}
+	c := *a
+	return &c
+}
+
+// Stub returns the list form of the allocation.
+func (a *Allocation) Stub() *AllocListStub {
+	return &AllocListStub{
+		ID:            a.ID,
+		Namespace:     a.Namespace,
+		Name:          a.Name,
+		JobID:         a.JobID,
+		TaskGroup:     a.TaskGroup,
+		NodeID:        a.NodeID,
+		DesiredStatus: a.DesiredStatus,
+		ClientStatus:  a.ClientStatus,
+		CreateIndex:   a.CreateIndex,
+		ModifyIndex:   a.ModifyIndex,
+	}
+}
+
+// AllocListStub is an allocation as lists and joins show it.
+type AllocListStub struct {
+	ID            string
+	Namespace     string
+	Name          string
+	JobID         string
+	TaskGroup     string
+	NodeID        string
+	DesiredStatus string
+	ClientStatus  string
+	CreateIndex   uint64
+	ModifyIndex   uint64
+}

@@ -1,0 +1,127 @@
+package structs
+
+import "time"
+
+// CSIPluginType says which CSI services a plugin instance provides.
+type CSIPluginType string
+
+const (
+	CSIPluginTypeController CSIPluginType = "controller"
+	CSIPluginTypeNode       CSIPluginType = "node"
+	CSIPluginTypeMonolith   CSIPluginType = "monolith"
+)
+
+// CSIInfo is one plugin instance on one node, as the client fingerprinted
+// it. ControllerInfo is set in a node's CSIControllerPlugins entry and
+// NodeInfo in its CSINodePlugins entry.
+type CSIInfo struct {
+	PluginID                 string
+	AllocID                  string // the plugin task's allocation; empty for a plugin run outside berth
+	Healthy                  bool
+	HealthDescription        string
+	UpdateTime               time.Time
+	Provider                 string // GetPluginInfo name
+	ProviderVersion          string // GetPluginInfo vendor_version
+	RequiresControllerPlugin bool
+	RequiresTopologies       bool
+
+	ControllerInfo *CSIControllerInfo `json:",omitempty"`
+	NodeInfo       *CSINodeInfo       `json:",omitempty"`
+}
+
+// Copy returns a deep copy.
+func (c *CSIInfo) Copy() *CSIInfo {
+	if c == nil {
+		return nil
+	}
+	n := *c
+	n.ControllerInfo = c.ControllerInfo.Copy()
+	n.NodeInfo = c.NodeInfo.Copy()
+	return &n
+}
+
+// CSIControllerInfo is what a controller instance can do.
+type CSIControllerInfo struct {
+	SupportsCreateDelete             bool
+	SupportsAttachDetach             bool
+	SupportsListVolumes              bool
+	SupportsGetCapacity              bool
+	SupportsCreateDeleteSnapshot     bool
+	SupportsListSnapshots            bool
+	SupportsClone                    bool
+	SupportsReadOnlyAttach           bool
+	SupportsExpand                   bool
+	SupportsListVolumesAttachedNodes bool
+	SupportsCondition                bool
+	SupportsGet                      bool
+}
+
+// Copy returns a copy.
+func (c *CSIControllerInfo) Copy() *CSIControllerInfo {
+	if c == nil {
+		return nil
+	}
+	n := *c
+	return &n
+}
+
+// CSINodeInfo is what a node instance reported of its node.
+type CSINodeInfo struct {
+	ID                      string // the plugin's own node ID, passed to ControllerPublish
+	MaxVolumes              int64
+	AccessibleTopology      *CSITopology `json:",omitempty"`
+	RequiresNodeStageVolume bool
+	SupportsStats           bool
+	SupportsExpand          bool
+	SupportsCondition       bool
+}
+
+// Copy returns a deep copy.
+func (c *CSINodeInfo) Copy() *CSINodeInfo {
+	if c == nil {
+		return nil
+	}
+	n := *c
+	n.AccessibleTopology = c.AccessibleTopology.Copy()
+	return &n
+}
+
+// CSITopology is a set of topology segments (zone = "a", rack = "r1").
+type CSITopology struct {
+	Segments map[string]string
+}
+
+// Copy returns a deep copy.
+func (t *CSITopology) Copy() *CSITopology {
+	if t == nil {
+		return nil
+	}
+	return &CSITopology{Segments: copyStringMap(t.Segments)}
+}
+
+// Equal reports whether two topologies have the same segments.
+func (t *CSITopology) Equal(o *CSITopology) bool {
+	if t == nil || o == nil {
+		return t == o
+	}
+	if len(t.Segments) != len(o.Segments) {
+		return false
+	}
+	for k, v := range t.Segments {
+		if ov, ok := o.Segments[k]; !ok || ov != v {
+			return false
+		}
+	}
+	return true
+}
+
+func copyCSIInfoMap(m map[string]*CSIInfo) map[string]*CSIInfo {
+	if m == nil {
+		return nil
+	}
+	c := make(map[string]*CSIInfo, len(m))
+	for k, v := range m {
+		c[k] = v.Copy()
+	}
+	return c
+}

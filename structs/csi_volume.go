@@ -1,0 +1,225 @@
+package structs
+
+import (
+	"fmt"
+	"strings"
+)
+
+// CSIVolume is a volume berth knows, registered by hand or created through
+// a plugin's controller. Plugin health (Schedulable, the counts, Provider)
+// and the claiming allocations (ReadAllocs, WriteAllocs) are joined in on
+// read by CSIVolumeDenormalize.
+type CSIVolume struct {
+	ID              string
+	Namespace       string
+	Name            string
+	ExternalID      string
+	PluginID        string
+	Provider        string
+	ProviderVersion string
+
+	RequestedCapabilities []*CSIVolumeCapability
+	AccessMode            CSIVolumeAccessMode     // in use while claimed
+	AttachmentMode        CSIVolumeAttachmentMode // in use while claimed
+
+	MountOptions *CSIMountOptions `json:",omitempty"`
+	Secrets      CSISecrets       `json:",omitempty"`
+	Parameters   map[string]string
+	Context      map[string]string
+	Topologies   []*CSITopology
+
+	RequestedCapacityMin int64
+	RequestedCapacityMax int64
+	Capacity             int64
+	SnapshotID           string
+	CloneID              string
+
+	// Claims by allocation ID. Read and write claims are held while taken;
+	// a released claim moves to PastClaims until it is freed.
+	ReadClaims  map[string]*CSIVolumeClaim
+	WriteClaims map[string]*CSIVolumeClaim
+	PastClaims  map[string]*CSIVolumeClaim
+
+	// Derived on read.
+	Schedulable         bool
+	ControllerRequired  bool
+	ControllersHealthy  int
+	ControllersExpected int
+	NodesHealthy        int
+	NodesExpected       int
+	ReadAllocs          map[string]*AllocListStub
+	WriteAllocs         map[string]*AllocListStub
+
+	CreateIndex uint64
+	ModifyIndex uint64
+}
+
+// Copy returns a deep copy.
+func (v *CSIVolume) Copy() *CSIVolume {
+	if v == nil {
+		return nil
+	}
+	c := *v
+	if v.RequestedCapabilities != nil {
+		c.RequestedCapabilities = make([]*CSIVolumeCapability, len(v.RequestedCapabilities))
+		for i, rc := range v.RequestedCapabilities {
+			cc := *rc
+			c.RequestedCapabilities[i] = &cc
+		}
+	}
+	c.MountOptions = v.MountOptions.Copy()
+	c.Secrets = v.Secrets.Copy()
+	c.Parameters = copyStringMap(v.Parameters)
+	c.Context = copyStringMap(v.Context)
+	if v.Topologies != nil {
+		c.Topologies = make([]*CSITopology, len(v.Topologies))
+		for i, t := range v.Topologies {
+			c.Topologies[i] = t.Copy()
+		}
+	}
+	c.ReadClaims = copyClaims(v.ReadClaims)
+	c.WriteClaims = copyClaims(v.WriteClaims)
+	c.PastClaims = copyClaims(v.PastClaims)
+	c.ReadAllocs = copyAllocStubs(v.ReadAllocs)
+	c.WriteAllocs = copyAllocStubs(v.WriteAllocs)
+	return &c
+}
+
+// Sanitized returns a copy fit for an API response: no secrets, mount
+// flags redacted.
+func (v *CSIVolume) Sanitized() *CSIVolume {
+	c := v.Copy()
+	c.Secrets = nil
+	c.MountOptions = v.MountOptions.Redacted()
+	return c
+}
+
+// InUse reports whether any claim, taken or being released, holds the volume.
+func (v *CSIVolume) InUse() bool {
+	return len(v.ReadClaims)+len(v.WriteClaims)+len(v.PastClaims) > 0
+}
+
+// ClaimingAllocs lists the allocation IDs of every claim, sorted.
+func (v *CSIVolume) ClaimingAllocs() []string {
+	ids := make([]string, 0, len(v.ReadClaims)+len(v.WriteClaims)+len(v.PastClaims))
+	for _, m := range []map[string]*CSIVolumeClaim{v.ReadClaims, v.WriteClaims, v.PastClaims} {
+		for id := range m {
+			ids = append(ids, id)
+		}
+	}
+	sortStrings(ids)
+	return ids
+}
+
+// HasCapability reports whether the volume was requested with this pair.
+func (v *CSIVolume) HasCapability(a CSIVolumeAccessMode, m CSIVolumeAttachmentMode) bool {
+	for _, c := range v.RequestedCapabilities {
+		if c.AccessMode == a && c.AttachmentMode == m {
+			return true
+		}
+	}
+	return false
+}
+
+// Validate checks what a registration must carry. Errors name the volume
+// and the field.
+func (v *CSIVolume) Validate() error {
+	var errs []string
+	if v.ID == "" {
+		errs = append(errs, "missing id")
+	} else if strings.ContainsAny(v.ID, "/ \t\n") {
+		errs = append(errs, fmt.Sprintf("id %q must not contain '/' or spaces", v.ID))
+	}
+	if v.PluginID == "" {
+		errs = append(errs, "missing plugin_id")
+	}
+	if v.ExternalID == "" {
+		errs = append(errs, "missing external_id")
+	}
+	if len(v.RequestedCapabilities) == 0 {
+		errs = append(errs, "needs at least one capability block (access_mode, attachment_mode)")
+	}
+	for i, c := range v.RequestedCapabilities {
+		if c == nil {
+			errs = append(errs, fmt.Sprintf("capability %d is empty", i+1))
+			continue
+		}
+		if err := c.Validate(); err != nil {
+			errs = append(errs, fmt.Sprintf("capability %d: %v", i+1, err))
+		}
+	}
+	if v.RequestedCapacityMax > 0 && v.RequestedCapacityMin > v.RequestedCapacityMax {
+		errs = append(errs, fmt.Sprintf("capacity_min (%d) is larger than capacity_max (%d)",
+			v.RequestedCapacityMin, v.RequestedCapacityMax))
+	}
+	if len(errs) > 0 {
+		name := v.ID
+		if name == "" {
+			name = "(no id)"
+		}
+		return NewError(CodeBadRequest, "volume %q: %s", name, strings.Join(errs, "; "))
+	}
+	return nil
+}
+
+// Stub returns the list form of the volume.
+func (v *CSIVolume) Stub() *CSIVolumeListStub {
+	return &CSIVolumeListStub{
+		ID:                  v.ID,
+		Namespace:           v.Namespace,
+		Name:                v.Name,
+		ExternalID:          v.ExternalID,
+		PluginID:            v.PluginID,
+		Provider:            v.Provider,
+		AccessMode:          v.AccessMode,
+		AttachmentMode:      v.AttachmentMode,
+		CurrentReaders:      len(v.ReadClaims),
+		CurrentWriters:      len(v.WriteClaims),
+		Schedulable:         v.Schedulable,
+		ControllerRequired:  v.ControllerRequired,
+		ControllersHealthy:  v.ControllersHealthy,
+		ControllersExpected: v.ControllersExpected,
+		NodesHealthy:        v.NodesHealthy,
+		NodesExpected:       v.NodesExpected,
+		CreateIndex:         v.CreateIndex,
+		ModifyIndex:         v.ModifyIndex,
+	}
+}
+
+// CSIVolumeListStub is a volume as lists show it.
+type CSIVolumeListStub struct {
+	ID                  string
+	Namespace           string
+	Name                string
+	ExternalID          string
+	PluginID            string
+	Provider            string
+	AccessMode          CSIVolumeAccessMode
+	AttachmentMode      CSIVolumeAttachmentMode
+	CurrentReaders      int
+	CurrentWriters      int
+	Schedulable         bool
+	ControllerRequired  bool
+	ControllersHealthy  int
+	ControllersExpected int
+	NodesHealthy        int
+	NodesExpected       int
+	CreateIndex         uint64
+	ModifyIndex         uint64
+}
+
+func copyAllocStubs(m map[string]*AllocListStub) map[string]*AllocListStub {
+	if m == nil {
+		return nil
+	}
+	c := make(map[string]*AllocListStub, len(m))
+	for k, v := range m {
+		if v == nil {
+			c[k] = nil
+			continue
+		}
+		vc := *v
+		c[k] = &vc
+	}
+	return c
+}

@@ -1,0 +1,123 @@
+package structs
+
+// Job types.
+const (
+	JobTypeService = "service"
+	JobTypeBatch   = "batch"
+	JobTypeSystem  = "system"
+)
+
+// Job is a user's declared workload.
+type Job struct {
+	ID         string
+	Namespace  string
+	Name       string
+	Type       string
+	Stop       bool
+	TaskGroups []*TaskGroup
+
+	CreateIndex uint64
+	ModifyIndex uint64
+}
+
+// TaskGroup is a set of tasks placed together.
+type TaskGroup struct {
+	Name    string
+	Count   int
+	Volumes map[string]*VolumeRequest
+	Tasks   []*Task
+}
+
+// VolumeRequest is a group's `volume "alias"` block.
+type VolumeRequest struct {
+	Name           string
+	Type           string
+	Source         string
+	ReadOnly       bool
+	AccessMode     CSIVolumeAccessMode
+	AttachmentMode CSIVolumeAttachmentMode
+	PerAlloc       bool
+	MountOptions   *CSIMountOptions `json:",omitempty"`
+}
+
+// Task is one process of a group.
+type Task struct {
+	Name            string
+	Driver          string
+	Config          map[string]any
+	Env             map[string]string
+	CSIPluginConfig *TaskCSIPluginConfig `json:",omitempty"`
+}
+
+// TaskCSIPluginConfig is a task's `csi_plugin` block: the task is a plugin.
+type TaskCSIPluginConfig struct {
+	ID            string
+	Type          CSIPluginType
+	MountDir      string
+	HealthTimeout int64 // nanoseconds
+}
+
+// CSIPluginIDs lists the plugins this job's tasks run, deduplicated.
+func (j *Job) CSIPluginIDs() []string {
+	seen := map[string]bool{}
+	var ids []string
+	for _, tg := range j.TaskGroups {
+		for _, t := range tg.Tasks {
+			if t.CSIPluginConfig != nil && t.CSIPluginConfig.ID != "" && !seen[t.CSIPluginConfig.ID] {
+				seen[t.CSIPluginConfig.ID] = true
+				ids = append(ids, t.CSIPluginConfig.ID)
+			}
+		}
+	}
+	return ids
+}
+
+// Copy returns a deep copy.
+func (j *Job) Copy() *Job {
+	if j == nil {
+		return nil
+	}
+	c := *j
+	if j.TaskGroups != nil {
+		c.TaskGroups = make([]*TaskGroup, len(j.TaskGroups))
+		for i, tg := range j.TaskGroups {
+			c.TaskGroups[i] = tg.Copy()
+		}
+	}
+	return &c
+}
+
+// Copy returns a deep copy.
+func (tg *TaskGroup) Copy() *TaskGroup {
+	if tg == nil {
+		return nil
+	}
+	c := *tg
+	if tg.Volumes != nil {
+		c.Volumes = make(map[string]*VolumeRequest, len(tg.Volumes))
+		for k, v := range tg.Volumes {
+			vc := *v
+			vc.MountOptions = v.MountOptions.Copy()
+			c.Volumes[k] = &vc
+		}
+	}
+	if tg.Tasks != nil {
+		c.Tasks = make([]*Task, len(tg.Tasks))
+		for i, t := range tg.Tasks {
+			tc := *t
+			tc.Env = copyStringMap(t.Env)
+			if t.Config != nil {
+				tc.Config = make(map[string]any, len(t.Config))
+				for k, v := range t.Config {
+					tc.Config[k] = v
+				}
+			}
+			if t.CSIPluginConfig != nil {
+				pc := *t.CSIPluginConfig
+				tc.CSIPluginConfig = &pc
+			}
+			c.Tasks[i] = &tc
+		}
+	}
+	return &c
+}

@@ -1,0 +1,41 @@
+package structs
+
+import "fmt"
+
+// MessageType is the first byte of every raft log entry and says how to
+// decode the rest. The numbers are persisted in raft logs and snapshots:
+// append only; never renumber, never reuse a retired number.
+type MessageType uint8
+
+const (
+	NodeRegisterRequestType        MessageType = 0
+	NodeDeregisterRequestType      MessageType = 1
+	NodeUpdateStatusRequestType    MessageType = 2
+	CSIVolumeRegisterRequestType   MessageType = 3
+	CSIVolumeDeregisterRequestType MessageType = 4
+	CSIVolumeClaimRequestType      MessageType = 5
+	CSIPluginDeleteRequestType     MessageType = 6
+	JobRegisterRequestType         MessageType = 7
+	JobDeregisterRequestType       MessageType = 8
+	AllocUpsertRequestType         MessageType = 9
+)
+
+var messageTypeNames = map[MessageType]string{
+	NodeRegisterRequestType:        "NodeRegister",
+	NodeDeregisterRequestType:      "NodeDeregister",
+	NodeUpdateStatusRequestType:    "NodeUpdateStatus",
+	CSIVolumeRegisterRequestType:   "CSIVolumeRegister",
+	CSIVolumeDeregisterRequestType: "CSIVolumeDeregister",
+	CSIVolumeClaimRequestType:      "CSIVolumeClaim",
+	CSIPluginDeleteRequestType:     "CSIPluginDelete",
+	JobRegisterRequestType:         "JobRegister",
+	JobDeregisterRequestType:       "JobDeregister",
+	AllocUpsertRequestType:         "AllocUpsert",
+}
+
+func (t MessageType) String() string {
+	if n, ok := messageTypeNames[t]; ok {
+		return n
+	}
+	return fmt.Sprintf("MessageType(%d)", uint8(t))
+}

@@ -1,0 +1,109 @@
+package structs
+
+import "time"
+
+// Node statuses.
+const (
+	NodeStatusInit  = "initializing"
+	NodeStatusReady = "ready"
+	NodeStatusDown  = "down"
+)
+
+// ValidNodeStatus reports whether s is a status a node may be set to.
+func ValidNodeStatus(s string) bool {
+	switch s {
+	case NodeStatusInit, NodeStatusReady, NodeStatusDown:
+		return true
+	}
+	return false
+}
+
+// Node is a client agent's machine. Its CSI fingerprint is split in two
+// maps keyed by plugin ID: a monolith plugin appears in both.
+type Node struct {
+	ID         string
+	Name       string
+	Datacenter string
+	HTTPAddr   string
+	Status     string
+
+	StatusDescription string
+	StatusUpdatedAt   int64 // unix nanoseconds, stamped by the RPC handler
+
+	CSIControllerPlugins map[string]*CSIInfo
+	CSINodePlugins       map[string]*CSIInfo
+
+	Events []*NodeEvent
+
+	CreateIndex uint64
+	ModifyIndex uint64
+}
+
+// NodeEvent is something that happened to a node, for people to read.
+type NodeEvent struct {
+	Message   string
+	Subsystem string
+	Details   map[string]string
+	Timestamp time.Time
+}
+
+// Ready reports whether the node can run work.
+func (n *Node) Ready() bool { return n != nil && n.Status == NodeStatusReady }
+
+// Copy returns a deep copy.
+func (n *Node) Copy() *Node {
+	if n == nil {
+		return nil
+	}
+	c := *n
+	c.CSIControllerPlugins = copyCSIInfoMap(n.CSIControllerPlugins)
+	c.CSINodePlugins = copyCSIInfoMap(n.CSINodePlugins)
+	if n.Events != nil {
+		c.Events = make([]*NodeEvent, len(n.Events))
+		for i, e := range n.Events {
+			ec := *e
+			ec.Details = copyStringMap(e.Details)
+			c.Events[i] = &ec
+		}
+	}
+	return &c
+}
+
+// Stub returns the list form of the node.
+func (n *Node) Stub() *NodeListStub {
+	return &NodeListStub{
+		ID:                   n.ID,
+		Name:                 n.Name,
+		Datacenter:           n.Datacenter,
+		Status:               n.Status,
+		StatusDescription:    n.StatusDescription,
+		CSIControllerPlugins: copyCSIInfoMap(n.CSIControllerPlugins),
+		CSINodePlugins:       copyCSIInfoMap(n.CSINodePlugins),
+		CreateIndex:          n.CreateIndex,
+		ModifyIndex:          n.ModifyIndex,
+	}
+}
+
+// NodeListStub is a node as lists show it.
+type NodeListStub struct {
+	ID                   string
+	Name                 string
+	Datacenter           string
+	Status               string
+	StatusDescription    string
+	CSIControllerPlugins map[string]*CSIInfo
+	CSINodePlugins       map[string]*CSIInfo
+	CreateIndex          uint64
+	ModifyIndex          uint64
+}
+
+func copyStringMap(m map[string]string) map[string]string {
+	if m == nil {
+		return nil
+	}
+	c := make(map[string]string, len(m))
+	for k, v := range m {
+		c[k] = v
+	}
+	return c
+}

@@ -1,0 +1,55 @@
+package structs
+
+import "time"
+
+// NodeRegisterRequest registers or updates a node with its fingerprint.
+type NodeRegisterRequest struct {
+	Node *Node
+	WriteRequest
+}
+
+// NodeUpdateResponse answers node writes.
+type NodeUpdateResponse struct {
+	HeartbeatTTL  time.Duration // the client must heartbeat within this
+	LeaderRPCAddr string
+	WriteMeta
+}
+
+// NodeUpdateStatusRequest sets a node's status. UpdatedAt is stamped by the
+// RPC handler; Event, if set, is appended to the node's events.
+type NodeUpdateStatusRequest struct {
+	NodeID    string
+	Status    string
+	UpdatedAt int64
+	Event     *NodeEvent
+	WriteRequest
+}
+
+// NodeDeregisterRequest removes nodes and their plugin instances.
+type NodeDeregisterRequest struct {
+	NodeIDs []string
+	WriteRequest
+}
+
+// NodeSpecificRequest reads one node.
+type NodeSpecificRequest struct {
+	NodeID string
+	QueryOptions
+}
+
+// SingleNodeResponse answers NodeSpecificRequest.
+type SingleNodeResponse struct {
+	Node *Node
+	QueryMeta
+}
+
+// NodeListRequest lists nodes.
+type NodeListRequest struct {
+	QueryOptions
+}
+
+// NodeListResponse answers NodeListRequest.
+type NodeListResponse struct {
+	Nodes []*NodeListStub
+	QueryMeta
+}

@@ -1,0 +1,5 @@
+package structs
+
+import "sort"
+
+func sortStrings(s []string) { sort.Strings(s) }
