@@ -1,0 +1,106 @@
+package state
+
+import (
+	"github.com/berth-csi/berth/structs"
+	"github.com/hashicorp/go-memdb"
+)
+
+// UpsertJob stores a job, defaulting its namespace and keeping the
+// CreateIndex of the version it replaces. A plugin row that the job stopped
+// running, and that has no instance and no other running job, is deleted.
+func (s *StateStore) UpsertJob(index uint64, job *structs.Job) error {
+	if job == nil || job.ID == "" {
+		return errBadRequest("job: missing id")
+	}
+
+	txn := s.db.Txn(true)
+	defer txn.Abort()
+
+	j := job.Copy()
+	if j.Namespace == "" {
+		j.Namespace = structs.DefaultNamespace
+	}
+	existing, err := jobByIDTxn(txn, nil, j.Namespace, j.ID)
+	if err != nil {
+		return err
+	}
+	j.CreateIndex = index
+	if existing != nil {
+		j.CreateIndex = existing.CreateIndex
+	}
+	j.ModifyIndex = index
+	if err := txn.Insert(TableJobs, j); err != nil {
+		return errInternal("insert job "+j.ID, err)
+	}
+
+	plugins := j.CSIPluginIDs()
+	if existing != nil {
+		plugins = append(plugins, existing.CSIPluginIDs()...)
+	}
+	if err := finishJobWrite(txn, index, plugins); err != nil {
+		return err
+	}
+	txn.Commit()
+	return nil
+}
+
+// DeleteJob removes a job and deletes the plugin rows it ran that are left
+// with no instance and no other running job.
+func (s *StateStore) DeleteJob(index uint64, namespace, id string) error {
+	if namespace == "" {
+		namespace = structs.DefaultNamespace
+	}
+
+	txn := s.db.Txn(true)
+	defer txn.Abort()
+
+	existing, err := jobByIDTxn(txn, nil, namespace, id)
+	if err != nil {
+		return err
+	}
+	if existing == nil {
+		return errNotFound("job %q not found in namespace %q; check the job id", id, namespace)
+	}
+	if err := txn.Delete(TableJobs, existing); err != nil {
+		return errInternal("delete job "+id, err)
+	}
+	if err := finishJobWrite(txn, index, existing.CSIPluginIDs()); err != nil {
+		return err
+	}
+	txn.Commit()
+	return nil
+}
+
+// finishJobWrite deletes the unused plugin rows among plugins and bumps the
+// index of every table changed.
+func finishJobWrite(txn *memdb.Txn, index uint64, plugins []string) error {
+	tables := []string{TableJobs}
+	deleted := false
+	for _, id := range plugins {
+		d, err := deletePluginIfUnused(txn, id)
+		if err != nil {
+			return err
+		}
+		deleted = deleted || d
+	}
+	if deleted {
+		tables = append(tables, TableCSIPlugins)
+	}
+	return bumpIndexes(txn, index, tables...)
+}
+
+// JobByID returns a job, or nil if it does not exist.
+func (s *StateStore) JobByID(ws memdb.WatchSet, namespace, id string) (*structs.Job, error) {
+	if namespace == "" {
+		namespace = structs.DefaultNamespace
+	}
+	return jobByIDTxn(s.db.Txn(false), ws, namespace, id)
+}
+
+func jobByIDTxn(txn *memdb.Txn, ws memdb.WatchSet, namespace, id string) (*structs.Job, error) {
+	raw, err := firstWatch(txn, ws, TableJobs, indexID, namespace, id)
+	if err != nil || raw == nil {
+		return nil, err
+	}
+	return raw.(*structs.Job), nil
+}

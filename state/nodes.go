@@ -1,0 +1,190 @@
+package state
+
+import (
+	"github.com/berth-csi/berth/structs"
+	"github.com/hashicorp/go-memdb"
+)
+
+// maxNodeEvents is how many events a node keeps; older ones are dropped.
+const maxNodeEvents = 10
+
+// UpsertNode registers a node or updates it with its fingerprint. In the
+// same transaction it updates the csi_plugins rows of every plugin the node
+// reports now or reported before (see updateNodePlugins). An update keeps
+// the node's CreateIndex and its events: events are appended by
+// UpdateNodeStatus, not carried by a registration.
+func (s *StateStore) UpsertNode(index uint64, node *structs.Node) error {
+	if node == nil || node.ID == "" {
+		return errBadRequest("node: missing id; the client must register with its node id")
+	}
+	if node.Status != "" && !structs.ValidNodeStatus(node.Status) {
+		return errBadRequest("node %q: status %q is not one of %s", node.ID, node.Status, quoteList(nodeStatuses))
+	}
+
+	txn := s.db.Txn(true)
+	defer txn.Abort()
+
+	existing, err := nodeByIDTxn(txn, nil, node.ID)
+	if err != nil {
+		return err
+	}
+	n := node.Copy()
+	if n.Status == "" {
+		n.Status = structs.NodeStatusInit
+	}
+	if existing != nil {
+		n.CreateIndex = existing.CreateIndex
+		n.Events = existing.Events // shared: events are never changed in place
+	} else {
+		n.CreateIndex = index
+		n.Events = newestEvents(n.Events)
+	}
+	n.ModifyIndex = index
+	if err := txn.Insert(TableNodes, n); err != nil {
+		return errInternal("insert node "+n.ID, err)
+	}
+
+	pluginsChanged, err := updateNodePlugins(txn, index, n.ID, existing, n)
+	if err != nil {
+		return err
+	}
+	tables := []string{TableNodes}
+	if pluginsChanged {
+		tables = append(tables, TableCSIPlugins)
+	}
+	if err := bumpIndexes(txn, index, tables...); err != nil {
+		return err
+	}
+	txn.Commit()
+	return nil
+}
+
+// DeleteNode removes nodes and their plugin instances, deleting plugins
+// left with no instance and no job. Every node must exist, or nothing is
+// deleted.
+func (s *StateStore) DeleteNode(index uint64, nodeIDs []string) error {
+	if len(nodeIDs) == 0 {
+		return errBadRequest("node deregister: no node ids given")
+	}
+
+	txn := s.db.Txn(true)
+	defer txn.Abort()
+
+	pluginsChanged := false
+	seen := make(map[string]bool, len(nodeIDs))
+	for _, id := range nodeIDs {
+		if seen[id] {
+			continue
+		}
+		seen[id] = true
+		existing, err := nodeByIDTxn(txn, nil, id)
+		if err != nil {
+			return err
+		}
+		if existing == nil {
+			return errNotFound("node %q not found; check the node id (berth node status)", id)
+		}
+		if err := txn.Delete(TableNodes, existing); err != nil {
+			return errInternal("delete node "+id, err)
+		}
+		changed, err := updateNodePlugins(txn, index, id, existing, nil)
+		if err != nil {
+			return err
+		}
+		pluginsChanged = pluginsChanged || changed
+	}
+
+	tables := []string{TableNodes}
+	if pluginsChanged {
+		tables = append(tables, TableCSIPlugins)
+	}
+	if err := bumpIndexes(txn, index, tables...); err != nil {
+		return err
+	}
+	txn.Commit()
+	return nil
+}
+
+var nodeStatuses = []string{structs.NodeStatusInit, structs.NodeStatusReady, structs.NodeStatusDown}
+
+// UpdateNodeStatus sets a node's status and appends event, if any, keeping
+// the newest maxNodeEvents events. Plugin rows are not written: plugin
+// health is derived from node status on read.
+func (s *StateStore) UpdateNodeStatus(index uint64, nodeID, status string, updatedAt int64, event *structs.NodeEvent) error {
+	if !structs.ValidNodeStatus(status) {
+		return errBadRequest("node %q: status %q is not one of %s", nodeID, status, quoteList(nodeStatuses))
+	}
+
+	txn := s.db.Txn(true)
+	defer txn.Abort()
+
+	existing, err := nodeByIDTxn(txn, nil, nodeID)
+	if err != nil {
+		return err
+	}
+	if existing == nil {
+		return errNotFound("node %q not found; the client must register before it updates its status", nodeID)
+	}
+	n := existing.Copy()
+	n.Status = status
+	n.StatusUpdatedAt = updatedAt
+	if event != nil {
+		e := *event
+		e.Details = copyStrings(event.Details)
+		n.Events = newestEvents(append(n.Events, &e))
+	}
+	n.ModifyIndex = index
+	if err := txn.Insert(TableNodes, n); err != nil {
+		return errInternal("insert node "+nodeID, err)
+	}
+	if err := bumpIndex(txn, index, TableNodes); err != nil {
+		return err
+	}
+	txn.Commit()
+	return nil
+}
+
+// newestEvents keeps the last maxNodeEvents events, in a slice of its own.
+func newestEvents(events []*structs.NodeEvent) []*structs.NodeEvent {
+	if len(events) > maxNodeEvents {
+		events = events[len(events)-maxNodeEvents:]
+	}
+	if events == nil {
+		return nil
+	}
+	return append([]*structs.NodeEvent(nil), events...)
+}
+
+func copyStrings(m map[string]string) map[string]string {
+	if m == nil {
+		return nil
+	}
+	c := make(map[string]string, len(m))
+	for k, v := range m {
+		c[k] = v
+	}
+	return c
+}
+
+// NodeByID returns a node, or nil if it does not exist.
+func (s *StateStore) NodeByID(ws memdb.WatchSet, id string) (*structs.Node, error) {
+	return nodeByIDTxn(s.db.Txn(false), ws, id)
+}
+
+func nodeByIDTxn(txn *memdb.Txn, ws memdb.WatchSet, id string) (*structs.Node, error) {
+	raw, err := firstWatch(txn, ws, TableNodes, indexID, id)
+	if err != nil || raw == nil {
+		return nil, err
+	}
+	return raw.(*structs.Node), nil
+}
+
+// Nodes iterates every node by ID.
+func (s *StateStore) Nodes(ws memdb.WatchSet) (memdb.ResultIterator, error) {
+	return getWatch(s.db.Txn(false), ws, TableNodes, indexID)
+}
+
+// NodesByIDPrefix iterates the nodes whose ID starts with prefix.
+func (s *StateStore) NodesByIDPrefix(ws memdb.WatchSet, prefix string) (memdb.ResultIterator, error) {
+	return getWatch(s.db.Txn(false), ws, TableNodes, indexID+prefixSuffix, prefix)
+}

@@ -1,0 +1,62 @@
+package state
+
+import (
+	"fmt"
+
+	"github.com/berth-csi/berth/structs"
+	"github.com/hashicorp/go-memdb"
+)
+
+// StateRestore bulk-loads rows into an empty store from a snapshot, in one
+// write transaction: nothing is visible until Commit.
+type StateRestore struct {
+	txn *memdb.Txn
+}
+
+// Restore starts a bulk load. The caller must Commit or Abort it; the store
+// accepts no other write meanwhile.
+func (s *StateStore) Restore() (*StateRestore, error) {
+	return &StateRestore{txn: s.db.Txn(true)}, nil
+}
+
+// rowTypeOK reports whether obj is the type of row table holds.
+func rowTypeOK(table string, obj any) bool {
+	switch table {
+	case TableIndex:
+		_, ok := obj.(*IndexEntry)
+		return ok
+	case TableNodes:
+		_, ok := obj.(*structs.Node)
+		return ok
+	case TableJobs:
+		_, ok := obj.(*structs.Job)
+		return ok
+	case TableAllocs:
+		_, ok := obj.(*structs.Allocation)
+		return ok
+	case TableCSIPlugins:
+		_, ok := obj.(*structs.CSIPlugin)
+		return ok
+	case TableCSIVolumes:
+		_, ok := obj.(*structs.CSIVolume)
+		return ok
+	}
+	return false
+}
+
+// Insert adds one row to table as it is: restored rows keep their indexes.
+func (r *StateRestore) Insert(table string, obj any) error {
+	if !rowTypeOK(table, obj) {
+		return errInternal("restore", fmt.Errorf("table %q cannot hold a %T row", table, obj))
+	}
+	if err := r.txn.Insert(table, obj); err != nil {
+		return errInternal("restore "+table+" row", err)
+	}
+	return nil
+}
+
+// Commit makes every inserted row visible.
+func (r *StateRestore) Commit() { r.txn.Commit() }
+
+// Abort drops every inserted row. It does nothing after Commit.
+func (r *StateRestore) Abort() { r.txn.Abort() }

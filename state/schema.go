@@ -1,0 +1,160 @@
+package state
+
+import (
+	"github.com/hashicorp/go-memdb"
+)
+
+// Table names. They name the rows of a snapshot too: never rename one.
+const (
+	TableIndex      = "index"
+	TableNodes      = "nodes"
+	TableJobs       = "jobs"
+	TableAllocs     = "allocs"
+	TableCSIVolumes = "csi_volumes"
+	TableCSIPlugins = "csi_plugins"
+)
+
+// Tables lists every table in the order a snapshot persists and restores
+// them.
+var Tables = []string{
+	TableIndex,
+	TableNodes,
+	TableJobs,
+	TableAllocs,
+	TableCSIPlugins,
+	TableCSIVolumes,
+}
+
+// Index names.
+const (
+	indexID         = "id"          // every table's primary index
+	indexNodeID     = "node_id"     // allocs by node
+	indexJob        = "job"         // allocs by (namespace, job)
+	indexCSIPlugin  = "csi_plugin"  // jobs by the plugins they run
+	indexPluginID   = "plugin_id"   // volumes by plugin
+	indexClaimAlloc = "claim_alloc" // volumes by the allocs of their claims
+	indexClaimNode  = "claim_node"  // volumes by the nodes of their claims
+
+	prefixSuffix = "_prefix" // memdb's suffix for a prefix scan of an index
+)
+
+// IndexEntry is a row of the index table: the last raft index that changed
+// the table named Key.
+type IndexEntry struct {
+	Key   string
+	Value uint64
+}
+
+// Schema returns the go-memdb schema of the state store.
+func Schema() *memdb.DBSchema {
+	return &memdb.DBSchema{Tables: map[string]*memdb.TableSchema{
+		TableIndex:      indexTableSchema(),
+		TableNodes:      nodesTableSchema(),
+		TableJobs:       jobsTableSchema(),
+		TableAllocs:     allocsTableSchema(),
+		TableCSIVolumes: csiVolumesTableSchema(),
+		TableCSIPlugins: csiPluginsTableSchema(),
+	}}
+}
+
+func stringField(field string) *memdb.StringFieldIndex {
+	return &memdb.StringFieldIndex{Field: field}
+}
+
+func idIndex(field string) *memdb.IndexSchema {
+	return &memdb.IndexSchema{Name: indexID, Unique: true, Indexer: stringField(field)}
+}
+
+// namespacedIDIndex is a primary index on (Namespace, field). It supports
+// prefix scans of field within one namespace.
+func namespacedIDIndex(field string) *memdb.IndexSchema {
+	return &memdb.IndexSchema{
+		Name:   indexID,
+		Unique: true,
+		Indexer: &memdb.CompoundIndex{Indexes: []memdb.Indexer{
+			stringField("Namespace"),
+			stringField(field),
+		}},
+	}
+}
+
+func indexTableSchema() *memdb.TableSchema {
+	return &memdb.TableSchema{
+		Name:    TableIndex,
+		Indexes: map[string]*memdb.IndexSchema{indexID: idIndex("Key")},
+	}
+}
+
+func nodesTableSchema() *memdb.TableSchema {
+	return &memdb.TableSchema{
+		Name:    TableNodes,
+		Indexes: map[string]*memdb.IndexSchema{indexID: idIndex("ID")},
+	}
+}
+
+func jobsTableSchema() *memdb.TableSchema {
+	return &memdb.TableSchema{
+		Name: TableJobs,
+		Indexes: map[string]*memdb.IndexSchema{
+			indexID: namespacedIDIndex("ID"),
+			indexCSIPlugin: {
+				Name:         indexCSIPlugin,
+				AllowMissing: true,
+				Indexer:      jobCSIPluginIndexer,
+			},
+		},
+	}
+}
+
+func allocsTableSchema() *memdb.TableSchema {
+	return &memdb.TableSchema{
+		Name: TableAllocs,
+		Indexes: map[string]*memdb.IndexSchema{
+			indexID: idIndex("ID"),
+			indexNodeID: {
+				Name:         indexNodeID,
+				AllowMissing: true,
+				Indexer:      stringField("NodeID"),
+			},
+			indexJob: {
+				Name:         indexJob,
+				AllowMissing: true,
+				Indexer: &memdb.CompoundIndex{Indexes: []memdb.Indexer{
+					stringField("Namespace"),
+					stringField("JobID"),
+				}},
+			},
+		},
+	}
+}
+
+func csiVolumesTableSchema() *memdb.TableSchema {
+	return &memdb.TableSchema{
+		Name: TableCSIVolumes,
+		Indexes: map[string]*memdb.IndexSchema{
+			indexID: namespacedIDIndex("ID"),
+			indexPluginID: {
+				Name:         indexPluginID,
+				AllowMissing: true,
+				Indexer:      stringField("PluginID"),
+			},
+			indexClaimAlloc: {
+				Name:         indexClaimAlloc,
+				AllowMissing: true,
+				Indexer:      volumeClaimAllocIndexer,
+			},
+			indexClaimNode: {
+				Name:         indexClaimNode,
+				AllowMissing: true,
+				Indexer:      volumeClaimNodeIndexer,
+			},
+		},
+	}
+}
+
+func csiPluginsTableSchema() *memdb.TableSchema {
+	return &memdb.TableSchema{
+		Name:    TableCSIPlugins,
+		Indexes: map[string]*memdb.IndexSchema{indexID: idIndex("ID")},
+	}
+}

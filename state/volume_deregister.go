@@ -1,0 +1,114 @@
+package state
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/berth-csi/berth/structs"
+	"github.com/hashicorp/go-memdb"
+)
+
+// CSIVolumeDeregister removes volumes from a namespace, all or nothing. A
+// volume with any claim (taken or being released) is refused, naming every
+// claiming alloc and its node, unless force is set and every claiming alloc
+// has stopped or no longer exists.
+func (s *StateStore) CSIVolumeDeregister(index uint64, namespace string, ids []string, force bool) error {
+	if len(ids) == 0 {
+		return errBadRequest("volume deregister: no volume ids given")
+	}
+	if namespace == "" {
+		namespace = structs.DefaultNamespace
+	}
+
+	txn := s.db.Txn(true)
+	defer txn.Abort()
+
+	seen := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		if seen[id] {
+			continue
+		}
+		seen[id] = true
+		vol, err := volumeByIDTxn(txn, nil, namespace, id)
+		if err != nil {
+			return err
+		}
+		if vol == nil {
+			return errNotFound("volume %q not found in namespace %q; check the volume id (berth volume status)", id, namespace)
+		}
+		if err := checkDeregister(txn, vol, force); err != nil {
+			return err
+		}
+		if err := txn.Delete(TableCSIVolumes, vol); err != nil {
+			return errInternal("delete volume "+id, err)
+		}
+	}
+
+	if err := bumpIndex(txn, index, TableCSIVolumes); err != nil {
+		return err
+	}
+	txn.Commit()
+	return nil
+}
+
+// checkDeregister refuses to deregister a claimed volume, unless force and
+// no claiming alloc is still live.
+func checkDeregister(txn *memdb.Txn, vol *structs.CSIVolume, force bool) error {
+	if !vol.InUse() {
+		return nil
+	}
+	claims := sortedClaims(vol)
+	if !force {
+		if len(claims) == 1 {
+			return errConflict("volume %q is claimed by %s: stop the allocation first, or use -force once it has stopped",
+				vol.ID, describeClaims(claims))
+		}
+		return errConflict("volume %q is claimed by %s: stop the allocations first, or use -force once they have stopped",
+			vol.ID, describeClaims(claims))
+	}
+	var live []*structs.CSIVolumeClaim
+	for _, c := range claims {
+		alloc, err := allocByIDTxn(txn, nil, c.AllocID)
+		if err != nil {
+			return err
+		}
+		if alloc != nil && !alloc.TerminalStatus() {
+			live = append(live, c)
+		}
+	}
+	if len(live) > 0 {
+		return errConflict("volume %q cannot be force-deregistered while claimed by live %s: stop the allocations first",
+			vol.ID, describeClaims(live))
+	}
+	return nil
+}
+
+// sortedClaims lists every claim of a volume (read, write, past) by alloc
+// ID.
+func sortedClaims(vol *structs.CSIVolume) []*structs.CSIVolumeClaim {
+	var out []*structs.CSIVolumeClaim
+	for _, id := range vol.ClaimingAllocs() {
+		if c := findClaim(vol, id); c != nil {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// describeClaims renders claims as `alloc a1 on node n1 (write), alloc a2
+// on node n2 (read, unpublishing)`.
+func describeClaims(claims []*structs.CSIVolumeClaim) string {
+	parts := make([]string, len(claims))
+	for i, c := range claims {
+		parts[i] = describeClaim(c)
+	}
+	return strings.Join(parts, ", ")
+}
+
+func describeClaim(c *structs.CSIVolumeClaim) string {
+	kind := string(c.Mode)
+	if c.State != structs.CSIVolumeClaimStateTaken {
+		kind += ", " + c.State.String()
+	}
+	return fmt.Sprintf("alloc %s on node %s (%s)", c.AllocID, c.NodeID, kind)
+}

@@ -1,0 +1,178 @@
+package state
+
+import (
+	"fmt"
+
+	"github.com/berth-csi/berth/structs"
+	"github.com/hashicorp/go-memdb"
+)
+
+// UpsertCSIVolume registers volumes, or updates the mutable fields of
+// registered ones, in one transaction: all or nothing. A volume's plugin
+// must be running somewhere. An update may not change PluginID, ExternalID,
+// Name or Parameters, and keeps the volume's claims, the modes in use and
+// CreateIndex; while claimed, the capability in use must stay requested.
+// Provider and the other fields joined from the plugin are never stored.
+func (s *StateStore) UpsertCSIVolume(index uint64, vols []*structs.CSIVolume) error {
+	if len(vols) == 0 {
+		return errBadRequest("volume register: no volumes given")
+	}
+
+	txn := s.db.Txn(true)
+	defer txn.Abort()
+
+	for i, in := range vols {
+		if in == nil {
+			return errBadRequest("volume register: volume %d of %d is empty", i+1, len(vols))
+		}
+		vol := in.Copy()
+		if vol.Namespace == "" {
+			vol.Namespace = structs.DefaultNamespace
+		}
+		if err := vol.Validate(); err != nil {
+			return err
+		}
+		plug, err := pluginByIDTxn(txn, nil, vol.PluginID)
+		if err != nil {
+			return err
+		}
+		if plug == nil {
+			return errBadRequest("volume %q: plugin %q is not running on any node; check plugin_id or start the plugin first",
+				vol.ID, vol.PluginID)
+		}
+		existing, err := volumeByIDTxn(txn, nil, vol.Namespace, vol.ID)
+		if err != nil {
+			return err
+		}
+
+		clearPluginFields(vol)
+		vol.ReadAllocs, vol.WriteAllocs = nil, nil
+		if existing == nil {
+			vol.ReadClaims = map[string]*structs.CSIVolumeClaim{}
+			vol.WriteClaims = map[string]*structs.CSIVolumeClaim{}
+			vol.PastClaims = map[string]*structs.CSIVolumeClaim{}
+			vol.AccessMode = structs.CSIVolumeAccessModeUnknown
+			vol.AttachmentMode = structs.CSIVolumeAttachmentModeUnknown
+			vol.CreateIndex = index
+		} else {
+			if err := checkVolumeUpdate(existing, vol); err != nil {
+				return err
+			}
+			old := existing.Copy()
+			vol.ReadClaims, vol.WriteClaims, vol.PastClaims = old.ReadClaims, old.WriteClaims, old.PastClaims
+			initClaimMaps(vol)
+			vol.AccessMode, vol.AttachmentMode = old.AccessMode, old.AttachmentMode
+			vol.CreateIndex = old.CreateIndex
+		}
+		vol.ModifyIndex = index
+		if err := txn.Insert(TableCSIVolumes, vol); err != nil {
+			return errInternal("insert volume "+vol.ID, err)
+		}
+	}
+
+	if err := bumpIndex(txn, index, TableCSIVolumes); err != nil {
+		return err
+	}
+	txn.Commit()
+	return nil
+}
+
+// checkVolumeUpdate refuses an update of a registered volume that changes
+// an immutable field or drops the capability in use.
+func checkVolumeUpdate(old, vol *structs.CSIVolume) error {
+	immutable := []struct {
+		field    string
+		old, new string
+		equal    bool
+	}{
+		{"plugin_id", fmt.Sprintf("%q", old.PluginID), fmt.Sprintf("%q", vol.PluginID), old.PluginID == vol.PluginID},
+		{"external_id", fmt.Sprintf("%q", old.ExternalID), fmt.Sprintf("%q", vol.ExternalID), old.ExternalID == vol.ExternalID},
+		{"name", fmt.Sprintf("%q", old.Name), fmt.Sprintf("%q", vol.Name), old.Name == vol.Name},
+		{"parameters", fmt.Sprintf("%v", old.Parameters), fmt.Sprintf("%v", vol.Parameters), stringMapsEqual(old.Parameters, vol.Parameters)},
+	}
+	for _, f := range immutable {
+		if !f.equal {
+			return errConflict("volume %q: %s cannot change from %s to %s while registered; deregister it first",
+				vol.ID, f.field, f.old, f.new)
+		}
+	}
+	if old.InUse() && !vol.HasCapability(old.AccessMode, old.AttachmentMode) {
+		return errConflict("volume %q: capability %s/%s is in use by allocs %s and must stay among its capabilities; stop those allocations first",
+			vol.ID, old.AccessMode, old.AttachmentMode, quoteList(old.ClaimingAllocs()))
+	}
+	return nil
+}
+
+func stringMapsEqual(a, b map[string]string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if w, ok := b[k]; !ok || w != v {
+			return false
+		}
+	}
+	return true
+}
+
+// CSIVolumeByID returns a volume, denormalized, or nil if it does not exist.
+func (s *StateStore) CSIVolumeByID(ws memdb.WatchSet, namespace, id string) (*structs.CSIVolume, error) {
+	if namespace == "" {
+		namespace = structs.DefaultNamespace
+	}
+	txn := s.db.Txn(false)
+	vol, err := volumeByIDTxn(txn, ws, namespace, id)
+	if err != nil || vol == nil {
+		return nil, err
+	}
+	return denormalizeVolumeTxn(txn, ws, vol)
+}
+
+func volumeByIDTxn(txn *memdb.Txn, ws memdb.WatchSet, namespace, id string) (*structs.CSIVolume, error) {
+	raw, err := firstWatch(txn, ws, TableCSIVolumes, indexID, namespace, id)
+	if err != nil || raw == nil {
+		return nil, err
+	}
+	return raw.(*structs.CSIVolume), nil
+}
+
+// CSIVolumes iterates every volume row of every namespace, as stored.
+func (s *StateStore) CSIVolumes(ws memdb.WatchSet) (memdb.ResultIterator, error) {
+	return getWatch(s.db.Txn(false), ws, TableCSIVolumes, indexID)
+}
+
+// CSIVolumesByIDPrefix iterates the volume rows of a namespace whose ID
+// starts with prefix; an empty prefix lists the namespace.
+func (s *StateStore) CSIVolumesByIDPrefix(ws memdb.WatchSet, namespace, prefix string) (memdb.ResultIterator, error) {
+	if namespace == "" {
+		namespace = structs.DefaultNamespace
+	}
+	return getWatch(s.db.Txn(false), ws, TableCSIVolumes, indexID+prefixSuffix, namespace, prefix)
+}
+
+// CSIVolumesByPluginID iterates the volume rows of a namespace that use a
+// plugin.
+func (s *StateStore) CSIVolumesByPluginID(ws memdb.WatchSet, namespace, pluginID string) (memdb.ResultIterator, error) {
+	if namespace == "" {
+		namespace = structs.DefaultNamespace
+	}
+	iter, err := getWatch(s.db.Txn(false), ws, TableCSIVolumes, indexPluginID, pluginID)
+	if err != nil {
+		return nil, err
+	}
+	return memdb.NewFilterIterator(iter, func(raw any) bool {
+		return raw.(*structs.CSIVolume).Namespace != namespace // true filters out
+	}), nil
+}
+
+// CSIVolumesByNodeID iterates the volume rows, of every namespace, with a
+// claim (taken or being released) on a node.
+func (s *StateStore) CSIVolumesByNodeID(ws memdb.WatchSet, nodeID string) (memdb.ResultIterator, error) {
+	return getWatch(s.db.Txn(false), ws, TableCSIVolumes, indexClaimNode, nodeID)
+}
+
+// CSIVolumesByAllocID iterates the volume rows, of every namespace, with a
+// claim (taken or being released) of an allocation.
+func (s *StateStore) CSIVolumesByAllocID(ws memdb.WatchSet, allocID string) (memdb.ResultIterator, error) {
+	return getWatch(s.db.Txn(false), ws, TableCSIVolumes, indexClaimAlloc, allocID)
+}
