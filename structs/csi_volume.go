@@ -223,3 +223,24 @@ func copyAllocStubs(m map[string]*AllocListStub) map[string]*AllocListStub {
 	}
 	return c
 }
+
+// JoinPlugin copies the plugin's identity and health into the volume. plug
+// must already count only healthy instances on ready nodes
+// (CSIPluginDenormalize); nil means no node runs the plugin any more.
+func (v *CSIVolume) JoinPlugin(plug *CSIPlugin) {
+	if plug == nil {
+		v.Provider, v.ProviderVersion = "", ""
+		v.ControllerRequired = false
+		v.ControllersHealthy, v.ControllersExpected, v.NodesHealthy, v.NodesExpected = 0, 0, 0, 0
+		v.Schedulable = false
+		return
+	}
+	v.Provider = plug.Provider
+	v.ProviderVersion = plug.Version
+	v.ControllerRequired = plug.ControllerRequired
+	v.ControllersHealthy = plug.ControllersHealthy
+	v.ControllersExpected = plug.ControllersExpected
+	v.NodesHealthy = plug.NodesHealthy
+	v.NodesExpected = plug.NodesExpected
+	v.Schedulable = plug.NodesHealthy > 0 && (!plug.ControllerRequired || plug.ControllersHealthy > 0)
+}

@@ -1,0 +1,124 @@
+package fsm
+
+import "github.com/berth-csi/berth/structs"
+
+// dispatch maps every message type to its apply function. Adding a message
+// type means adding a row here and a golden test entry.
+var dispatch = map[structs.MessageType]applyFn{
+	structs.NodeRegisterRequestType:        applyNodeRegister,
+	structs.NodeDeregisterRequestType:      applyNodeDeregister,
+	structs.NodeUpdateStatusRequestType:    applyNodeUpdateStatus,
+	structs.CSIVolumeRegisterRequestType:   applyCSIVolumeRegister,
+	structs.CSIVolumeDeregisterRequestType: applyCSIVolumeDeregister,
+	structs.CSIVolumeClaimRequestType:      applyCSIVolumeClaim,
+	structs.CSIPluginDeleteRequestType:     applyCSIPluginDelete,
+	structs.JobRegisterRequestType:         applyJobRegister,
+	structs.JobDeregisterRequestType:       applyJobDeregister,
+	structs.AllocUpsertRequestType:         applyAllocUpsert,
+}
+
+func applyNodeRegister(f *FSM, index uint64, buf []byte) any {
+	var req structs.NodeRegisterRequest
+	if err := decode(structs.NodeRegisterRequestType, index, buf, &req); err != nil {
+		return err
+	}
+	if req.Node == nil {
+		return structs.NewError(structs.CodeBadRequest, "node register at index %d carries no node", index)
+	}
+	return f.State().UpsertNode(index, req.Node)
+}
+
+func applyNodeDeregister(f *FSM, index uint64, buf []byte) any {
+	var req structs.NodeDeregisterRequest
+	if err := decode(structs.NodeDeregisterRequestType, index, buf, &req); err != nil {
+		return err
+	}
+	return f.State().DeleteNode(index, req.NodeIDs)
+}
+
+func applyNodeUpdateStatus(f *FSM, index uint64, buf []byte) any {
+	var req structs.NodeUpdateStatusRequest
+	if err := decode(structs.NodeUpdateStatusRequestType, index, buf, &req); err != nil {
+		return err
+	}
+	return f.State().UpdateNodeStatus(index, req.NodeID, req.Status, req.UpdatedAt, req.Event)
+}
+
+func applyCSIVolumeRegister(f *FSM, index uint64, buf []byte) any {
+	var req structs.CSIVolumeRegisterRequest
+	if err := decode(structs.CSIVolumeRegisterRequestType, index, buf, &req); err != nil {
+		return err
+	}
+	for _, v := range req.Volumes {
+		if v != nil && v.Namespace == "" {
+			v.Namespace = req.RequestNamespace()
+		}
+	}
+	return f.State().UpsertCSIVolume(index, req.Volumes)
+}
+
+func applyCSIVolumeDeregister(f *FSM, index uint64, buf []byte) any {
+	var req structs.CSIVolumeDeregisterRequest
+	if err := decode(structs.CSIVolumeDeregisterRequestType, index, buf, &req); err != nil {
+		return err
+	}
+	return f.State().CSIVolumeDeregister(index, req.RequestNamespace(), req.VolumeIDs, req.Force)
+}
+
+// applyCSIVolumeClaim applies a batch of claims in one transaction and
+// returns a []error aligned with the batch.
+func applyCSIVolumeClaim(f *FSM, index uint64, buf []byte) any {
+	var req structs.CSIVolumeClaimBatchRequest
+	if err := decode(structs.CSIVolumeClaimRequestType, index, buf, &req); err != nil {
+		return err
+	}
+	return f.State().CSIVolumeClaimBatch(index, req.Claims)
+}
+
+func applyCSIPluginDelete(f *FSM, index uint64, buf []byte) any {
+	var req structs.CSIPluginDeleteRequest
+	if err := decode(structs.CSIPluginDeleteRequestType, index, buf, &req); err != nil {
+		return err
+	}
+	return f.State().DeleteCSIPlugin(index, req.ID)
+}
+
+func applyJobRegister(f *FSM, index uint64, buf []byte) any {
+	var req structs.JobRegisterRequest
+	if err := decode(structs.JobRegisterRequestType, index, buf, &req); err != nil {
+		return err
+	}
+	if req.Job == nil {
+		return structs.NewError(structs.CodeBadRequest, "job register at index %d carries no job", index)
+	}
+	return f.State().UpsertJob(index, req.Job)
+}
+
+func applyJobDeregister(f *FSM, index uint64, buf []byte) any {
+	var req structs.JobDeregisterRequest
+	if err := decode(structs.JobDeregisterRequestType, index, buf, &req); err != nil {
+		return err
+	}
+	st := f.State()
+	if req.Purge {
+		return st.DeleteJob(index, req.RequestNamespace(), req.JobID)
+	}
+	job, err := st.JobByID(nil, req.RequestNamespace(), req.JobID)
+	if err != nil {
+		return err
+	}
+	if job == nil {
+		return structs.NewError(structs.CodeNotFound, "job %q not found", req.JobID)
+	}
+	job = job.Copy()
+	job.Stop = true
+	return st.UpsertJob(index, job)
+}
+
+func applyAllocUpsert(f *FSM, index uint64, buf []byte) any {
+	var req structs.AllocUpsertRequest
+	if err := decode(structs.AllocUpsertRequestType, index, buf, &req); err != nil {
+		return err
+	}
+	return f.State().UpsertAllocs(index, req.Allocs)
+}

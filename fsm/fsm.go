@@ -1,0 +1,84 @@
+package fsm
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/raft"
+
+	"github.com/berth-csi/berth/state"
+	"github.com/berth-csi/berth/structs"
+)
+
+// Errors of the FSM itself; state errors pass through unchanged.
+var (
+	ErrEmptyEntry     = errors.New("fsm: empty raft entry")
+	ErrUnknownMessage = errors.New("fsm: unknown message type")
+	ErrMalformedEntry = errors.New("fsm: malformed raft entry")
+)
+
+// applyFn applies one decoded entry at a raft index and returns what the
+// caller of raftApply receives: nil, an error, or a typed result.
+type applyFn func(f *FSM, index uint64, buf []byte) any
+
+// FSM applies raft entries to a state store.
+type FSM struct {
+	logger hclog.Logger
+
+	mu    sync.RWMutex
+	state *state.StateStore
+}
+
+var _ raft.FSM = (*FSM)(nil)
+
+// New returns an FSM over an empty state store.
+func New(logger hclog.Logger) (*FSM, error) {
+	if logger == nil {
+		logger = hclog.NewNullLogger()
+	}
+	st, err := state.NewStateStore()
+	if err != nil {
+		return nil, fmt.Errorf("fsm: new state store: %w", err)
+	}
+	return &FSM{logger: logger.Named("fsm"), state: st}, nil
+}
+
+// State returns the current state store.
+func (f *FSM) State() *state.StateStore {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	return f.state
+}
+
+// Apply decodes and applies one committed entry. A malformed or unknown
+// entry returns an error value; it never panics, and it writes nothing.
+func (f *FSM) Apply(log *raft.Log) any {
+	if log.Type != raft.LogCommand {
+		return nil
+	}
+	return f.ApplyEntry(log.Index, log.Data)
+}
+
+// ApplyEntry applies a raw entry (type byte then msgpack) at index.
+func (f *FSM) ApplyEntry(index uint64, data []byte) any {
+	if len(data) == 0 {
+		return fmt.Errorf("%w at index %d", ErrEmptyEntry, index)
+	}
+	t := structs.MessageType(data[0])
+	fn, ok := dispatch[t]
+	if !ok {
+		f.logger.Error("unknown message type", "type", t, "index", index)
+		return fmt.Errorf("%w %s at index %d", ErrUnknownMessage, t, index)
+	}
+	return fn(f, index, data[1:])
+}
+
+// decode reads an entry's body, naming the message type on failure.
+func decode(t structs.MessageType, index uint64, buf []byte, out any) error {
+	if err := structs.Decode(buf, out); err != nil {
+		return fmt.Errorf("%w: %s at index %d: %v", ErrMalformedEntry, t, index, err)
+	}
+	return nil
+}

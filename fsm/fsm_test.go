@@ -1,0 +1,209 @@
+package fsm
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"flag"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/raft"
+	"github.com/shoenig/test/must"
+
+	"github.com/berth-csi/berth/internal/testlog"
+	"github.com/berth-csi/berth/state"
+	"github.com/berth-csi/berth/state/statetest"
+	"github.com/berth-csi/berth/structs"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
+
+// entry is one raft log entry of a golden scenario.
+type entry struct {
+	t   structs.MessageType
+	msg any
+}
+
+var stamp = time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
+
+func newFSM(t *testing.T) *FSM {
+	t.Helper()
+	f, err := New(testlog.Logger(t, "fsm"))
+	must.NoError(t, err)
+	return f
+}
+
+// applyAll applies entries from index 1 and returns what each answered.
+func applyAll(t *testing.T, f *FSM, entries []entry) []any {
+	t.Helper()
+	var out []any
+	for i, e := range entries {
+		buf, err := structs.Encode(e.t, e.msg)
+		must.NoError(t, err)
+		out = append(out, f.Apply(&raft.Log{Index: uint64(i + 1), Type: raft.LogCommand, Data: buf}))
+	}
+	return out
+}
+
+// dumpTables renders every table, in snapshot order, as indented JSON.
+func dumpTables(t *testing.T, st *state.StateStore) []byte {
+	t.Helper()
+	var tables []map[string]any
+	for _, name := range state.Tables {
+		iter, err := st.TableRows(name)
+		must.NoError(t, err)
+		var rows []any
+		for raw := iter.Next(); raw != nil; raw = iter.Next() {
+			rows = append(rows, raw)
+		}
+		tables = append(tables, map[string]any{"table": name, "rows": rows})
+	}
+	b, err := json.MarshalIndent(tables, "", "  ")
+	must.NoError(t, err)
+	return append(b, '\n')
+}
+
+func checkGolden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name+".golden")
+	if *update {
+		must.NoError(t, os.WriteFile(path, got, 0o644))
+		return
+	}
+	want, err := os.ReadFile(path)
+	must.NoError(t, err, must.Sprint("run `go test ./fsm -update` to create "+path))
+	if !bytes.Equal(want, got) {
+		t.Fatalf("tables differ from %s (rerun with -update if the change is intended)\n--- got ---\n%s", path, got)
+	}
+}
+
+func claimEntry(vol, alloc string, mode structs.CSIVolumeClaimMode, st structs.CSIVolumeClaimState) entry {
+	return entry{structs.CSIVolumeClaimRequestType, &structs.CSIVolumeClaimBatchRequest{Claims: []structs.CSIVolumeClaimRequest{{
+		VolumeID: vol, AllocationID: alloc, Mode: mode, State: st, Timestamp: stamp,
+	}}}}
+}
+
+// goldenScenarios are raft histories whose resulting tables are pinned in
+// testdata/. They cover every message type.
+func goldenScenarios() map[string][]entry {
+	node := statetest.NodeWithPlugin("node-1", "hostpath", true, true, true)
+	node.StatusUpdatedAt = stamp.UnixNano()
+	for _, m := range []map[string]*structs.CSIInfo{node.CSIControllerPlugins, node.CSINodePlugins} {
+		for _, info := range m {
+			info.UpdateTime = stamp
+		}
+	}
+	vol := statetest.Volume("data", "hostpath")
+	vol.Secrets = structs.CSISecrets{"token": "hunter2"}
+	alloc := statetest.Alloc("alloc-1", "node-1")
+	stopped := alloc.Copy()
+	stopped.ClientStatus = structs.AllocClientStatusComplete
+	job := &structs.Job{ID: "plugin-job", Type: structs.JobTypeSystem, TaskGroups: []*structs.TaskGroup{{
+		Name: "plugin", Count: 1, Tasks: []*structs.Task{{Name: "plugin", Driver: "exec",
+			CSIPluginConfig: &structs.TaskCSIPluginConfig{ID: "other", Type: structs.CSIPluginTypeNode}}},
+	}}}
+	return map[string][]entry{
+		"node_plugin_volume_claim": {
+			{structs.NodeRegisterRequestType, &structs.NodeRegisterRequest{Node: node}},
+			{structs.CSIVolumeRegisterRequestType, &structs.CSIVolumeRegisterRequest{Volumes: []*structs.CSIVolume{vol}}},
+			{structs.AllocUpsertRequestType, &structs.AllocUpsertRequest{Allocs: []*structs.Allocation{alloc}}},
+			claimEntry("data", "alloc-1", structs.CSIVolumeClaimWrite, structs.CSIVolumeClaimStateTaken),
+			{structs.NodeUpdateStatusRequestType, &structs.NodeUpdateStatusRequest{NodeID: "node-1", Status: structs.NodeStatusDown,
+				UpdatedAt: stamp.UnixNano(), Event: &structs.NodeEvent{Message: "missed heartbeat", Subsystem: "heartbeat", Timestamp: stamp}}},
+		},
+		"release_and_teardown": {
+			{structs.NodeRegisterRequestType, &structs.NodeRegisterRequest{Node: node}},
+			{structs.CSIVolumeRegisterRequestType, &structs.CSIVolumeRegisterRequest{Volumes: []*structs.CSIVolume{vol}}},
+			{structs.AllocUpsertRequestType, &structs.AllocUpsertRequest{Allocs: []*structs.Allocation{alloc}}},
+			claimEntry("data", "alloc-1", structs.CSIVolumeClaimWrite, structs.CSIVolumeClaimStateTaken),
+			{structs.AllocUpsertRequestType, &structs.AllocUpsertRequest{Allocs: []*structs.Allocation{stopped}}},
+			claimEntry("data", "alloc-1", structs.CSIVolumeClaimWrite, structs.CSIVolumeClaimStateUnpublishing),
+			claimEntry("data", "alloc-1", structs.CSIVolumeClaimWrite, structs.CSIVolumeClaimStateNodeDetached),
+			claimEntry("data", "alloc-1", structs.CSIVolumeClaimWrite, structs.CSIVolumeClaimStateFreed),
+			{structs.CSIVolumeDeregisterRequestType, &structs.CSIVolumeDeregisterRequest{VolumeIDs: []string{"data"}}},
+			{structs.JobRegisterRequestType, &structs.JobRegisterRequest{Job: job}},
+			{structs.JobDeregisterRequestType, &structs.JobDeregisterRequest{JobID: "plugin-job"}},
+			{structs.NodeDeregisterRequestType, &structs.NodeDeregisterRequest{NodeIDs: []string{"node-1"}}},
+		},
+	}
+}
+
+func TestFSM_Apply_Golden(t *testing.T) {
+	for name, entries := range goldenScenarios() {
+		t.Run(name, func(t *testing.T) {
+			f := newFSM(t)
+			for i, res := range applyAll(t, f, entries) {
+				switch r := res.(type) {
+				case error:
+					t.Fatalf("entry %d (%s): %v", i+1, entries[i].t, r)
+				case []error:
+					for _, err := range r {
+						must.NoError(t, err, must.Sprintf("entry %d (%s)", i+1, entries[i].t))
+					}
+				}
+			}
+			checkGolden(t, name, dumpTables(t, f.State()))
+		})
+	}
+}
+
+func TestFSM_Apply_BadEntries(t *testing.T) {
+	f := newFSM(t)
+	cases := []struct {
+		name string
+		data []byte
+		want error
+	}{
+		{"empty", nil, ErrEmptyEntry},
+		{"unknown type", []byte{200, 0x80}, ErrUnknownMessage},
+		{"garbage body", []byte{byte(structs.CSIVolumeRegisterRequestType), 0xc1, 0xff, 0x00}, ErrMalformedEntry},
+		{"truncated body", []byte{byte(structs.NodeRegisterRequestType), 0x82, 0xa4}, ErrMalformedEntry},
+		{"wrong shape", append([]byte{byte(structs.CSIVolumeDeregisterRequestType)}, mustEncode(t, []int{1, 2, 3})...), ErrMalformedEntry},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			res := f.Apply(&raft.Log{Index: 7, Type: raft.LogCommand, Data: tc.data})
+			err, ok := res.(error)
+			must.True(t, ok, must.Sprintf("Apply returned %T, want an error", res))
+			must.ErrorIs(t, err, tc.want)
+		})
+	}
+	idx, err := f.State().LatestIndex()
+	must.NoError(t, err)
+	must.Eq(t, 0, idx, must.Sprint("a rejected entry must write nothing"))
+}
+
+func TestFSM_Apply_NilPayloads(t *testing.T) {
+	f := newFSM(t)
+	res := applyAll(t, f, []entry{
+		{structs.NodeRegisterRequestType, &structs.NodeRegisterRequest{}},
+		{structs.JobRegisterRequestType, &structs.JobRegisterRequest{}},
+	})
+	for _, r := range res {
+		err, ok := r.(error)
+		must.True(t, ok)
+		must.ErrorIs(t, err, structs.ErrBadRequest)
+	}
+}
+
+func TestFSM_Apply_StateErrorsPassThrough(t *testing.T) {
+	f := newFSM(t)
+	res := applyAll(t, f, []entry{
+		{structs.CSIVolumeRegisterRequestType, &structs.CSIVolumeRegisterRequest{Volumes: []*structs.CSIVolume{statetest.Volume("v", "nope")}}},
+		{structs.CSIVolumeDeregisterRequestType, &structs.CSIVolumeDeregisterRequest{VolumeIDs: []string{"missing"}}},
+	})
+	var e *structs.Error
+	must.True(t, errors.As(res[0].(error), &e))
+	must.ErrorIs(t, res[0].(error), structs.ErrBadRequest)
+	must.ErrorIs(t, res[1].(error), structs.ErrNotFound)
+}
+
+func mustEncode(t *testing.T, v any) []byte {
+	t.Helper()
+	buf, err := structs.Encode(0, v)
+	must.NoError(t, err)
+	return buf[1:]
+}

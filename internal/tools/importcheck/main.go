@@ -1,0 +1,155 @@
+// Command importcheck enforces berth's import direction (DESIGN.md): each
+// package may import only the berth packages its layer allows, and only
+// client/csi (and the berth-hostpath plugin) may import the CSI spec and
+// gRPC. It reads `go list -json ./...` on stdin and exits 1 naming every
+// forbidden edge.
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+)
+
+const module = "github.com/berth-csi/berth"
+
+// allowed maps a package (by path inside the module; the longest matching
+// prefix wins) to the berth packages it may import: an exact path, a
+// subtree ("client/..."), or "*" for any.
+var allowed = map[string][]string{
+	"structs":           {},
+	"state":             {"structs"},
+	"state/statetest":   {"structs", "state"},
+	"fsm":               {"structs", "state"},
+	"rpc":               {"structs"},
+	"server":            {"structs", "state", "fsm", "rpc"},
+	"server/servertest": {"structs", "state", "fsm", "rpc", "server", "internal/testlog"},
+	"client":            {"structs", "rpc", "client/..."},
+	"api":               {"structs"},
+	"cmd":               {"*"},
+	"internal/testlog":  {},
+	"internal/tools":    {},
+}
+
+// grpcAllowed may import the CSI spec and gRPC.
+var grpcAllowed = []string{"client/csi", "cmd/berth-hostpath"}
+
+var grpcPrefixes = []string{"google.golang.org/grpc", "github.com/container-storage-interface/spec"}
+
+type pkg struct {
+	ImportPath   string
+	Imports      []string
+	TestImports  []string
+	XTestImports []string
+}
+
+func main() {
+	bad, err := check(os.Stdin)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "importcheck:", err)
+		os.Exit(2)
+	}
+	for _, b := range bad {
+		fmt.Println(b)
+	}
+	if len(bad) > 0 {
+		fmt.Printf("importcheck: %d forbidden import(s); see the package table in DESIGN.md\n", len(bad))
+		os.Exit(1)
+	}
+}
+
+func check(r io.Reader) ([]string, error) {
+	dec := json.NewDecoder(r)
+	var bad []string
+	for {
+		var p pkg
+		if err := dec.Decode(&p); errors.Is(err, io.EOF) {
+			break
+		} else if err != nil {
+			return nil, err
+		}
+		bad = append(bad, checkPackage(p)...)
+	}
+	sort.Strings(bad)
+	return bad, nil
+}
+
+func checkPackage(p pkg) []string {
+	self, ok := rel(p.ImportPath)
+	if !ok {
+		return nil
+	}
+	var bad []string
+	for _, imp := range p.Imports {
+		if why := forbidden(self, imp, false); why != "" {
+			bad = append(bad, fmt.Sprintf("%s imports %s: %s", self, imp, why))
+		}
+	}
+	for _, imp := range append(append([]string{}, p.TestImports...), p.XTestImports...) {
+		if why := forbidden(self, imp, true); why != "" {
+			bad = append(bad, fmt.Sprintf("%s (tests) import %s: %s", self, imp, why))
+		}
+	}
+	return bad
+}
+
+// forbidden says why self may not import imp, or "" when it may.
+func forbidden(self, imp string, test bool) string {
+	for _, g := range grpcPrefixes {
+		if strings.HasPrefix(imp, g) && !underAny(self, grpcAllowed) {
+			return "only client/csi may use the CSI spec and gRPC"
+		}
+	}
+	target, ok := rel(imp)
+	if !ok || target == self {
+		return ""
+	}
+	if test && (strings.HasSuffix(target, "test") || target == "internal/testlog") {
+		return "" // harness packages (statetest, servertest, ...) serve tests anywhere
+	}
+	rule, ok := ruleFor(self)
+	if !ok {
+		return "package is not in the import table; add it to internal/tools/importcheck"
+	}
+	for _, a := range rule {
+		root, subtree := strings.CutSuffix(a, "/...")
+		if a == "*" || target == a || subtree && (target == root || strings.HasPrefix(target, root+"/")) {
+			return ""
+		}
+	}
+	return fmt.Sprintf("%s may import only %v", self, rule)
+}
+
+func ruleFor(self string) ([]string, bool) {
+	best := ""
+	for k := range allowed {
+		if (self == k || strings.HasPrefix(self, k+"/")) && len(k) > len(best) {
+			best = k
+		}
+	}
+	r, ok := allowed[best]
+	return r, ok && best != ""
+}
+
+func underAny(self string, roots []string) bool {
+	for _, r := range roots {
+		if self == r || strings.HasPrefix(self, r+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+func rel(path string) (string, bool) {
+	if path == module {
+		return "", true
+	}
+	if strings.HasPrefix(path, module+"/") {
+		return strings.TrimPrefix(path, module+"/"), true
+	}
+	return "", false
+}
