@@ -1,0 +1,19 @@
+// Package httpapi serves berth's HTTP API: JSON over HTTP in Nomad's shape
+// (/v1/volumes, /v1/volume/csi/:id, /v1/plugins, /v1/nodes, /v1/status/...).
+// Each route parses its query and body into a structs request, calls one
+// RPC on the agent's server in-process through Backend, and writes the
+// reply as JSON with the raft index in the X-Berth-Index header.
+//
+// It owns routing, query parsing (blocking queries: ?index=&wait=, ?stale,
+// ?prefix=, ?namespace=), the mapping of structs error codes to HTTP status,
+// and the JSON error body {"Code", "Message"}. It decides nothing about the
+// objects themselves: validation and sanitizing (no secrets in answers)
+// belong to the server's endpoints. It must not add secrets back.
+//
+// Imports: structs and hclog only; never server, state or fsm (the server is
+// reached through the Backend interface).
+//
+// Concurrency: the handler is stateless and safe for concurrent use; each
+// request's context flows into its RPC, so a client that goes away cancels
+// its blocking query.
+package httpapi

@@ -1,0 +1,56 @@
+package httpapi
+
+import (
+	"net/http"
+
+	"github.com/berth-csi/berth/structs"
+)
+
+// GET /v1/plugins?type=csi[&prefix=]: the plugin stubs.
+func (h *handler) pluginList(w http.ResponseWriter, r *http.Request) error {
+	if err := checkTypeCSI(r); err != nil {
+		return err
+	}
+	var args structs.CSIPluginListRequest
+	if err := parseQueryOptions(r, &args.QueryOptions); err != nil {
+		return err
+	}
+	var reply structs.CSIPluginListResponse
+	if err := h.rpc(r, "CSIPlugin.List", &args, &reply); err != nil {
+		return err
+	}
+	setQueryMeta(w, &reply.QueryMeta)
+	if reply.Plugins == nil {
+		reply.Plugins = []*structs.CSIPluginListStub{}
+	}
+	return writeJSON(w, r, reply.Plugins)
+}
+
+// GET /v1/plugin/csi/:id: one plugin, 404 when no instance reports it.
+func (h *handler) pluginGet(w http.ResponseWriter, r *http.Request) error {
+	args := structs.CSIPluginGetRequest{ID: r.PathValue("id")}
+	if err := parseQueryOptions(r, &args.QueryOptions); err != nil {
+		return err
+	}
+	var reply structs.CSIPluginGetResponse
+	if err := h.rpc(r, "CSIPlugin.Get", &args, &reply); err != nil {
+		return err
+	}
+	setQueryMeta(w, &reply.QueryMeta)
+	if reply.Plugin == nil {
+		return notFound("plugin %q not found; list plugins with GET /v1/plugins?type=csi", args.ID)
+	}
+	return writeJSON(w, r, reply.Plugin)
+}
+
+// DELETE /v1/plugin/csi/:id.
+func (h *handler) pluginDelete(w http.ResponseWriter, r *http.Request) error {
+	args := structs.CSIPluginDeleteRequest{ID: r.PathValue("id")}
+	writeNamespace(r, &args.WriteRequest)
+	var reply structs.CSIPluginDeleteResponse
+	if err := h.rpc(r, "CSIPlugin.Delete", &args, &reply); err != nil {
+		return err
+	}
+	setIndex(w, reply.Index)
+	return writeJSON(w, r, &reply)
+}

@@ -1,0 +1,155 @@
+package httpapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/berth-csi/berth/structs"
+)
+
+// Response headers.
+const (
+	headerIndex       = "X-Berth-Index"
+	headerKnownLeader = "X-Berth-KnownLeader"
+	headerLastContact = "X-Berth-LastContact"
+)
+
+// parseQueryOptions reads ?index=, ?wait=, ?stale, ?prefix= and ?namespace=.
+// A bad value is a BadRequest naming the parameter.
+func parseQueryOptions(r *http.Request, q *structs.QueryOptions) error {
+	v := r.URL.Query()
+	if s := v.Get("index"); s != "" {
+		n, err := strconv.ParseUint(s, 10, 64)
+		if err != nil {
+			return badRequest("query parameter index=%q must be a non-negative integer (a raft index from X-Berth-Index)", s)
+		}
+		q.MinQueryIndex = n
+	}
+	if s := v.Get("wait"); s != "" {
+		d, err := parseWait(s)
+		if err != nil {
+			return badRequest("query parameter wait=%q %v", s, err)
+		}
+		q.MaxQueryTime = d
+	}
+	if v.Has("stale") {
+		stale, err := parseFlag(v.Get("stale"))
+		if err != nil {
+			return badRequest("query parameter stale=%q must be empty, true or false", v.Get("stale"))
+		}
+		q.AllowStale = stale
+	}
+	q.Prefix = v.Get("prefix")
+	q.Namespace = v.Get("namespace")
+	return nil
+}
+
+// parseWait reads a duration ("30s", "5m"); a bare number is seconds.
+func parseWait(s string) (time.Duration, error) {
+	if n, err := strconv.ParseUint(s, 10, 32); err == nil {
+		return time.Duration(n) * time.Second, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return 0, errors.New(`must be a duration such as "30s" or "5m"`)
+	}
+	if d < 0 {
+		return 0, errors.New("must not be negative")
+	}
+	return d, nil
+}
+
+// parseFlag reads a boolean parameter; present but empty means true.
+func parseFlag(s string) (bool, error) {
+	if s == "" {
+		return true, nil
+	}
+	return strconv.ParseBool(s)
+}
+
+// checkTypeCSI rejects ?type= other than csi (absent means csi).
+func checkTypeCSI(r *http.Request) error {
+	if t := r.URL.Query().Get("type"); t != "" && t != "csi" {
+		return badRequest("query parameter type=%q is not supported; berth knows only type=csi", t)
+	}
+	return nil
+}
+
+// writeNamespace reads ?namespace= into a write request.
+func writeNamespace(r *http.Request, w *structs.WriteRequest) {
+	*w = structs.WriteRequest{Namespace: r.URL.Query().Get("namespace")}
+}
+
+// setQueryMeta writes the read headers.
+func setQueryMeta(w http.ResponseWriter, m *structs.QueryMeta) {
+	w.Header().Set(headerIndex, strconv.FormatUint(m.Index, 10))
+	w.Header().Set(headerKnownLeader, strconv.FormatBool(m.KnownLeader))
+	w.Header().Set(headerLastContact, strconv.FormatInt(m.LastContact.Milliseconds(), 10))
+}
+
+// setIndex writes the index header of a write or of a read without meta.
+func setIndex(w http.ResponseWriter, index uint64) {
+	w.Header().Set(headerIndex, strconv.FormatUint(index, 10))
+}
+
+// writeJSON writes v with status 200; ?pretty indents it. It encodes
+// before writing, so an encoding failure is still a clean 500; a client
+// that went away is not an error worth reporting.
+func writeJSON(w http.ResponseWriter, r *http.Request, v any) error {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	if r.URL.Query().Has("pretty") {
+		enc.SetIndent("", "    ")
+	}
+	if err := enc.Encode(v); err != nil {
+		return fmt.Errorf("encode answer to %s %s: %w", r.Method, r.URL.Path, err)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = w.Write(buf.Bytes())
+	return nil
+}
+
+// decodeBody reads a JSON request body into v. Errors name what is wrong
+// and where.
+func decodeBody(r *http.Request, w http.ResponseWriter, what string, v any) error {
+	body := http.MaxBytesReader(w, r.Body, maxBodyBytes)
+	dec := json.NewDecoder(body)
+	if err := dec.Decode(v); err != nil {
+		return bodyError(what, err)
+	}
+	if dec.More() {
+		return badRequest("request body: want one JSON %s, found more data after it", what)
+	}
+	return nil
+}
+
+func bodyError(what string, err error) error {
+	var (
+		syn *json.SyntaxError
+		typ *json.UnmarshalTypeError
+		mbe *http.MaxBytesError
+	)
+	switch {
+	case errors.Is(err, io.EOF):
+		return badRequest("request body is empty; want a JSON %s", what)
+	case errors.As(err, &mbe):
+		return fmt.Errorf("request body is larger than %d MiB: %w", maxBodyBytes>>20, err)
+	case errors.As(err, &syn):
+		return badRequest("request body: malformed JSON at byte %d: %v", syn.Offset, err)
+	case errors.As(err, &typ):
+		field := typ.Field
+		if field == "" {
+			field = "the body"
+		}
+		return badRequest("request body: field %s must be %s, not a JSON %s", field, typ.Type, typ.Value)
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return badRequest("request body: JSON %s ends early", what)
+	}
+	return badRequest("request body: %v", err)
+}

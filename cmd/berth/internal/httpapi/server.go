@@ -1,0 +1,117 @@
+package httpapi
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+)
+
+// Backend is the agent's server reached in-process. RPC returns a coded
+// *structs.Error on failure.
+type Backend interface {
+	RPC(ctx context.Context, method string, args any, reply any) error
+}
+
+// maxBodyBytes bounds a request body.
+const maxBodyBytes = 8 << 20
+
+// handler serves every route.
+type handler struct {
+	backend Backend
+	logger  hclog.Logger
+	mux     *http.ServeMux
+	started time.Time
+}
+
+// New returns the HTTP API handler over backend. logger may be nil.
+func New(backend Backend, logger hclog.Logger) http.Handler {
+	if logger == nil {
+		logger = hclog.NewNullLogger()
+	}
+	h := &handler{
+		backend: backend,
+		logger:  logger.Named("http"),
+		mux:     http.NewServeMux(),
+		started: time.Now(),
+	}
+	h.routes()
+	return h
+}
+
+// route is one path and the handler of each method it accepts.
+type route map[string]func(w http.ResponseWriter, r *http.Request) error
+
+func (h *handler) routes() {
+	h.handle("/v1/status/leader", route{http.MethodGet: h.statusLeader})
+	h.handle("/v1/status/peers", route{http.MethodGet: h.statusPeers})
+	h.handle("/v1/agent/members", route{http.MethodGet: h.agentMembers})
+	h.handle("/v1/operator/raft/configuration", route{http.MethodGet: h.raftConfiguration})
+	h.handle("/v1/metrics", route{http.MethodGet: h.metrics})
+
+	h.handle("/v1/nodes", route{http.MethodGet: h.nodeList})
+	h.handle("/v1/node/{id}", route{http.MethodGet: h.nodeGet})
+
+	h.handle("/v1/plugins", route{http.MethodGet: h.pluginList})
+	h.handle("/v1/plugin/csi/{id}", route{
+		http.MethodGet:    h.pluginGet,
+		http.MethodDelete: h.pluginDelete,
+	})
+
+	h.handle("/v1/volumes", route{http.MethodGet: h.volumeList})
+	h.handle("/v1/volume/csi/{id}", route{
+		http.MethodGet:    h.volumeGet,
+		http.MethodPut:    h.volumeRegister,
+		http.MethodDelete: h.volumeDeregister,
+	})
+	h.handle("/v1/volume/csi/{id}/claim", route{
+		http.MethodPut:  h.volumeClaim,
+		http.MethodPost: h.volumeClaim,
+	})
+
+	h.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, errNotFoundRoute(r))
+	})
+}
+
+// handle registers a path; a method the route lacks is a JSON 405.
+func (h *handler) handle(pattern string, rt route) {
+	allow := allowHeader(rt)
+	h.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
+		fn, ok := rt[r.Method]
+		if !ok {
+			w.Header().Set("Allow", allow)
+			writeError(w, errMethod(r, allow))
+			return
+		}
+		if err := fn(w, r); err != nil {
+			status := writeError(w, err)
+			if status >= 500 {
+				h.logger.Error("request failed", "method", r.Method, "path", r.URL.Path, "status", status, "error", err)
+			}
+		}
+	})
+}
+
+func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
+	h.mux.ServeHTTP(sw, r)
+	h.logger.Trace("request", "method", r.Method, "path", r.URL.Path,
+		"status", sw.status, "duration", time.Since(start))
+}
+
+// statusWriter remembers the status for the request log.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (s *statusWriter) WriteHeader(code int) {
+	s.status = code
+	s.ResponseWriter.WriteHeader(code)
+}
+
+// Unwrap lets http.ResponseController reach the real writer.
+func (s *statusWriter) Unwrap() http.ResponseWriter { return s.ResponseWriter }
