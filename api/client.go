@@ -1,0 +1,196 @@
+package api
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// DefaultAddress is the HTTP API's address when neither Config.Address nor
+// BERTH_ADDR names one.
+const DefaultAddress = "http://127.0.0.1:4746"
+
+// AddressEnv is the environment variable that names the HTTP API's address.
+const AddressEnv = "BERTH_ADDR"
+
+// Config configures a Client.
+type Config struct {
+	// Address is the HTTP API's base URL; "host:port" means http. Empty
+	// means $BERTH_ADDR, else DefaultAddress.
+	Address string
+
+	// HTTPClient sends the requests. Nil means a client of its own with no
+	// overall timeout, because blocking queries may wait for minutes.
+	HTTPClient *http.Client
+}
+
+// DefaultConfig returns a Config with the address from the environment.
+func DefaultConfig() Config {
+	c := Config{Address: os.Getenv(AddressEnv)}
+	if c.Address == "" {
+		c.Address = DefaultAddress
+	}
+	return c
+}
+
+// Client talks to one berth agent's HTTP API.
+type Client struct {
+	base *url.URL
+	http *http.Client
+	ctx  context.Context
+}
+
+// NewClient returns a client for cfg.Address. It does not contact the server.
+func NewClient(cfg Config) (*Client, error) {
+	addr := cfg.Address
+	if addr == "" {
+		addr = DefaultConfig().Address
+	}
+	if !strings.Contains(addr, "://") {
+		addr = "http://" + addr
+	}
+	u, err := url.Parse(addr)
+	if err != nil {
+		return nil, fmt.Errorf("api: address %q is not a URL: %w", cfg.Address, err)
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return nil, fmt.Errorf("api: address %q: scheme must be http or https", cfg.Address)
+	}
+	if u.Host == "" {
+		return nil, fmt.Errorf("api: address %q has no host", cfg.Address)
+	}
+	u.Path = strings.TrimSuffix(u.Path, "/")
+	hc := cfg.HTTPClient
+	if hc == nil {
+		hc = &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
+	}
+	return &Client{base: u, http: hc, ctx: context.Background()}, nil
+}
+
+// Address returns the base URL the client sends to.
+func (c *Client) Address() string { return c.base.String() }
+
+// WithContext returns a copy of the client whose requests are bound to ctx:
+// they end when it is cancelled.
+func (c *Client) WithContext(ctx context.Context) *Client {
+	n := *c
+	n.ctx = ctx
+	return &n
+}
+
+// query sends a GET and decodes the JSON answer into out.
+func (c *Client) query(endpoint string, params url.Values, out any, q *QueryOptions) (*QueryMeta, error) {
+	if params == nil {
+		params = url.Values{}
+	}
+	q.encode(params)
+	resp, err := c.do(http.MethodGet, endpoint, params, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer drain(resp)
+	qm := parseQueryMeta(resp)
+	if err := decodeBody(resp, endpoint, out); err != nil {
+		return nil, err
+	}
+	return qm, nil
+}
+
+// write sends method with in as its JSON body (if not nil) and decodes the
+// answer into out (if not nil).
+func (c *Client) write(method, endpoint string, params url.Values, in, out any) (*WriteMeta, error) {
+	var body io.Reader
+	if in != nil {
+		b, err := json.Marshal(in)
+		if err != nil {
+			return nil, fmt.Errorf("api: encode request for %s: %w", endpoint, err)
+		}
+		body = bytes.NewReader(b)
+	}
+	resp, err := c.do(method, endpoint, params, body)
+	if err != nil {
+		return nil, err
+	}
+	defer drain(resp)
+	wm := &WriteMeta{LastIndex: headerIndex(resp)}
+	if out != nil {
+		if err := decodeBody(resp, endpoint, out); err != nil {
+			return nil, err
+		}
+	}
+	return wm, nil
+}
+
+// do sends one request; a non-2xx answer becomes an *Error.
+func (c *Client) do(method, endpoint string, params url.Values, body io.Reader) (*http.Response, error) {
+	// endpoint is already escaped (IDs go through escape).
+	target := c.base.String() + endpoint
+	if len(params) > 0 {
+		target += "?" + params.Encode()
+	}
+	req, err := http.NewRequestWithContext(c.ctx, method, target, body)
+	if err != nil {
+		return nil, fmt.Errorf("api: build %s %s: %w", method, endpoint, err)
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		if c.ctx.Err() != nil {
+			return nil, fmt.Errorf("api: %s %s: %w", method, endpoint, c.ctx.Err())
+		}
+		return nil, fmt.Errorf("api: cannot reach berth at %s: %w; is an agent running there? set -address or %s",
+			c.base, unwrapURLError(err), AddressEnv)
+	}
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		defer drain(resp)
+		return nil, errorFromResponse(resp)
+	}
+	return resp, nil
+}
+
+func unwrapURLError(err error) error {
+	if ue, ok := err.(*url.Error); ok {
+		return ue.Err
+	}
+	return err
+}
+
+func decodeBody(resp *http.Response, endpoint string, out any) error {
+	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
+		return fmt.Errorf("api: decode answer of %s: %w", endpoint, err)
+	}
+	return nil
+}
+
+// drain reads what is left so the connection can be reused, then closes.
+func drain(resp *http.Response) {
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
+	_ = resp.Body.Close()
+}
+
+func headerIndex(resp *http.Response) uint64 {
+	n, _ := strconv.ParseUint(resp.Header.Get(HeaderIndex), 10, 64)
+	return n
+}
+
+func parseQueryMeta(resp *http.Response) *QueryMeta {
+	qm := &QueryMeta{LastIndex: headerIndex(resp)}
+	qm.KnownLeader = resp.Header.Get(HeaderKnownLeader) == "true"
+	if ms, err := strconv.ParseUint(resp.Header.Get(HeaderLastContact), 10, 64); err == nil {
+		qm.LastContact = time.Duration(ms) * time.Millisecond
+	}
+	return qm
+}
+
+// escape makes an ID safe as one path segment.
+func escape(id string) string { return url.PathEscape(id) }
