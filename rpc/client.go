@@ -1,0 +1,168 @@
+package rpc
+
+import (
+	"context"
+	"errors"
+	"net"
+	"sync/atomic"
+	"time"
+
+	"github.com/hashicorp/yamux"
+
+	"github.com/berth-csi/berth/structs"
+)
+
+// dialTimeout caps a dial whose ctx has no sooner deadline.
+const dialTimeout = 10 * time.Second
+
+// callSeq numbers requests; responses must echo the number.
+var callSeq atomic.Uint64
+
+// Dial opens a TCP connection to addr and writes connType, honouring ctx's
+// deadline. The caller owns the returned conn. Errors are Unavailable.
+func Dial(ctx context.Context, addr string, connType byte) (net.Conn, error) {
+	conn, err := dial(ctx, addr, connType)
+	if err != nil {
+		return nil, structs.NewError(structs.CodeUnavailable, "rpc: dial %s (%s): %v", addr, connTypeName(connType), err)
+	}
+	return conn, nil
+}
+
+func dial(ctx context.Context, addr string, connType byte) (net.Conn, error) {
+	d := net.Dialer{Timeout: dialTimeout}
+	conn, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	deadline := time.Now().Add(dialTimeout)
+	if dl, ok := ctx.Deadline(); ok && dl.Before(deadline) {
+		deadline = dl
+	}
+	_ = conn.SetWriteDeadline(deadline)
+	if _, err := conn.Write([]byte{connType}); err != nil {
+		_ = conn.Close()
+		return nil, err
+	}
+	_ = conn.SetWriteDeadline(time.Time{})
+	return conn, nil
+}
+
+// CallConn makes one call on conn, a TypeRPC connection (or a stream), and
+// waits for its answer. One call at a time per conn. If ctx ends first,
+// conn is closed (a late answer would put the conn out of step) and the
+// error is Unavailable. A method's error comes back with its code.
+func CallConn(ctx context.Context, conn net.Conn, method string, args, reply any) error {
+	return coded(roundTrip(ctx, conn, method, args, reply), method, remoteAddr(conn))
+}
+
+// CallSession opens a stream on session, makes one call on it and closes
+// it: how a server calls back a client over the session the client opened,
+// and how the Pool calls a server. Errors are as for CallConn.
+func CallSession(ctx context.Context, session *yamux.Session, method string, args, reply any) error {
+	peer := session.RemoteAddr().String()
+	st, err := session.Open()
+	if err != nil {
+		return unavailable(method, peer, err)
+	}
+	defer st.Close()
+	return coded(roundTrip(ctx, st, method, args, reply), method, peer)
+}
+
+// ended returns ctx's error, or DeadlineExceeded once its deadline has
+// passed even if its timer has not fired yet.
+func ended(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if dl, ok := ctx.Deadline(); ok && !time.Now().Before(dl) {
+		return context.DeadlineExceeded
+	}
+	return nil
+}
+
+// transportError marks a call that got no answer: the request or the
+// response did not make it, or ctx ended first. It never leaves the package;
+// coded turns it into an Unavailable *structs.Error.
+type transportError struct{ cause error }
+
+var _ error = (*transportError)(nil)
+
+func (e *transportError) Error() string { return e.cause.Error() }
+func (e *transportError) Unwrap() error { return e.cause }
+
+// coded turns a transport error into an Unavailable error naming method and
+// peer; other errors are coded already.
+func coded(err error, method, peer string) error {
+	var te *transportError
+	if errors.As(err, &te) {
+		return unavailable(method, peer, te.cause)
+	}
+	return err
+}
+
+// roundTrip writes one request and reads its response. It returns nil, a
+// *transportError, or a coded error: the method's own, or a bad args or
+// reply encoding.
+func roundTrip(ctx context.Context, conn net.Conn, method string, args, reply any) (err error) {
+	body, err := encode(args)
+	if err == nil && len(body) > maxBodyLen {
+		err = errFrameTooLarge
+	}
+	if err != nil {
+		return structs.NewError(structs.CodeBadRequest, "rpc: %s: encode args: %v", method, err)
+	}
+	if err := ctx.Err(); err != nil {
+		return &transportError{err}
+	}
+	h := header{ServiceMethod: method, Seq: callSeq.Add(1)}
+	if dl, ok := ctx.Deadline(); ok {
+		h.Timeout = max(int64(time.Until(dl)), 1)
+	}
+	frame, err := appendFrame(nil, &h, body)
+	if err != nil {
+		return structs.NewError(structs.CodeBadRequest, "rpc: %s: %v", method, err)
+	}
+
+	// On cancel, wake a blocked read or write and give up the conn. A yamux
+	// stream's Close does not wake its own reader; the deadline does.
+	stop := context.AfterFunc(ctx, func() {
+		_ = conn.SetDeadline(time.Now())
+		_ = conn.Close()
+	})
+	defer stop()
+	// fail gives up the conn, which is out of step now, and names the
+	// cause: ctx ending, if it did, since the close above follows from it.
+	fail := func(cause error) error {
+		_ = conn.Close()
+		if ctxErr := ended(ctx); ctxErr != nil {
+			cause = ctxErr
+		}
+		return &transportError{cause}
+	}
+
+	if _, err := conn.Write(frame); err != nil {
+		return fail(err)
+	}
+	rh, rbody, err := readFrame(conn)
+	if err != nil {
+		return fail(err)
+	}
+	if rh.Seq != h.Seq {
+		return fail(errSeqMismatch)
+	}
+	if rerr := remoteError(&rh); rerr != nil {
+		if ended(ctx) != nil {
+			// The method gave up because we did (the server learns of a
+			// deadline from the header, of a cancel from the stream
+			// closing): report our ctx, not its echo.
+			return fail(rerr)
+		}
+		return rerr
+	}
+	if reply != nil {
+		if err := decodeBody(rbody, reply); err != nil {
+			return structs.NewError(structs.CodeInternal, "rpc: %s: decode reply from %s: %v", method, remoteAddr(conn), err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,29 @@
+// Package rpc owns berth's RPC transport: the first-byte connection types and
+// the accept loop that demultiplexes them (Mux), a msgpack RPC server with
+// net/rpc-shaped methods (Server), the framing and error envelope both sides
+// share, one-off dials and calls (Dial, CallConn, CallSession), and the
+// client-side pool of yamux sessions (Pool).
+//
+// Errors cross the wire with their code: a method's error travels as
+// (structs.ErrorCodeOf(err), err.Error()) and the caller rebuilds a
+// *structs.Error, so errors.Is(err, structs.ErrNotFound) holds on both sides.
+// Every error a call returns is a *structs.Error; transport failures
+// (dial, broken session, cancelled or expired context) are CodeUnavailable,
+// so a caller may retry another server.
+//
+// Imports: the standard library, external modules (yamux, the msgpack codec,
+// hclog) and berth's structs package only. It must never import state, fsm,
+// server or client: they build on it, not the other way round.
+//
+// Concurrency: Server, Pool and Mux are safe for concurrent use. Requests on
+// one connection are served concurrently and their responses serialized.
+// Every goroutine has an owner and a stop path:
+//   - Mux.Serve owns its accept loop and the first-byte reads; it hands each
+//     connection to a handler on its own goroutine and does not wait for it.
+//   - Server owns ServeConn, ServeMultiplex and ServeSession calls and the
+//     per-request goroutines they start; Server.Shutdown cancels them all and
+//     waits for them. A method that takes a context.Context is cancelled when
+//     its caller hangs up, its deadline passes, or the server shuts down.
+//   - Pool owns its sessions and the goroutine per session that serves the
+//     streams the far side opens; Pool.Shutdown closes and waits for them.
+package rpc

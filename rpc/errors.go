@@ -1,0 +1,66 @@
+package rpc
+
+import (
+	"context"
+	"errors"
+
+	"github.com/berth-csi/berth/structs"
+)
+
+// Sentinels for failures that do not cross the wire as coded errors.
+var (
+	ErrBadService      = errors.New("rpc: bad service")
+	errFrameTooLarge   = errors.New("rpc: frame too large")
+	errMalformedHeader = errors.New("rpc: malformed frame header")
+	errSeqMismatch     = errors.New("rpc: response does not match request")
+	errPoolShutdown    = errors.New("rpc: pool shut down")
+)
+
+// wireError splits a method's error into the response header fields that
+// carry it across the wire: the code found in its chain and its message.
+func wireError(err error) (msg, code string) {
+	e := structs.ToError(err)
+	return e.Message, string(e.Code)
+}
+
+// remoteError rebuilds the coded error a response header carries, nil when
+// it carries none. A response with a message and no code is CodeInternal; a
+// code this version does not know is kept as sent, so errors.Is matches no
+// sentinel and the HTTP layer treats it as internal.
+func remoteError(h *header) error {
+	if h.Error == "" && h.Code == "" {
+		return nil
+	}
+	code := structs.ErrorCode(h.Code)
+	if code == "" {
+		code = structs.CodeInternal
+	}
+	msg := h.Error
+	if msg == "" {
+		msg = "rpc: " + h.ServiceMethod + ": " + string(code)
+	}
+	return &structs.Error{Code: code, Message: msg}
+}
+
+// unavailable is the error of a call that did not get an answer: the peer
+// could not be reached, the session broke, or ctx ended first. It names the
+// method and the peer so the log line says what timed out where.
+func unavailable(method, peer string, cause error) *structs.Error {
+	return structs.NewError(structs.CodeUnavailable, "rpc: call %s to %s: %v", method, peer, cause)
+}
+
+// methodError codes the error a method returned. A context error passed
+// through uncoded means the call was cut short (the caller hung up, its
+// deadline passed, the server is shutting down): Unavailable, so the caller
+// may retry. Other errors keep their code; uncoded ones become Internal on
+// the wire.
+func methodError(method string, err error) error {
+	var e *structs.Error
+	if errors.As(err, &e) {
+		return err
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return structs.NewError(structs.CodeUnavailable, "rpc: %s cut short: %v", method, err)
+	}
+	return err
+}

@@ -1,0 +1,284 @@
+package rpc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/shoenig/test/must"
+
+	"github.com/berth-csi/berth/structs"
+)
+
+func TestPool_Call_RoundTrip(t *testing.T) {
+	ts := startServer(t, "127.0.0.1:0")
+	p := newPool(t)
+
+	cases := []struct {
+		name   string
+		method string
+		args   any
+		want   EchoReply
+	}{
+		{name: "pointer args", method: "Test.Echo", args: &EchoArgs{Name: "vol-1", N: 3}, want: EchoReply{Name: "vol-1", N: 3}},
+		{name: "value args", method: "Test.Value", args: &EchoArgs{Name: "vol-2", N: 3}, want: EchoReply{Name: "vol-2", N: 4}},
+		{name: "nil args", method: "Test.Echo", args: nil, want: EchoReply{}},
+		{name: "over a session", method: "Test.Session", args: &EchoArgs{Name: "s"}, want: EchoReply{Name: "s", Session: true}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var reply EchoReply
+			must.NoError(t, p.Call(testCtx(t), ts.addr, tc.method, tc.args, &reply))
+			must.Eq(t, tc.want, reply)
+		})
+	}
+	must.Eq(t, 1, ts.accepted[TypeMultiplex].Load(), must.Sprint("one session reused across calls"))
+}
+
+func TestPool_Call_Concurrent(t *testing.T) {
+	ts := startServer(t, "127.0.0.1:0")
+	p := newPool(t)
+
+	const n = 200
+	errs := make(chan error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var reply EchoReply
+			args := &EchoArgs{Name: fmt.Sprintf("call-%d", i), N: i}
+			if err := p.Call(testCtx(t), ts.addr, "Test.Echo", args, &reply); err != nil {
+				errs <- err
+				return
+			}
+			if reply.Name != args.Name || reply.N != i {
+				errs <- fmt.Errorf("call %d got %+v", i, reply)
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		must.NoError(t, err)
+	}
+	must.Eq(t, 1, ts.accepted[TypeMultiplex].Load(), must.Sprint("all calls share one session"))
+}
+
+func TestPool_Call_ErrorCodes(t *testing.T) {
+	ts := startServer(t, "127.0.0.1:0")
+	p := newPool(t)
+
+	cases := []struct {
+		name     string
+		args     FailArgs
+		sentinel error
+		wantMsg  string
+	}{
+		{name: "bad request", args: FailArgs{Code: structs.CodeBadRequest, Message: "volume \"v1\": no capacity"}, sentinel: structs.ErrBadRequest},
+		{name: "permission denied", args: FailArgs{Code: structs.CodePermissionDenied, Message: "token lacks csi-write-volume"}, sentinel: structs.ErrPermissionDenied},
+		{name: "not found", args: FailArgs{Code: structs.CodeNotFound, Message: "volume \"v1\" not found"}, sentinel: structs.ErrNotFound},
+		{name: "conflict", args: FailArgs{Code: structs.CodeConflict, Message: "volume \"v1\" has a writer, alloc a1"}, sentinel: structs.ErrConflict},
+		{name: "internal", args: FailArgs{Code: structs.CodeInternal, Message: "snapshot failed"}, sentinel: structs.ErrInternal},
+		{name: "unavailable", args: FailArgs{Code: structs.CodeUnavailable, Message: "no leader"}, sentinel: structs.ErrUnavailable},
+		{name: "wrapped", args: FailArgs{Code: structs.CodeNotFound, Message: "node n1 not found", Wrap: true}, sentinel: structs.ErrNotFound, wantMsg: "test: wrapped: node n1 not found"},
+		{name: "plain error is internal", args: FailArgs{Message: "disk on fire", Plain: true}, sentinel: structs.ErrInternal},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			err := p.Call(testCtx(t), ts.addr, "Test.Fail", &tc.args, nil)
+			must.ErrorIs(t, err, tc.sentinel)
+			want := tc.wantMsg
+			if want == "" {
+				want = tc.args.Message
+			}
+			must.EqError(t, err, want)
+			var e *structs.Error
+			must.True(t, errors.As(err, &e))
+		})
+	}
+}
+
+func TestPool_Call_UnknownMethod(t *testing.T) {
+	ts := startServer(t, "127.0.0.1:0")
+	p := newPool(t)
+
+	for _, method := range []string{"Test.Nope", "Nope.Echo", "NoDot", "Test.", ".Echo", "Test.NotServed", "Test.echo"} {
+		t.Run(method, func(t *testing.T) {
+			err := p.Call(testCtx(t), ts.addr, method, &EchoArgs{}, &EchoReply{})
+			must.ErrorIs(t, err, structs.ErrBadRequest)
+			must.StrContains(t, err.Error(), fmt.Sprintf("%q", method))
+		})
+	}
+}
+
+func TestPool_Call_Panic(t *testing.T) {
+	ts := startServer(t, "127.0.0.1:0")
+	p := newPool(t)
+
+	err := p.Call(testCtx(t), ts.addr, "Test.Panic", &EchoArgs{Name: "x"}, &EchoReply{})
+	assertCoded(t, err, structs.CodeInternal, "Test.Panic", "boom x")
+
+	var reply EchoReply
+	must.NoError(t, p.Call(testCtx(t), ts.addr, "Test.Echo", &EchoArgs{Name: "after"}, &reply))
+	must.Eq(t, "after", reply.Name)
+}
+
+func TestPool_Call_ContextEnds(t *testing.T) {
+	ts := startServer(t, "127.0.0.1:0")
+	p := newPool(t)
+
+	cases := []struct {
+		name  string
+		ctx   func() (context.Context, context.CancelFunc)
+		cause string
+	}{
+		{
+			name: "deadline",
+			ctx: func() (context.Context, context.CancelFunc) {
+				return context.WithTimeout(context.Background(), 100*time.Millisecond)
+			},
+			cause: context.DeadlineExceeded.Error(),
+		},
+		{
+			name: "cancel",
+			ctx: func() (context.Context, context.CancelFunc) {
+				ctx, cancel := context.WithCancel(context.Background())
+				time.AfterFunc(100*time.Millisecond, cancel)
+				return ctx, cancel
+			},
+			cause: context.Canceled.Error(),
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := tc.ctx()
+			defer cancel()
+			err := p.Call(ctx, ts.addr, "Test.Slow", &SlowArgs{Wait: time.Minute}, &EchoReply{})
+			assertCoded(t, err, structs.CodeUnavailable, "Test.Slow", ts.addr, tc.cause)
+
+			// The method's ctx ends too: the caller hung up.
+			select {
+			case err := <-ts.svc.slowDone:
+				must.Error(t, err)
+			case <-time.After(10 * time.Second):
+				t.Fatal("the slow method's context never ended")
+			}
+
+			// The session survives a caller giving up.
+			var reply EchoReply
+			must.NoError(t, p.Call(testCtx(t), ts.addr, "Test.Echo", &EchoArgs{Name: "next"}, &reply))
+			must.Eq(t, "next", reply.Name)
+			must.Eq(t, 1, ts.accepted[TypeMultiplex].Load())
+		})
+	}
+}
+
+func TestPool_Call_ServerRestart(t *testing.T) {
+	cases := []struct {
+		name         string
+		callWhenDown bool
+	}{
+		{name: "call while down", callWhenDown: true},
+		{name: "no call while down"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			first := startServer(t, "127.0.0.1:0")
+			p := newPool(t)
+			var reply EchoReply
+			must.NoError(t, p.Call(testCtx(t), first.addr, "Test.Echo", &EchoArgs{Name: "before"}, &reply))
+
+			first.stop()
+			if tc.callWhenDown {
+				err := p.Call(testCtx(t), first.addr, "Test.Echo", &EchoArgs{}, &reply)
+				assertCoded(t, err, structs.CodeUnavailable, "Test.Echo", first.addr)
+			}
+
+			second := startServer(t, first.addr)
+			err := p.Call(testCtx(t), second.addr, "Test.Echo", &EchoArgs{Name: "after"}, &reply)
+			if err != nil && !tc.callWhenDown {
+				// The old session's end may not be noticed before this
+				// call; it fails Unavailable, drops it, and the next
+				// call dials again.
+				assertCoded(t, err, structs.CodeUnavailable, "Test.Echo")
+				err = p.Call(testCtx(t), second.addr, "Test.Echo", &EchoArgs{Name: "after"}, &reply)
+			}
+			must.NoError(t, err)
+			must.Eq(t, "after", reply.Name)
+			must.Eq(t, 1, second.accepted[TypeMultiplex].Load())
+		})
+	}
+}
+
+func TestPool_Call_DialFails(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	must.NoError(t, err)
+	addr := l.Addr().String()
+	must.NoError(t, l.Close()) // nothing listens there now
+
+	p := newPool(t)
+	err = p.Call(testCtx(t), addr, "Test.Echo", &EchoArgs{}, &EchoReply{})
+	assertCoded(t, err, structs.CodeUnavailable, "Test.Echo", addr)
+}
+
+func TestPool_Call_MaxStreams(t *testing.T) {
+	ts := startServer(t, "127.0.0.1:0")
+	p := NewPool(testLogger(t), 1)
+	t.Cleanup(p.Shutdown)
+
+	// One slow call holds the only slot; a second call waits and gives up
+	// with its ctx.
+	slow := make(chan error, 1)
+	go func() {
+		slow <- p.Call(testCtx(t), ts.addr, "Test.Slow", &SlowArgs{Wait: 500 * time.Millisecond}, &EchoReply{})
+	}()
+	<-ts.svc.slowStarted
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	err := p.Call(ctx, ts.addr, "Test.Echo", &EchoArgs{}, &EchoReply{})
+	assertCoded(t, err, structs.CodeUnavailable, "Test.Echo", context.DeadlineExceeded.Error())
+	must.NoError(t, <-slow)
+}
+
+func TestPool_Shutdown(t *testing.T) {
+	ts := startServer(t, "127.0.0.1:0")
+	p := NewPool(testLogger(t), 0)
+	must.NoError(t, p.Call(testCtx(t), ts.addr, "Test.Echo", &EchoArgs{}, &EchoReply{}))
+
+	p.Shutdown()
+	p.Shutdown() // twice is fine
+	err := p.Call(testCtx(t), ts.addr, "Test.Echo", &EchoArgs{}, &EchoReply{})
+	assertCoded(t, err, structs.CodeUnavailable, "Test.Echo", "pool shut down")
+}
+
+func BenchmarkPool_Call(b *testing.B) {
+	ts := startServer(b, "127.0.0.1:0")
+	p := newPool(b)
+	ctx := testCtx(b)
+	args := &EchoArgs{Name: "vol-1", N: 1}
+
+	b.Run("serial", func(b *testing.B) {
+		var reply EchoReply
+		for b.Loop() {
+			if err := p.Call(ctx, ts.addr, "Test.Echo", args, &reply); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("parallel", func(b *testing.B) {
+		b.RunParallel(func(pb *testing.PB) {
+			var reply EchoReply
+			for pb.Next() {
+				if err := p.Call(ctx, ts.addr, "Test.Echo", args, &reply); err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		})
+	})
+}

@@ -1,0 +1,291 @@
+package rpc
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"reflect"
+	"runtime/debug"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/berth-csi/berth/structs"
+)
+
+// Server serves registered receivers over connections (ServeConn), yamux
+// sessions (ServeMultiplex, ServeSession) and in process (Call).
+type Server struct {
+	logger hclog.Logger
+
+	mu       sync.RWMutex
+	services map[string]*service
+
+	// ctx ends at Shutdown; every serving goroutine watches it.
+	ctx    context.Context
+	cancel context.CancelFunc
+
+	stateMu  sync.Mutex // guards shutdown and the Add side of wg
+	shutdown bool
+	wg       sync.WaitGroup // ServeConn/ServeSession/ServeMultiplex/Call in progress
+}
+
+// NewServer returns a server with no services.
+func NewServer(logger hclog.Logger) *Server {
+	if logger == nil {
+		logger = hclog.NewNullLogger()
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	return &Server{
+		logger:   logger.Named("rpc"),
+		services: map[string]*service{},
+		ctx:      ctx,
+		cancel:   cancel,
+	}
+}
+
+// Register serves rcvr's methods as "name.Method". Methods of these forms
+// are served, others ignored (as in net/rpc):
+//
+//	func (t *T) Method(args *A, reply *R) error
+//	func (t *T) Method(ctx context.Context, args *A, reply *R) error
+//
+// The ctx ends when the caller hangs up, its deadline passes or the server
+// shuts down. Register fails on an empty or duplicate name and on a
+// receiver with no servable method.
+func (s *Server) Register(name string, rcvr any) error {
+	svc, err := newService(name, rcvr)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, dup := s.services[name]; dup {
+		return fmt.Errorf("%w: %s already registered", ErrBadService, name)
+	}
+	s.services[name] = svc
+	return nil
+}
+
+// Shutdown stops serving: it closes every connection and session being
+// served, cancels the contexts of methods in flight and waits for them to
+// return. Later serve calls close their connection at once and later Calls
+// fail Unavailable. It is safe to call more than once.
+func (s *Server) Shutdown() {
+	s.stateMu.Lock()
+	s.shutdown = true
+	s.stateMu.Unlock()
+	s.cancel()
+	s.wg.Wait()
+}
+
+// enter counts one serving goroutine in, unless the server is shut down.
+func (s *Server) enter() bool {
+	s.stateMu.Lock()
+	defer s.stateMu.Unlock()
+	if s.shutdown {
+		return false
+	}
+	s.wg.Add(1)
+	return true
+}
+
+// ServeConn serves RPC requests on conn until the peer hangs up, ctx ends
+// or the server shuts down, then closes conn. Requests are served
+// concurrently; responses are written whole, one at a time. When the peer
+// stops sending (EOF) it is taken to have hung up: the contexts of its
+// methods in flight are cancelled.
+func (s *Server) ServeConn(ctx context.Context, conn net.Conn) {
+	if !s.enter() {
+		_ = conn.Close()
+		return
+	}
+	defer s.wg.Done()
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stopShutdown := context.AfterFunc(s.ctx, cancel)
+	defer stopShutdown()
+	stopClose := context.AfterFunc(ctx, func() { _ = conn.Close() })
+	defer stopClose()
+
+	sc := &serverConn{conn: conn}
+	r := bufio.NewReader(conn)
+	var inflight sync.WaitGroup
+	for {
+		h, body, err := readFrame(r)
+		if err != nil {
+			s.logReadError(conn, err)
+			break
+		}
+		inflight.Add(1)
+		go func() {
+			defer inflight.Done()
+			s.serveRequest(ctx, sc, &h, body)
+		}()
+	}
+	cancel()
+	inflight.Wait()
+	_ = conn.Close()
+}
+
+// logReadError logs why a connection stopped, quietly for ordinary ends.
+func (s *Server) logReadError(conn net.Conn, err error) {
+	switch {
+	case errors.Is(err, io.EOF), errors.Is(err, net.ErrClosed):
+		return
+	case errors.Is(err, errFrameTooLarge), errors.Is(err, errMalformedHeader):
+		s.logger.Warn("dropping connection: bad frame", "remote_addr", remoteAddr(conn), "error", err)
+	default:
+		s.logger.Debug("connection read failed", "remote_addr", remoteAddr(conn), "error", err)
+	}
+}
+
+// serveRequest decodes, dispatches and answers one request.
+func (s *Server) serveRequest(ctx context.Context, sc *serverConn, h *header, body []byte) {
+	if h.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, time.Duration(h.Timeout))
+		defer cancel()
+	}
+	resp := header{ServiceMethod: h.ServiceMethod, Seq: h.Seq}
+	out, err := s.dispatchWire(ctx, h.ServiceMethod, body)
+	if err != nil {
+		resp.Error, resp.Code = wireError(err)
+		out = nil
+	}
+	if err := sc.write(&resp, out); err != nil {
+		s.logger.Debug("write response failed", "method", h.ServiceMethod, "remote_addr", remoteAddr(sc.conn), "error", err)
+		_ = sc.conn.Close() // the read loop ends and the conn is torn down
+	}
+}
+
+// dispatchWire decodes body into the method's args, calls it and encodes
+// the reply.
+func (s *Server) dispatchWire(ctx context.Context, serviceMethod string, body []byte) ([]byte, error) {
+	svc, mt, err := s.lookup(serviceMethod)
+	if err != nil {
+		return nil, err
+	}
+	arg, target := mt.newArgs()
+	if err := decodeBody(body, target); err != nil {
+		return nil, structs.NewError(structs.CodeBadRequest, "rpc: %s: decode args: %v", serviceMethod, err)
+	}
+	reply := mt.newReply()
+	if err := s.invoke(ctx, svc, mt, serviceMethod, arg, reply); err != nil {
+		return nil, err
+	}
+	out, err := encode(reply.Interface())
+	if err == nil && len(out) > maxBodyLen {
+		err = errFrameTooLarge
+	}
+	if err != nil {
+		return nil, structs.NewError(structs.CodeInternal, "rpc: %s: encode reply: %v", serviceMethod, err)
+	}
+	return out, nil
+}
+
+// Call dispatches one call in process, with the network's semantics:
+// unknown methods are BadRequest, panics are recovered into Internal, and
+// the method's error comes back as a *structs.Error with its code. args may
+// be the method's args type, its pointer or its element; reply must be the
+// method's reply pointer type (or nil to discard the reply). The method
+// sees ctx, cut short if the server shuts down.
+func (s *Server) Call(ctx context.Context, method string, args, reply any) error {
+	if !s.enter() {
+		return structs.NewError(structs.CodeUnavailable, "rpc: call %s: server shut down", method)
+	}
+	defer s.wg.Done()
+	svc, mt, err := s.lookup(method)
+	if err != nil {
+		return err
+	}
+	arg, ok := mt.inProcessArgs(args)
+	if !ok {
+		return structs.NewError(structs.CodeBadRequest, "rpc: %s: args are %T, want %s", method, args, mt.argType)
+	}
+	var rv reflect.Value
+	if reply == nil {
+		rv = mt.newReply()
+	} else if rv = reflect.ValueOf(reply); rv.Type() != mt.replyType || rv.IsNil() {
+		return structs.NewError(structs.CodeBadRequest, "rpc: %s: reply is %T, want non-nil %s", method, reply, mt.replyType)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stop := context.AfterFunc(s.ctx, cancel)
+	defer stop()
+	if err := s.invoke(ctx, svc, mt, method, arg, rv); err != nil {
+		return structs.ToError(err) // flattened, as it would arrive over the wire
+	}
+	return nil
+}
+
+// lookup finds "Service.Method"; an unknown one is BadRequest.
+func (s *Server) lookup(serviceMethod string) (*service, *methodType, error) {
+	name, method, err := splitMethod(serviceMethod)
+	if err != nil {
+		return nil, nil, err
+	}
+	s.mu.RLock()
+	svc := s.services[name]
+	s.mu.RUnlock()
+	if svc == nil {
+		return nil, nil, structs.NewError(structs.CodeBadRequest, "rpc: unknown method %q: no service %q", serviceMethod, name)
+	}
+	mt := svc.methods[method]
+	if mt == nil {
+		return nil, nil, structs.NewError(structs.CodeBadRequest, "rpc: unknown method %q", serviceMethod)
+	}
+	return svc, mt, nil
+}
+
+// invoke calls the method, recovering a panic into an Internal error that
+// names it.
+func (s *Server) invoke(ctx context.Context, svc *service, mt *methodType, serviceMethod string, arg, reply reflect.Value) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			s.logger.Error("rpc method panicked", "method", serviceMethod, "panic", r, "stack", string(debug.Stack()))
+			err = structs.NewError(structs.CodeInternal, "rpc: %s panicked: %v", serviceMethod, r)
+		}
+	}()
+	in := make([]reflect.Value, 0, 4)
+	in = append(in, svc.rcvr)
+	if mt.withCtx {
+		in = append(in, reflect.ValueOf(&ctx).Elem())
+	}
+	in = append(in, arg, reply)
+	out := mt.method.Func.Call(in)
+	if e, _ := out[0].Interface().(error); e != nil {
+		return methodError(serviceMethod, e)
+	}
+	return nil
+}
+
+// serverConn serializes the responses written on one connection.
+type serverConn struct {
+	conn net.Conn
+	mu   sync.Mutex
+}
+
+func (c *serverConn) write(h *header, body []byte) error {
+	frame, err := appendFrame(nil, h, body)
+	if err != nil {
+		return err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	_, err = c.conn.Write(frame)
+	return err
+}
+
+// remoteAddr names conn's peer for log lines.
+func remoteAddr(conn net.Conn) string {
+	if a := conn.RemoteAddr(); a != nil {
+		return a.String()
+	}
+	return ""
+}
