@@ -1,0 +1,249 @@
+package state_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/berth-csi/berth/state/statetest"
+	"github.com/berth-csi/berth/structs"
+	"github.com/hashicorp/go-memdb"
+	"github.com/shoenig/test/must"
+)
+
+func TestStateStore_CSIPluginDenormalize_Health(t *testing.T) {
+	cases := []struct {
+		name      string
+		nodes     []*structs.Node
+		down      []string
+		wantCtrl  [2]int // healthy, expected
+		wantNodes [2]int
+	}{
+		{
+			name:      "healthy monolith on a ready node",
+			nodes:     []*structs.Node{statetest.NodeWithPlugin("n1", plugID, true, true, true)},
+			wantCtrl:  [2]int{1, 1},
+			wantNodes: [2]int{1, 1},
+		},
+		{
+			name:      "unhealthy instance",
+			nodes:     []*structs.Node{statetest.NodeWithPlugin("n1", plugID, true, true, false)},
+			wantCtrl:  [2]int{0, 1},
+			wantNodes: [2]int{0, 1},
+		},
+		{
+			name: "node down",
+			nodes: []*structs.Node{
+				statetest.NodeWithPlugin("n1", plugID, true, true, true),
+				statetest.NodeWithPlugin("n2", plugID, false, true, true),
+			},
+			down:      []string{"n1"},
+			wantCtrl:  [2]int{0, 1},
+			wantNodes: [2]int{1, 2},
+		},
+		{
+			name: "node initializing",
+			nodes: func() []*structs.Node {
+				n := statetest.NodeWithPlugin("n1", plugID, false, true, true)
+				n.Status = structs.NodeStatusInit
+				return []*structs.Node{n}
+			}(),
+			wantNodes: [2]int{0, 1},
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			s := statetest.New(t)
+			upsertNodes(t, s, 10, tc.nodes...)
+			for _, id := range tc.down {
+				must.NoError(t, s.UpdateNodeStatus(11, id, structs.NodeStatusDown, 1, nil))
+			}
+			plug := mustPlugin(t, s, plugID)
+			must.Eq(t, tc.wantCtrl, [2]int{plug.ControllersHealthy, plug.ControllersExpected})
+			must.Eq(t, tc.wantNodes, [2]int{plug.NodesHealthy, plug.NodesExpected})
+		})
+	}
+}
+
+func TestStateStore_CSIPluginDenormalize_MissingNodeIsUnhealthy(t *testing.T) {
+	s := statetest.New(t)
+	plug := structs.NewCSIPlugin(plugID, 1)
+	plug.Nodes["ghost"] = &structs.CSIInfo{PluginID: plugID, Healthy: true}
+
+	got, err := s.CSIPluginDenormalize(nil, plug)
+	must.NoError(t, err)
+	must.Eq(t, 0, got.NodesHealthy)
+	must.Eq(t, 1, got.NodesExpected)
+	must.Eq(t, 0, plug.NodesExpected, must.Sprint("the input must not be changed"))
+}
+
+func TestStateStore_CSIPluginDenormalize_Allocations(t *testing.T) {
+	s := statetest.New(t)
+	upsertAllocs(t, s, 9, statetest.Alloc("plug-b", "n2"), statetest.Alloc("plug-a", "n1"))
+
+	mono := statetest.NodeWithPlugin("n1", plugID, true, true, true)
+	mono.CSIControllerPlugins[plugID].AllocID = "plug-a"
+	mono.CSINodePlugins[plugID].AllocID = "plug-a"
+	node := statetest.NodeWithPlugin("n2", plugID, false, true, true)
+	node.CSINodePlugins[plugID].AllocID = "plug-b"
+	gone := statetest.NodeWithPlugin("n3", plugID, false, true, true)
+	gone.CSINodePlugins[plugID].AllocID = "plug-gone"
+	outside := statetest.NodeWithPlugin("n4", plugID, false, true, true) // run outside berth: no alloc
+	upsertNodes(t, s, 10, mono, node, gone, outside)
+
+	plug := mustPlugin(t, s, plugID)
+	var ids []string
+	for _, a := range plug.Allocations {
+		ids = append(ids, a.ID)
+	}
+	must.Eq(t, []string{"plug-a", "plug-b"}, ids)
+	must.Eq(t, "n1", plug.Allocations[0].NodeID)
+}
+
+func TestStateStore_CSIPluginDenormalize_Nil(t *testing.T) {
+	s := statetest.New(t)
+	got, err := s.CSIPluginDenormalize(nil, nil)
+	must.NoError(t, err)
+	must.Nil(t, got)
+}
+
+func TestStateStore_CSIPluginByID_WatchFiresWhenNodeGoesDown(t *testing.T) {
+	s := statetest.New(t)
+	upsertNodes(t, s, 10, statetest.NodeWithPlugin("n1", plugID, false, true, true))
+
+	ws := memdb.NewWatchSet()
+	_, err := s.CSIPluginByID(ws, plugID)
+	must.NoError(t, err)
+	must.NoError(t, s.UpdateNodeStatus(11, "n1", structs.NodeStatusDown, 1, nil))
+	must.False(t, ws.Watch(time.After(5*time.Second)), must.Sprint("the plugin read must wake when its node goes down"))
+}
+
+func TestStateStore_CSIVolumeDenormalize_Schedulable(t *testing.T) {
+	cases := []struct {
+		name      string
+		nodes     []*structs.Node
+		down      []string
+		want      bool
+		wantCtrlR bool
+	}{
+		{
+			name:  "healthy node plugin, no controller needed",
+			nodes: []*structs.Node{statetest.NodeWithPlugin("n1", plugID, false, true, true)},
+			want:  true,
+		},
+		{
+			name:      "controller required and healthy",
+			nodes:     []*structs.Node{statetest.NodeWithPlugin("n1", plugID, true, true, true)},
+			want:      true,
+			wantCtrlR: true,
+		},
+		{
+			name: "controller required but unhealthy",
+			nodes: []*structs.Node{
+				statetest.NodeWithPlugin("n1", plugID, true, false, false),
+				func() *structs.Node {
+					n := statetest.NodeWithPlugin("n2", plugID, false, true, true)
+					n.CSINodePlugins[plugID].RequiresControllerPlugin = true
+					return n
+				}(),
+			},
+			wantCtrlR: true,
+		},
+		{
+			name:  "node plugin unhealthy",
+			nodes: []*structs.Node{statetest.NodeWithPlugin("n1", plugID, false, true, false)},
+		},
+		{
+			name:  "only node down",
+			nodes: []*structs.Node{statetest.NodeWithPlugin("n1", plugID, false, true, true)},
+			down:  []string{"n1"},
+		},
+		{
+			name: "controller node down",
+			nodes: []*structs.Node{
+				statetest.NodeWithPlugin("n1", plugID, true, false, true),
+				func() *structs.Node {
+					n := statetest.NodeWithPlugin("n2", plugID, false, true, true)
+					n.CSINodePlugins[plugID].RequiresControllerPlugin = true
+					return n
+				}(),
+			},
+			down:      []string{"n1"},
+			wantCtrlR: true,
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			s := statetest.New(t)
+			upsertNodes(t, s, 10, tc.nodes...)
+			upsertVolumes(t, s, 11, statetest.Volume("data", plugID))
+			for _, id := range tc.down {
+				must.NoError(t, s.UpdateNodeStatus(12, id, structs.NodeStatusDown, 1, nil))
+			}
+			vol := mustVolume(t, s, "data")
+			must.Eq(t, tc.want, vol.Schedulable)
+			must.Eq(t, tc.wantCtrlR, vol.ControllerRequired)
+			must.Eq(t, statetest.Provider, vol.Provider)
+			must.Eq(t, statetest.ProviderVersion, vol.ProviderVersion)
+			plug := mustPlugin(t, s, plugID)
+			must.Eq(t, plug.NodesHealthy, vol.NodesHealthy)
+			must.Eq(t, plug.NodesExpected, vol.NodesExpected)
+			must.Eq(t, plug.ControllersHealthy, vol.ControllersHealthy)
+			must.Eq(t, plug.ControllersExpected, vol.ControllersExpected)
+		})
+	}
+}
+
+func TestStateStore_CSIVolumeDenormalize_NoPlugin(t *testing.T) {
+	s := statetest.New(t)
+	vol := statetest.Volume("data", "missing")
+	vol.Provider = "stale"
+	vol.Schedulable = true
+	vol.NodesHealthy = 3
+
+	got, err := s.CSIVolumeDenormalize(nil, vol)
+	must.NoError(t, err)
+	must.False(t, got.Schedulable)
+	must.Eq(t, "", got.Provider)
+	must.Eq(t, 0, got.NodesHealthy)
+	must.True(t, vol.Schedulable, must.Sprint("the input must not be changed"))
+}
+
+func TestStateStore_CSIVolumeDenormalize_ClaimAllocs(t *testing.T) {
+	s := statetest.New(t)
+	upsertAllocs(t, s, 9, statetest.Alloc("reader", "n1"), statetest.Alloc("writer", "n1"))
+	claim := func(id string, mode structs.CSIVolumeClaimMode) *structs.CSIVolumeClaim {
+		return &structs.CSIVolumeClaim{AllocID: id, NodeID: "n1", Mode: mode}
+	}
+	vol := statetest.Volume("data", plugID)
+	vol.ReadClaims = map[string]*structs.CSIVolumeClaim{
+		"reader": claim("reader", structs.CSIVolumeClaimRead),
+		"gone":   claim("gone", structs.CSIVolumeClaimRead),
+	}
+	vol.WriteClaims = map[string]*structs.CSIVolumeClaim{"writer": claim("writer", structs.CSIVolumeClaimWrite)}
+	vol.PastClaims = map[string]*structs.CSIVolumeClaim{"past": claim("past", structs.CSIVolumeClaimWrite)}
+
+	got, err := s.CSIVolumeDenormalize(nil, vol)
+	must.NoError(t, err)
+	must.MapLen(t, 2, got.ReadAllocs)
+	must.NotNil(t, got.ReadAllocs["reader"])
+	must.Eq(t, "reader", got.ReadAllocs["reader"].ID)
+	must.MapContainsKey(t, got.ReadAllocs, "gone")
+	must.Nil(t, got.ReadAllocs["gone"])
+	must.MapLen(t, 1, got.WriteAllocs)
+	must.Eq(t, "writer", got.WriteAllocs["writer"].ID)
+	must.Nil(t, vol.ReadAllocs, must.Sprint("the input must not be changed"))
+}
+
+func TestStateStore_CSIVolumeByID_WatchFiresWhenNodeGoesDown(t *testing.T) {
+	s := statetest.New(t)
+	upsertNodes(t, s, 10, statetest.NodeWithPlugin("n1", plugID, false, true, true))
+	upsertVolumes(t, s, 11, statetest.Volume("data", plugID))
+
+	ws := memdb.NewWatchSet()
+	vol, err := s.CSIVolumeByID(ws, structs.DefaultNamespace, "data")
+	must.NoError(t, err)
+	must.True(t, vol.Schedulable)
+	must.NoError(t, s.UpdateNodeStatus(12, "n1", structs.NodeStatusDown, 1, nil))
+	must.False(t, ws.Watch(time.After(5*time.Second)), must.Sprint("the volume read must wake when its plugin's node goes down"))
+	must.False(t, mustVolume(t, s, "data").Schedulable)
+}
