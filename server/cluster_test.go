@@ -1,0 +1,94 @@
+package server_test
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/shoenig/test/must"
+
+	"github.com/berth-csi/berth/server/servertest"
+	"github.com/berth-csi/berth/structs"
+)
+
+func TestCluster_WriteThroughFollower_ReadOnAll(t *testing.T) {
+	c := servertest.Cluster(t, 3)
+	follower := c.Followers()[0]
+
+	registerPluginNode(t, follower, "node-1", "hostpath")
+	index := registerVolume(t, follower, "data", "hostpath")
+
+	for _, s := range c.Running() {
+		vol := staleGet(t, s, "data", index)
+		must.NotNil(t, vol, must.Sprintf("server %s has no volume", s.Name()))
+		must.Eq(t, "hostpath", vol.PluginID)
+		must.True(t, vol.Schedulable, must.Sprintf("server %s: plugin health not joined", s.Name()))
+		must.Eq(t, "berth-hostpath", vol.Provider)
+	}
+
+	var peers []string
+	must.NoError(t, call(t, follower, "Status.Peers", &structs.GenericRequest{}, &peers))
+	must.SliceLen(t, 3, peers)
+	var members structs.ServerMembersResponse
+	must.NoError(t, call(t, follower, "Status.Members", &structs.GenericRequest{}, &members))
+	must.SliceLen(t, 3, members.Members)
+}
+
+func TestCluster_LeaderKilled_NothingLost(t *testing.T) {
+	c := servertest.Cluster(t, 3)
+	leader := c.Leader()
+	must.NotNil(t, leader)
+
+	registerPluginNode(t, leader, "node-1", "hostpath")
+	var last uint64
+	for i := 0; i < 20; i++ {
+		last = registerVolume(t, leader, fmt.Sprintf("vol-%02d", i), "hostpath")
+	}
+
+	start := time.Now()
+	c.Kill(leader.Index)
+	next := c.WaitForLeader(t, 20*time.Second)
+	t.Logf("new leader %s after %s", next.Name(), time.Since(start))
+	must.NotEq(t, leader.Index, next.Index)
+
+	var list structs.CSIVolumeListResponse
+	must.NoError(t, call(t, next, "CSIVolume.List", &structs.CSIVolumeListRequest{}, &list))
+	must.SliceLen(t, 20, list.Volumes, must.Sprint("every committed volume survives the leader"))
+	must.GreaterEq(t, last, list.Index)
+
+	// The two survivors still form a quorum and take writes.
+	index := registerVolume(t, c.Followers()[0], "after-failover", "hostpath")
+	for _, s := range c.Running() {
+		must.NotNil(t, staleGet(t, s, "after-failover", index))
+	}
+}
+
+func TestCluster_RestartedServerCatchesUp(t *testing.T) {
+	c := servertest.Cluster(t, 3)
+	registerPluginNode(t, c.Leader(), "node-1", "hostpath")
+	registerVolume(t, c.Leader(), "before", "hostpath")
+
+	victim := c.Followers()[0].Index
+	c.Kill(victim)
+	var index uint64
+	for i := 0; i < 10; i++ {
+		index = registerVolume(t, c.Leader(), fmt.Sprintf("while-down-%d", i), "hostpath")
+	}
+
+	restarted := c.Restart(victim)
+	must.NotNil(t, staleGet(t, restarted, "before", index), must.Sprint("data from before the restart comes back from the data dir"))
+	must.NotNil(t, staleGet(t, restarted, "while-down-9", index), must.Sprint("entries written while down are replicated"))
+
+	// It serves reads forwarded to the leader too, and it is a voter again.
+	var cfg structs.RaftConfigurationResponse
+	must.NoError(t, call(t, restarted, "Operator.RaftGetConfiguration", &structs.GenericRequest{}, &cfg))
+	must.SliceLen(t, 3, cfg.Servers)
+	leaders := 0
+	for _, s := range cfg.Servers {
+		must.True(t, s.Voter)
+		if s.Leader {
+			leaders++
+		}
+	}
+	must.EqOp(t, 1, leaders)
+}

@@ -1,0 +1,120 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+)
+
+// Default ports, as in INTERFACE.md.
+const (
+	DefaultHTTPPort = 4746
+	DefaultRPCPort  = 4747
+	DefaultSerfPort = 4748
+)
+
+// Config is what a server needs to start. Build it from DefaultConfig.
+type Config struct {
+	// NodeName names the server in gossip and raft listings; it defaults to
+	// "server-" and the first 8 characters of the server's stable ID.
+	NodeName string
+	// DataDir holds raft.db (logs and stable store), snapshots/, the serf
+	// snapshot and the server's stable ID.
+	DataDir string
+	// BindAddr is the IP the RPC and gossip listeners bind to. It is also
+	// the address other servers reach this one at.
+	BindAddr string
+	// RPCPort serves RPC, raft and client sessions on one TCP port; 0 picks a free one.
+	RPCPort int
+	// SerfPort serves gossip (TCP and UDP); 0 picks a free one.
+	SerfPort int
+	// BootstrapExpect is how many servers to wait for before electing the
+	// first leader. 1 bootstraps alone (dev mode).
+	BootstrapExpect int
+	// Join lists serf addresses (host:port) of servers to join at start.
+	Join []string
+
+	// HeartbeatTTL is the TTL given to clients.
+	HeartbeatTTL time.Duration
+
+	// Raft timing. Lower values elect faster but flap on a loaded machine.
+	RaftHeartbeatTimeout   time.Duration
+	RaftElectionTimeout    time.Duration
+	RaftLeaderLeaseTimeout time.Duration
+	RaftSnapshotThreshold  uint64
+	RaftSnapshotInterval   time.Duration
+	RaftTrailingLogs       uint64
+
+	// GossipLocal uses memberlist's local-network timing (faster failure
+	// detection); for tests and single-machine clusters.
+	GossipLocal bool
+
+	// ReconcileInterval is how often the leader reconciles gossip members
+	// with the raft configuration, besides reacting to gossip events.
+	ReconcileInterval time.Duration
+
+	Logger hclog.Logger
+}
+
+// DefaultConfig returns a config with every default set. DataDir and
+// BindAddr still need a value.
+func DefaultConfig() *Config {
+	return &Config{
+		BindAddr:               "127.0.0.1",
+		RPCPort:                DefaultRPCPort,
+		SerfPort:               DefaultSerfPort,
+		BootstrapExpect:        1,
+		HeartbeatTTL:           10 * time.Second,
+		RaftHeartbeatTimeout:   600 * time.Millisecond,
+		RaftElectionTimeout:    600 * time.Millisecond,
+		RaftLeaderLeaseTimeout: 300 * time.Millisecond,
+		RaftSnapshotThreshold:  8192,
+		RaftSnapshotInterval:   2 * time.Minute,
+		RaftTrailingLogs:       10240,
+		ReconcileInterval:      30 * time.Second,
+		Logger:                 hclog.NewNullLogger(),
+	}
+}
+
+// Validate names the first field that is wrong and how to fix it.
+func (c *Config) Validate() error {
+	var errs []error
+	if c.DataDir == "" {
+		errs = append(errs, errors.New("server: data_dir is required (-data-dir)"))
+	}
+	ip := net.ParseIP(c.BindAddr)
+	switch {
+	case ip == nil:
+		errs = append(errs, fmt.Errorf("server: bind address %q is not an IP address (-bind)", c.BindAddr))
+	case ip.IsUnspecified():
+		errs = append(errs, fmt.Errorf("server: bind address %q is not reachable by other servers; bind a specific IP (-bind)", c.BindAddr))
+	}
+	if c.RPCPort < 0 || c.RPCPort > 65535 {
+		errs = append(errs, fmt.Errorf("server: rpc port %d is out of range (-rpc-port)", c.RPCPort))
+	}
+	if c.SerfPort < 0 || c.SerfPort > 65535 {
+		errs = append(errs, fmt.Errorf("server: serf port %d is out of range (-serf-port)", c.SerfPort))
+	}
+	if c.RPCPort != 0 && c.RPCPort == c.SerfPort {
+		errs = append(errs, fmt.Errorf("server: rpc port and serf port are both %d; give them different ports", c.RPCPort))
+	}
+	if c.BootstrapExpect < 1 {
+		errs = append(errs, fmt.Errorf("server: bootstrap_expect must be at least 1, got %d (-bootstrap-expect)", c.BootstrapExpect))
+	}
+	if c.BootstrapExpect == 2 {
+		errs = append(errs, errors.New("server: bootstrap_expect 2 cannot survive the loss of either server; use 1, 3 or 5"))
+	}
+	if c.HeartbeatTTL <= 0 {
+		errs = append(errs, fmt.Errorf("server: heartbeat TTL must be positive, got %s", c.HeartbeatTTL))
+	}
+	if c.RaftElectionTimeout <= 0 || c.RaftHeartbeatTimeout <= 0 || c.RaftLeaderLeaseTimeout <= 0 {
+		errs = append(errs, errors.New("server: raft timeouts must be positive"))
+	}
+	if c.RaftLeaderLeaseTimeout > c.RaftHeartbeatTimeout {
+		errs = append(errs, errors.New("server: raft leader lease timeout must not exceed the heartbeat timeout"))
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,69 @@
+package server
+
+import (
+	"github.com/hashicorp/go-memdb"
+
+	"github.com/berth-csi/berth/state"
+	"github.com/berth-csi/berth/structs"
+)
+
+// CSIPlugin serves plugin reads and deletion.
+type CSIPlugin struct{ srv *Server }
+
+// List lists plugins with their health counts.
+func (p *CSIPlugin) List(args *structs.CSIPluginListRequest, reply *structs.CSIPluginListResponse) error {
+	if done, err := p.srv.forward("CSIPlugin.List", args, args, reply); done {
+		return err
+	}
+	return p.srv.blockingQuery(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) error {
+		iter, err := st.CSIPluginsByIDPrefix(ws, args.Prefix)
+		if err != nil {
+			return err
+		}
+		reply.Plugins = []*structs.CSIPluginListStub{}
+		for raw := iter.Next(); raw != nil; raw = iter.Next() {
+			plug, err := st.CSIPluginDenormalize(ws, raw.(*structs.CSIPlugin))
+			if err != nil {
+				return err
+			}
+			reply.Plugins = append(reply.Plugins, plug.Stub())
+		}
+		reply.Index, err = maxIndex(st, state.TableCSIPlugins, state.TableNodes)
+		return err
+	})
+}
+
+// Get reads one plugin with its instances; Plugin is nil when absent.
+func (p *CSIPlugin) Get(args *structs.CSIPluginGetRequest, reply *structs.CSIPluginGetResponse) error {
+	if done, err := p.srv.forward("CSIPlugin.Get", args, args, reply); done {
+		return err
+	}
+	if args.ID == "" {
+		return structs.NewError(structs.CodeBadRequest, "plugin get: missing plugin ID")
+	}
+	return p.srv.blockingQuery(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) error {
+		plug, err := st.CSIPluginByID(ws, args.ID)
+		if err != nil {
+			return err
+		}
+		reply.Plugin = plug
+		reply.Index, err = maxIndex(st, state.TableCSIPlugins, state.TableNodes, state.TableAllocs)
+		return err
+	})
+}
+
+// Delete removes a plugin that nothing uses any more.
+func (p *CSIPlugin) Delete(args *structs.CSIPluginDeleteRequest, reply *structs.CSIPluginDeleteResponse) error {
+	if done, err := p.srv.forward("CSIPlugin.Delete", args, args, reply); done {
+		return err
+	}
+	if args.ID == "" {
+		return structs.NewError(structs.CodeBadRequest, "plugin delete: missing plugin ID")
+	}
+	_, index, err := raftApply[any](p.srv, structs.CSIPluginDeleteRequestType, args)
+	if err != nil {
+		return err
+	}
+	reply.Index = index
+	return nil
+}

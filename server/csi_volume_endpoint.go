@@ -1,0 +1,175 @@
+package server
+
+import (
+	"time"
+
+	"github.com/hashicorp/go-memdb"
+
+	"github.com/berth-csi/berth/state"
+	"github.com/berth-csi/berth/structs"
+)
+
+// CSIVolume serves volume registration, claims and reads.
+type CSIVolume struct{ srv *Server }
+
+// Register registers volumes or updates the mutable fields of known ones.
+func (v *CSIVolume) Register(args *structs.CSIVolumeRegisterRequest, reply *structs.CSIVolumeRegisterResponse) error {
+	if done, err := v.srv.forward("CSIVolume.Register", args, args, reply); done {
+		return err
+	}
+	if len(args.Volumes) == 0 {
+		return structs.NewError(structs.CodeBadRequest, "volume register: the request carries no volume")
+	}
+	seen := map[string]bool{}
+	for i, vol := range args.Volumes {
+		if vol == nil {
+			return structs.NewError(structs.CodeBadRequest, "volume register: volume %d of the request is empty", i+1)
+		}
+		if vol.Namespace == "" {
+			vol.Namespace = args.RequestNamespace()
+		}
+		if err := vol.Validate(); err != nil {
+			return err
+		}
+		if seen[vol.ID] {
+			return structs.NewError(structs.CodeBadRequest, "volume register: volume %q is given twice in one request", vol.ID)
+		}
+		seen[vol.ID] = true
+		// Claims and derived fields are the servers' to keep, never the caller's.
+		vol.ReadClaims, vol.WriteClaims, vol.PastClaims = nil, nil, nil
+		vol.ReadAllocs, vol.WriteAllocs = nil, nil
+		vol.AccessMode, vol.AttachmentMode = "", ""
+	}
+	_, index, err := raftApply[any](v.srv, structs.CSIVolumeRegisterRequestType, args)
+	if err != nil {
+		return err
+	}
+	reply.Index = index
+	return nil
+}
+
+// Deregister removes volumes; see state.CSIVolumeDeregister for when a
+// claimed volume may go.
+func (v *CSIVolume) Deregister(args *structs.CSIVolumeDeregisterRequest, reply *structs.CSIVolumeDeregisterResponse) error {
+	if done, err := v.srv.forward("CSIVolume.Deregister", args, args, reply); done {
+		return err
+	}
+	if len(args.VolumeIDs) == 0 {
+		return structs.NewError(structs.CodeBadRequest, "volume deregister: no volume IDs given")
+	}
+	_, index, err := raftApply[any](v.srv, structs.CSIVolumeDeregisterRequestType, args)
+	if err != nil {
+		return err
+	}
+	reply.Index = index
+	return nil
+}
+
+// Claim takes a claim for an allocation or moves one along its release.
+func (v *CSIVolume) Claim(args *structs.CSIVolumeClaimRequest, reply *structs.CSIVolumeClaimResponse) error {
+	if done, err := v.srv.forward("CSIVolume.Claim", args, args, reply); done {
+		return err
+	}
+	if args.VolumeID == "" {
+		return structs.NewError(structs.CodeBadRequest, "volume claim: missing volume ID")
+	}
+	if args.AllocationID == "" {
+		return structs.NewError(structs.CodeBadRequest, "volume %q: claim is missing the allocation ID", args.VolumeID)
+	}
+	if !args.State.Valid() {
+		return structs.NewError(structs.CodeBadRequest, "volume %q: claim state %d is not a known state", args.VolumeID, int(args.State))
+	}
+	args.Timestamp = time.Now()
+	batch := &structs.CSIVolumeClaimBatchRequest{Claims: []structs.CSIVolumeClaimRequest{*args}}
+	errs, index, err := raftApply[[]error](v.srv, structs.CSIVolumeClaimRequestType, batch)
+	if err != nil {
+		return err
+	}
+	if len(errs) != 1 {
+		return structs.NewError(structs.CodeInternal, "volume %q: claim batch of 1 answered %d results", args.VolumeID, len(errs))
+	}
+	if errs[0] != nil {
+		return errs[0]
+	}
+	vol, err := v.srv.State().CSIVolumeByID(nil, args.RequestNamespace(), args.VolumeID)
+	if err != nil {
+		return err
+	}
+	if vol != nil {
+		reply.Volume = vol.Sanitized()
+	}
+	reply.Index = index
+	return nil
+}
+
+// List lists volumes, filtered by ID prefix, plugin or claiming node.
+func (v *CSIVolume) List(args *structs.CSIVolumeListRequest, reply *structs.CSIVolumeListResponse) error {
+	if done, err := v.srv.forward("CSIVolume.List", args, args, reply); done {
+		return err
+	}
+	ns := args.RequestNamespace()
+	return v.srv.blockingQuery(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) error {
+		var (
+			iter memdb.ResultIterator
+			err  error
+		)
+		switch {
+		case args.NodeID != "":
+			iter, err = st.CSIVolumesByNodeID(ws, args.NodeID)
+		case args.PluginID != "":
+			iter, err = st.CSIVolumesByPluginID(ws, ns, args.PluginID)
+		default:
+			iter, err = st.CSIVolumesByIDPrefix(ws, ns, args.Prefix)
+		}
+		if err != nil {
+			return err
+		}
+		plugins := map[string]*structs.CSIPlugin{}
+		reply.Volumes = []*structs.CSIVolumeListStub{}
+		for raw := iter.Next(); raw != nil; raw = iter.Next() {
+			vol := raw.(*structs.CSIVolume)
+			if vol.Namespace != ns || (args.Prefix != "" && !hasPrefix(vol.ID, args.Prefix)) ||
+				(args.PluginID != "" && vol.PluginID != args.PluginID) {
+				continue
+			}
+			plug, ok := plugins[vol.PluginID]
+			if !ok {
+				if plug, err = st.CSIPluginByID(ws, vol.PluginID); err != nil {
+					return err
+				}
+				plugins[vol.PluginID] = plug
+			}
+			joined := *vol // shallow: JoinPlugin sets only scalar fields
+			joined.JoinPlugin(plug)
+			stub := joined.Stub()
+			reply.Volumes = append(reply.Volumes, stub)
+		}
+		reply.Index, err = maxIndex(st, state.TableCSIVolumes, state.TableCSIPlugins, state.TableNodes)
+		return err
+	})
+}
+
+// Get reads one volume with its claims and plugin health joined in;
+// Volume is nil when it does not exist. Secrets never leave the servers.
+func (v *CSIVolume) Get(args *structs.CSIVolumeGetRequest, reply *structs.CSIVolumeGetResponse) error {
+	if done, err := v.srv.forward("CSIVolume.Get", args, args, reply); done {
+		return err
+	}
+	if args.ID == "" {
+		return structs.NewError(structs.CodeBadRequest, "volume get: missing volume ID")
+	}
+	return v.srv.blockingQuery(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) error {
+		vol, err := st.CSIVolumeByID(ws, args.RequestNamespace(), args.ID)
+		if err != nil {
+			return err
+		}
+		reply.Volume = nil
+		if vol != nil {
+			reply.Volume = vol.Sanitized()
+		}
+		reply.Index, err = maxIndex(st, state.TableCSIVolumes, state.TableCSIPlugins, state.TableNodes)
+		return err
+	})
+}
+
+func hasPrefix(s, prefix string) bool { return len(s) >= len(prefix) && s[:len(prefix)] == prefix }

@@ -1,0 +1,16 @@
+// Package server is a berth server: raft (hashicorp/raft with raft-boltdb
+// logs and file snapshots in the data dir), server membership by serf
+// gossip with autopilot removing dead servers, the msgpack RPC endpoints,
+// write forwarding to the leader, blocking queries, and the leader-only
+// loops.
+//
+// It composes structs, state, fsm and rpc; nothing in berth imports it but
+// cmd and servertest. The client package must never import it.
+//
+// Concurrency: a Server owns its goroutines (the accept loop, the serf
+// event loop, the leadership monitor and what leadership starts) and stops
+// them all in Shutdown through one lifecycle context. RPC endpoints run on
+// the rpc server's goroutines and touch shared state only through raft
+// (writes) and the FSM's state store (reads, which are lock-free memdb
+// snapshots).
+package server

@@ -1,0 +1,137 @@
+package server
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/raft"
+	"github.com/hashicorp/serf/serf"
+)
+
+// monitorLeadership starts the leader-only work when this server gains
+// leadership and stops it, waiting for it, when leadership is lost.
+func (s *Server) monitorLeadership() {
+	var (
+		stop func()
+		wg   sync.WaitGroup
+	)
+	stopLeading := func() {
+		if stop != nil {
+			stop()
+			wg.Wait()
+			stop = nil
+			s.revokeLeadership()
+		}
+	}
+	defer stopLeading()
+	for {
+		select {
+		case <-s.ctx.Done():
+			return
+		case isLeader := <-s.raftNotifyCh:
+			if !isLeader {
+				stopLeading()
+				continue
+			}
+			if stop != nil {
+				continue
+			}
+			ctx, cancel := context.WithCancel(s.ctx)
+			stop = cancel
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				s.leaderLoop(ctx)
+			}()
+		}
+	}
+}
+
+// leaderLoop runs while this server leads: it waits until the FSM has
+// applied everything earlier leaders committed, then keeps raft membership
+// in line with gossip.
+func (s *Server) leaderLoop(ctx context.Context) {
+	s.logger.Info("cluster leadership acquired")
+	for {
+		if err := s.raft.Barrier(time.Minute).Error(); err == nil {
+			break
+		} else if ctx.Err() != nil {
+			return
+		} else {
+			s.logger.Error("leader barrier failed; retrying", "error", err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(time.Second):
+		}
+	}
+	s.readyForReads.Store(true)
+	s.autopilot.Start(ctx)
+
+	ticker := time.NewTicker(s.config.ReconcileInterval)
+	defer ticker.Stop()
+	for {
+		s.reconcileMembers()
+		select {
+		case <-ctx.Done():
+			return
+		case <-ticker.C:
+		case <-s.reconcileCh:
+		}
+	}
+}
+
+func (s *Server) revokeLeadership() {
+	s.readyForReads.Store(false)
+	<-s.autopilot.Stop()
+	s.logger.Info("cluster leadership lost")
+}
+
+// reconcileMembers adds alive gossip servers missing from the raft
+// configuration and removes servers that left gracefully. Failed servers
+// are autopilot's to remove, once it is safe for the quorum.
+func (s *Server) reconcileMembers() {
+	conf, index, err := s.raftConfiguration()
+	if err != nil {
+		s.logger.Error("read raft configuration", "error", err)
+		return
+	}
+	inRaft := map[raft.ServerID]raft.Server{}
+	for _, srv := range conf.Servers {
+		inRaft[srv.ID] = srv
+	}
+	for _, m := range s.servers() {
+		id := raft.ServerID(m.ID)
+		cur, known := inRaft[id]
+		switch m.Status {
+		case serf.StatusAlive:
+			if known && cur.Address == raft.ServerAddress(m.RPCAddr) {
+				continue
+			}
+			s.logger.Info("adding server to raft", "member", m.Name, "addr", m.RPCAddr)
+			if err := s.raft.AddVoter(id, raft.ServerAddress(m.RPCAddr), index, 0).Error(); err != nil {
+				s.logger.Error("add server to raft", "member", m.Name, "error", err)
+				return
+			}
+			conf, index, err = s.raftConfiguration()
+			if err != nil {
+				return
+			}
+		case serf.StatusLeft:
+			if !known || id == raft.ServerID(s.id) {
+				continue
+			}
+			s.logger.Info("removing server that left", "member", m.Name)
+			if err := s.raft.RemoveServer(id, index, 0).Error(); err != nil {
+				s.logger.Error("remove server from raft", "member", m.Name, "error", err)
+				return
+			}
+			conf, index, err = s.raftConfiguration()
+			if err != nil {
+				return
+			}
+		}
+	}
+}

@@ -1,0 +1,161 @@
+package server
+
+import (
+	"time"
+
+	"github.com/hashicorp/go-memdb"
+
+	"github.com/berth-csi/berth/state"
+	"github.com/berth-csi/berth/structs"
+)
+
+// Node serves client nodes: registration with their plugin fingerprint,
+// status, and reads.
+type Node struct{ srv *Server }
+
+// Register stores a node and its fingerprint. The node's plugins are
+// created, updated or removed in the same raft write.
+func (n *Node) Register(args *structs.NodeRegisterRequest, reply *structs.NodeUpdateResponse) error {
+	if done, err := n.srv.forward("Node.Register", args, args, reply); done {
+		return err
+	}
+	node := args.Node
+	if node == nil {
+		return structs.NewError(structs.CodeBadRequest, "node register: the request carries no node")
+	}
+	if node.ID == "" {
+		return structs.NewError(structs.CodeBadRequest, "node register: missing node ID")
+	}
+	if node.Status == "" {
+		node.Status = structs.NodeStatusInit
+	}
+	if !structs.ValidNodeStatus(node.Status) {
+		return structs.NewError(structs.CodeBadRequest, "node %s: status %q is not one of initializing, ready, down", node.ID, node.Status)
+	}
+	if node.Name == "" {
+		node.Name = node.ID
+	}
+	if err := validateFingerprint(node); err != nil {
+		return err
+	}
+	now := time.Now()
+	node.StatusUpdatedAt = now.UnixNano()
+	for _, m := range []map[string]*structs.CSIInfo{node.CSIControllerPlugins, node.CSINodePlugins} {
+		for _, info := range m {
+			if info.UpdateTime.IsZero() {
+				info.UpdateTime = now
+			}
+		}
+	}
+	_, index, err := raftApply[any](n.srv, structs.NodeRegisterRequestType, args)
+	if err != nil {
+		return err
+	}
+	reply.HeartbeatTTL = n.srv.config.HeartbeatTTL
+	reply.LeaderRPCAddr = n.srv.leaderAddr()
+	reply.Index = index
+	return nil
+}
+
+// validateFingerprint checks that every plugin entry is keyed by its own ID
+// and carries the info its side needs.
+func validateFingerprint(node *structs.Node) error {
+	for id, info := range node.CSIControllerPlugins {
+		if info == nil || info.PluginID != id {
+			return structs.NewError(structs.CodeBadRequest, "node %s: controller plugin entry %q does not carry plugin ID %q", node.ID, id, id)
+		}
+	}
+	for id, info := range node.CSINodePlugins {
+		if info == nil || info.PluginID != id {
+			return structs.NewError(structs.CodeBadRequest, "node %s: node plugin entry %q does not carry plugin ID %q", node.ID, id, id)
+		}
+		if info.NodeInfo == nil {
+			return structs.NewError(structs.CodeBadRequest, "node %s: node plugin %q has no node info (NodeGetInfo)", node.ID, id)
+		}
+	}
+	return nil
+}
+
+// UpdateStatus sets a node's status.
+func (n *Node) UpdateStatus(args *structs.NodeUpdateStatusRequest, reply *structs.NodeUpdateResponse) error {
+	if done, err := n.srv.forward("Node.UpdateStatus", args, args, reply); done {
+		return err
+	}
+	if args.NodeID == "" {
+		return structs.NewError(structs.CodeBadRequest, "node status update: missing node ID")
+	}
+	if !structs.ValidNodeStatus(args.Status) {
+		return structs.NewError(structs.CodeBadRequest, "node %s: status %q is not one of initializing, ready, down", args.NodeID, args.Status)
+	}
+	now := time.Now()
+	args.UpdatedAt = now.UnixNano()
+	if args.Event != nil && args.Event.Timestamp.IsZero() {
+		args.Event.Timestamp = now
+	}
+	_, index, err := raftApply[any](n.srv, structs.NodeUpdateStatusRequestType, args)
+	if err != nil {
+		return err
+	}
+	reply.HeartbeatTTL = n.srv.config.HeartbeatTTL
+	reply.LeaderRPCAddr = n.srv.leaderAddr()
+	reply.Index = index
+	return nil
+}
+
+// Deregister removes nodes and their plugin instances.
+func (n *Node) Deregister(args *structs.NodeDeregisterRequest, reply *structs.NodeUpdateResponse) error {
+	if done, err := n.srv.forward("Node.Deregister", args, args, reply); done {
+		return err
+	}
+	if len(args.NodeIDs) == 0 {
+		return structs.NewError(structs.CodeBadRequest, "node deregister: no node IDs given")
+	}
+	_, index, err := raftApply[any](n.srv, structs.NodeDeregisterRequestType, args)
+	if err != nil {
+		return err
+	}
+	reply.Index = index
+	return nil
+}
+
+// List lists nodes, by ID prefix if one is given.
+func (n *Node) List(args *structs.NodeListRequest, reply *structs.NodeListResponse) error {
+	if done, err := n.srv.forward("Node.List", args, args, reply); done {
+		return err
+	}
+	return n.srv.blockingQuery(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) error {
+		iter, err := st.NodesByIDPrefix(ws, args.Prefix)
+		if err != nil {
+			return err
+		}
+		reply.Nodes = []*structs.NodeListStub{}
+		for raw := iter.Next(); raw != nil; raw = iter.Next() {
+			reply.Nodes = append(reply.Nodes, raw.(*structs.Node).Stub())
+		}
+		reply.Index, err = maxIndex(st, state.TableNodes)
+		return err
+	})
+}
+
+// Get reads one node; Node is nil when it does not exist.
+func (n *Node) Get(args *structs.NodeSpecificRequest, reply *structs.SingleNodeResponse) error {
+	if done, err := n.srv.forward("Node.Get", args, args, reply); done {
+		return err
+	}
+	if args.NodeID == "" {
+		return structs.NewError(structs.CodeBadRequest, "node get: missing node ID")
+	}
+	return n.srv.blockingQuery(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) error {
+		node, err := st.NodeByID(ws, args.NodeID)
+		if err != nil {
+			return err
+		}
+		reply.Node = node
+		if node != nil {
+			reply.Index = node.ModifyIndex
+			return nil
+		}
+		reply.Index, err = maxIndex(st, state.TableNodes)
+		return err
+	})
+}

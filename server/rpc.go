@@ -1,0 +1,207 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"github.com/hashicorp/go-memdb"
+	"github.com/hashicorp/raft"
+
+	"github.com/berth-csi/berth/state"
+	"github.com/berth-csi/berth/structs"
+)
+
+const (
+	// raftApplyTimeout bounds how long a write waits to be committed.
+	raftApplyTimeout = 30 * time.Second
+	// leaderWait is how long a request waits for an election to finish
+	// before it fails with Unavailable.
+	leaderWait = 5 * time.Second
+	// forwardTimeout bounds a request forwarded to the leader.
+	forwardTimeout = 40 * time.Second
+
+	defaultQueryTime = 5 * time.Minute
+	maxQueryTime     = 10 * time.Minute
+)
+
+// rpcInfo is what every request carries to route it.
+type rpcInfo interface {
+	IsRead() bool
+	AllowStaleRead() bool
+	IsForwarded() bool
+	SetForwarded()
+}
+
+// forward sends the request to the leader when this server must not answer
+// it: every write, and reads that do not allow stale answers. done is true
+// when the request was forwarded (or could not be), with its error.
+func (s *Server) forward(method string, info rpcInfo, args, reply any) (done bool, err error) {
+	if info.IsRead() && info.AllowStaleRead() {
+		return false, nil
+	}
+	if s.isLeader() {
+		if info.IsRead() {
+			return false, s.waitConsistentReads(method)
+		}
+		return false, nil
+	}
+	if info.IsForwarded() {
+		return true, structs.NewError(structs.CodeUnavailable,
+			"%s: forwarded to %s, which is not the leader; retry", method, s.config.NodeName)
+	}
+	leader, err := s.waitForLeader()
+	if err != nil {
+		return true, fmt.Errorf("%s: %w", method, err)
+	}
+	if leader == s.rpcAddr {
+		return false, nil
+	}
+	info.SetForwarded()
+	ctx, cancel := context.WithTimeout(s.ctx, forwardTimeout)
+	defer cancel()
+	return true, s.pool.Call(ctx, leader, method, args, reply)
+}
+
+// waitForLeader returns the leader's RPC address, waiting out an election.
+func (s *Server) waitForLeader() (string, error) {
+	deadline := time.NewTimer(leaderWait)
+	defer deadline.Stop()
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		if addr := s.leaderAddr(); addr != "" {
+			return addr, nil
+		}
+		select {
+		case <-tick.C:
+		case <-deadline.C:
+			return "", structs.NewError(structs.CodeUnavailable,
+				"no cluster leader after %s: are a majority of the servers running and reachable?", leaderWait)
+		case <-s.ctx.Done():
+			return "", structs.NewError(structs.CodeUnavailable, "server %s is shutting down", s.config.NodeName)
+		}
+	}
+}
+
+// waitConsistentReads holds a read on a new leader until its FSM has
+// applied everything earlier leaders committed (the barrier in leaderLoop),
+// so a read after a failover never misses a committed write.
+func (s *Server) waitConsistentReads(method string) error {
+	if s.readyForReads.Load() {
+		return nil
+	}
+	deadline := time.NewTimer(leaderWait)
+	defer deadline.Stop()
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for !s.readyForReads.Load() {
+		select {
+		case <-tick.C:
+		case <-deadline.C:
+			return structs.NewError(structs.CodeUnavailable,
+				"%s: the new leader %s has not caught up with the log after %s; retry", method, s.config.NodeName, leaderWait)
+		case <-s.ctx.Done():
+			return structs.NewError(structs.CodeUnavailable, "server %s is shutting down", s.config.NodeName)
+		}
+	}
+	return nil
+}
+
+// raftApply is the one place a write enters raft and the FSM's untyped
+// answer becomes (T, index, error). An error value from the FSM is the
+// write's error; any other value must be a T.
+func raftApply[T any](s *Server, t structs.MessageType, msg any) (T, uint64, error) {
+	var zero T
+	buf, err := structs.Encode(t, msg)
+	if err != nil {
+		return zero, 0, structs.NewError(structs.CodeBadRequest, "%s: %v", t, err)
+	}
+	future := s.raft.Apply(buf, raftApplyTimeout)
+	if err := future.Error(); err != nil {
+		if errors.Is(err, raft.ErrNotLeader) || errors.Is(err, raft.ErrLeadershipLost) ||
+			errors.Is(err, raft.ErrRaftShutdown) || errors.Is(err, raft.ErrEnqueueTimeout) {
+			return zero, 0, structs.NewError(structs.CodeUnavailable, "%s: %v; retry", t, err)
+		}
+		return zero, 0, fmt.Errorf("%s: raft apply: %w", t, err)
+	}
+	switch resp := future.Response().(type) {
+	case nil:
+		return zero, future.Index(), nil
+	case error:
+		return zero, future.Index(), resp
+	case T:
+		return resp, future.Index(), nil
+	default:
+		return zero, future.Index(), structs.NewError(structs.CodeInternal,
+			"%s: the FSM answered %T, not %T", t, resp, zero)
+	}
+}
+
+// queryFn reads state for a blocking query and sets meta.Index to the
+// index its answer reflects.
+type queryFn func(ws memdb.WatchSet, st *state.StateStore) error
+
+// blockingQuery runs fn, and when the request carries MinQueryIndex, runs
+// it again each time what it read changes, until the answer's index passes
+// MinQueryIndex or MaxQueryTime ends (then the current answer is returned).
+func (s *Server) blockingQuery(opts *structs.QueryOptions, meta *structs.QueryMeta, fn queryFn) error {
+	timeout := opts.MaxQueryTime
+	if timeout <= 0 {
+		timeout = defaultQueryTime
+	}
+	if timeout > maxQueryTime {
+		timeout = maxQueryTime
+	}
+	// Jitter spreads the wake-ups of many waiters on one change.
+	timeout += rand.N(timeout/16 + 1)
+	ctx, cancel := context.WithTimeout(s.ctx, timeout)
+	defer cancel()
+	for {
+		st := s.fsm.State()
+		ws := memdb.NewWatchSet()
+		ws.Add(st.AbandonCh())
+		if err := fn(ws, st); err != nil {
+			return err
+		}
+		s.setQueryMeta(meta)
+		if meta.Index < 1 {
+			meta.Index = 1
+		}
+		if opts.MinQueryIndex == 0 || meta.Index > opts.MinQueryIndex {
+			return nil
+		}
+		if err := ws.WatchCtx(ctx); err != nil {
+			return nil // timed out or shutting down: answer with what is there
+		}
+	}
+}
+
+func (s *Server) setQueryMeta(meta *structs.QueryMeta) {
+	if s.isLeader() {
+		meta.KnownLeader = true
+		meta.LastContact = 0
+		return
+	}
+	meta.KnownLeader = s.leaderAddr() != ""
+	if last := s.raft.LastContact(); !last.IsZero() {
+		meta.LastContact = time.Since(last)
+	}
+}
+
+// maxIndex is the highest raft index of the named tables.
+func maxIndex(st *state.StateStore, tables ...string) (uint64, error) {
+	var max uint64
+	for _, t := range tables {
+		idx, err := st.Index(t)
+		if err != nil {
+			return 0, err
+		}
+		if idx > max {
+			max = idx
+		}
+	}
+	return max, nil
+}

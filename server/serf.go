@@ -1,0 +1,169 @@
+package server
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/memberlist"
+	"github.com/hashicorp/raft"
+	"github.com/hashicorp/serf/serf"
+)
+
+// Gossip tags every berth server carries.
+const (
+	tagRole    = "role"
+	tagID      = "id"
+	tagRPCAddr = "rpc_addr"
+	tagExpect  = "expect"
+	roleServer = "berth-server"
+)
+
+// serverMember is a gossip member that is a berth server.
+type serverMember struct {
+	Name    string
+	ID      string
+	RPCAddr string
+	Expect  int
+	Status  serf.MemberStatus
+	Member  serf.Member
+}
+
+// parseServer reads a member's tags; ok is false for non-servers.
+func parseServer(m serf.Member) (serverMember, bool) {
+	if m.Tags[tagRole] != roleServer || m.Tags[tagID] == "" || m.Tags[tagRPCAddr] == "" {
+		return serverMember{}, false
+	}
+	expect, _ := strconv.Atoi(m.Tags[tagExpect])
+	return serverMember{
+		Name:    m.Name,
+		ID:      m.Tags[tagID],
+		RPCAddr: m.Tags[tagRPCAddr],
+		Expect:  expect,
+		Status:  m.Status,
+		Member:  m,
+	}, true
+}
+
+func (s *Server) setupSerf() error {
+	conf := serf.DefaultConfig()
+	conf.Init()
+	conf.NodeName = s.config.NodeName
+	conf.Tags = map[string]string{
+		tagRole:    roleServer,
+		tagID:      s.id,
+		tagRPCAddr: s.rpcAddr,
+		tagExpect:  strconv.Itoa(s.config.BootstrapExpect),
+	}
+	conf.EventCh = s.serfEventCh
+	serfDir := filepath.Join(s.config.DataDir, "serf")
+	if err := os.MkdirAll(serfDir, 0o700); err != nil {
+		return fmt.Errorf("server: create gossip dir: %w", err)
+	}
+	conf.SnapshotPath = filepath.Join(serfDir, "local.snapshot")
+	conf.RejoinAfterLeave = true
+	logger := s.config.Logger.Named("serf").StandardLogger(&hclog.StandardLoggerOptions{InferLevels: true})
+	conf.Logger = logger
+
+	ml := memberlist.DefaultLANConfig()
+	if s.config.GossipLocal {
+		ml = memberlist.DefaultLocalConfig()
+	}
+	ml.Name = s.config.NodeName
+	ml.BindAddr = s.config.BindAddr
+	ml.BindPort = s.config.SerfPort
+	ml.AdvertiseAddr = s.config.BindAddr
+	ml.AdvertisePort = s.config.SerfPort
+	ml.Logger = logger
+	conf.MemberlistConfig = ml
+
+	sf, err := serf.Create(conf)
+	if err != nil {
+		return fmt.Errorf("server: start gossip on %s: %w",
+			net.JoinHostPort(s.config.BindAddr, strconv.Itoa(s.config.SerfPort)), err)
+	}
+	s.serf = sf
+	return nil
+}
+
+// servers lists the berth servers gossip knows, sorted by name.
+func (s *Server) servers() []serverMember {
+	var out []serverMember
+	for _, m := range s.serf.Members() {
+		if sm, ok := parseServer(m); ok {
+			out = append(out, sm)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// serfEventLoop reacts to membership changes: bootstrap when enough servers
+// are present, and nudge the leader to reconcile raft with gossip.
+func (s *Server) serfEventLoop() {
+	for {
+		select {
+		case <-s.ctx.Done():
+			return
+		case e := <-s.serfEventCh:
+			me, ok := e.(serf.MemberEvent)
+			if !ok {
+				continue
+			}
+			for _, m := range me.Members {
+				s.logger.Debug("gossip member event", "event", me.EventType().String(), "member", m.Name)
+			}
+			s.maybeBootstrap()
+			select {
+			case s.reconcileCh <- struct{}{}:
+			default:
+			}
+		}
+	}
+}
+
+// maybeBootstrap forms the first raft configuration once bootstrap_expect
+// servers are alive in gossip. Every server computes the same configuration
+// from the same members, so it does not matter which bootstraps first. A
+// server with raft state from an earlier run never bootstraps again.
+func (s *Server) maybeBootstrap() {
+	if s.hadRaftState || s.bootstrapped.Load() || s.raft == nil {
+		return
+	}
+	var voters []serverMember
+	for _, m := range s.servers() {
+		if m.Status != serf.StatusAlive {
+			continue
+		}
+		if m.Expect != 0 && m.Expect != s.config.BootstrapExpect {
+			s.logger.Error("servers disagree on bootstrap_expect; not bootstrapping",
+				"member", m.Name, "theirs", m.Expect, "ours", s.config.BootstrapExpect)
+			return
+		}
+		voters = append(voters, m)
+	}
+	if len(voters) < s.config.BootstrapExpect {
+		return
+	}
+	var conf raft.Configuration
+	for _, m := range voters {
+		conf.Servers = append(conf.Servers, raft.Server{
+			Suffrage: raft.Voter,
+			ID:       raft.ServerID(m.ID),
+			Address:  raft.ServerAddress(m.RPCAddr),
+		})
+	}
+	if !s.bootstrapped.CompareAndSwap(false, true) {
+		return
+	}
+	if err := s.raft.BootstrapCluster(conf).Error(); err != nil && err != raft.ErrCantBootstrap {
+		s.logger.Error("raft bootstrap failed", "error", err)
+		s.bootstrapped.Store(false)
+		return
+	}
+	s.logger.Info("raft bootstrapped", "servers", len(conf.Servers))
+}

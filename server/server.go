@@ -1,0 +1,278 @@
+package server
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/raft"
+	autopilot "github.com/hashicorp/raft-autopilot"
+	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
+	"github.com/hashicorp/serf/serf"
+
+	"github.com/berth-csi/berth/fsm"
+	"github.com/berth-csi/berth/rpc"
+	"github.com/berth-csi/berth/state"
+)
+
+// Server is one berth server.
+type Server struct {
+	config *Config
+	logger hclog.Logger
+	id     string
+
+	ctx    context.Context // the server's lifetime; cancelled by Shutdown
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	listener  net.Listener
+	rpcAddr   string
+	mux       *rpc.Mux
+	rpcServer *rpc.Server
+	pool      *rpc.Pool
+
+	fsm           *fsm.FSM
+	raft          *raft.Raft
+	raftStore     *raftboltdb.BoltStore
+	raftLayer     *raftLayer
+	raftTransport *raft.NetworkTransport
+	raftNotifyCh  chan bool
+	hadRaftState  bool
+	bootstrapped  atomic.Bool
+	readyForReads atomic.Bool // leader has applied all earlier terms' entries
+
+	serf        *serf.Serf
+	serfEventCh chan serf.Event
+	reconcileCh chan struct{}
+
+	autopilot *autopilot.Autopilot
+
+	shutdownOnce sync.Once
+	shutdownErr  error
+}
+
+// New starts a server: it binds its ports, opens raft from the data dir,
+// joins gossip and begins serving. Shutdown stops everything it started.
+func New(cfg *Config) (*Server, error) {
+	if cfg == nil {
+		cfg = DefaultConfig()
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = hclog.NewNullLogger()
+	}
+	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
+		return nil, fmt.Errorf("server: create data dir %q: %w", cfg.DataDir, err)
+	}
+	id, err := loadOrCreateID(filepath.Join(cfg.DataDir, "server-id"))
+	if err != nil {
+		return nil, err
+	}
+	if cfg.NodeName == "" {
+		cfg.NodeName = "server-" + id[:8]
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	s := &Server{
+		config:       cfg,
+		logger:       cfg.Logger.Named("server").With("server", cfg.NodeName),
+		id:           id,
+		ctx:          ctx,
+		cancel:       cancel,
+		raftNotifyCh: make(chan bool, 16),
+		serfEventCh:  make(chan serf.Event, 256),
+		reconcileCh:  make(chan struct{}, 1),
+	}
+	if err := s.start(); err != nil {
+		_ = s.Shutdown()
+		return nil, err
+	}
+	return s, nil
+}
+
+func (s *Server) start() error {
+	addr := net.JoinHostPort(s.config.BindAddr, strconv.Itoa(s.config.RPCPort))
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("server: listen for RPC on %s: %w (is another agent using -rpc-port %d?)", addr, err, s.config.RPCPort)
+	}
+	s.listener = l
+	s.rpcAddr = l.Addr().String()
+
+	if s.fsm, err = fsm.New(s.config.Logger); err != nil {
+		return err
+	}
+	s.rpcServer = rpc.NewServer(s.config.Logger)
+	if err := s.registerEndpoints(); err != nil {
+		return err
+	}
+	s.pool = rpc.NewPool(s.config.Logger, 64)
+
+	s.raftLayer = newRaftLayer(l.Addr())
+	s.mux = rpc.NewMux(s.config.Logger, l)
+	s.mux.Handle(rpc.TypeRPC, func(c net.Conn) { s.rpcServer.ServeConn(s.ctx, c) })
+	s.mux.Handle(rpc.TypeMultiplex, func(c net.Conn) { s.rpcServer.ServeMultiplex(s.ctx, c, nil) })
+	s.mux.Handle(rpc.TypeRaft, s.raftLayer.handoff)
+	s.goFunc(func() {
+		if err := s.mux.Serve(s.ctx); err != nil && s.ctx.Err() == nil {
+			s.logger.Error("rpc listener stopped", "error", err)
+		}
+	})
+
+	if err := s.setupRaft(); err != nil {
+		return err
+	}
+	if err := s.setupSerf(); err != nil {
+		return err
+	}
+	s.setupAutopilot()
+	s.goFunc(s.monitorLeadership)
+	s.goFunc(s.serfEventLoop)
+
+	if len(s.config.Join) > 0 {
+		if _, err := s.serf.Join(s.config.Join, true); err != nil {
+			// Not fatal: the servers named may start later; serf's
+			// snapshot rejoins after a restart.
+			s.logger.Warn("could not join servers yet", "join", strings.Join(s.config.Join, ","), "error", err)
+		}
+	}
+	s.maybeBootstrap()
+	s.logger.Info("server started", "rpc_addr", s.rpcAddr, "serf_addr", s.SerfAddr(), "id", s.id)
+	return nil
+}
+
+// goFunc runs fn on a goroutine the server waits for in Shutdown.
+func (s *Server) goFunc(fn func()) {
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		fn()
+	}()
+}
+
+// Shutdown stops the server without leaving the cluster: the other
+// servers see it as failed, as after a crash, and it rejoins on restart.
+func (s *Server) Shutdown() error {
+	s.shutdownOnce.Do(func() {
+		s.logger.Info("shutting down")
+		s.cancel()
+		var errs []error
+		if s.autopilot != nil {
+			<-s.autopilot.Stop()
+		}
+		if s.serf != nil {
+			errs = append(errs, s.serf.Shutdown())
+		}
+		if s.raft != nil {
+			errs = append(errs, s.raft.Shutdown().Error())
+		}
+		if s.raftLayer != nil {
+			_ = s.raftLayer.Close()
+		}
+		if s.raftTransport != nil {
+			errs = append(errs, s.raftTransport.Close())
+		}
+		if s.listener != nil {
+			_ = s.listener.Close()
+		}
+		if s.rpcServer != nil {
+			s.rpcServer.Shutdown()
+		}
+		if s.pool != nil {
+			s.pool.Shutdown()
+		}
+		s.wg.Wait()
+		if s.raftStore != nil {
+			errs = append(errs, s.raftStore.Close())
+		}
+		s.shutdownErr = errors.Join(errs...)
+	})
+	return s.shutdownErr
+}
+
+// Leave announces to the other servers that this one leaves for good, then
+// steps out of raft if it leads.
+func (s *Server) Leave() error {
+	if s.isLeader() {
+		if err := s.raft.RemoveServer(raft.ServerID(s.id), 0, 0).Error(); err != nil {
+			s.logger.Warn("could not remove self from raft before leaving", "error", err)
+		}
+	}
+	return s.serf.Leave()
+}
+
+// ID is the server's stable raft ID.
+func (s *Server) ID() string { return s.id }
+
+// Name is the server's gossip and raft node name.
+func (s *Server) Name() string { return s.config.NodeName }
+
+// RPCAddr is the address of the server's one TCP port (RPC, raft, sessions).
+func (s *Server) RPCAddr() string { return s.rpcAddr }
+
+// SerfAddr is the gossip address other servers join.
+func (s *Server) SerfAddr() string {
+	if s.serf == nil {
+		return ""
+	}
+	m := s.serf.LocalMember()
+	return net.JoinHostPort(m.Addr.String(), strconv.Itoa(int(m.Port)))
+}
+
+// State is the current state store. Reads only: every write goes through raft.
+func (s *Server) State() *state.StateStore { return s.fsm.State() }
+
+// RPC calls an endpoint in-process, with the same forwarding and error
+// semantics as a call over the network. The HTTP API uses it.
+func (s *Server) RPC(ctx context.Context, method string, args, reply any) error {
+	return s.rpcServer.Call(ctx, method, args, reply)
+}
+
+// IsLeader reports whether this server leads the cluster now.
+func (s *Server) IsLeader() bool { return s.isLeader() }
+
+func (s *Server) isLeader() bool { return s.raft != nil && s.raft.State() == raft.Leader }
+
+// loadOrCreateID reads the server's stable ID, making one the first time.
+func loadOrCreateID(path string) (string, error) {
+	b, err := os.ReadFile(path)
+	if err == nil {
+		id := strings.TrimSpace(string(b))
+		if len(id) < 8 {
+			return "", fmt.Errorf("server: stable ID in %s is malformed (%q); remove the file to make a new one", path, id)
+		}
+		return id, nil
+	}
+	if !errors.Is(err, os.ErrNotExist) {
+		return "", fmt.Errorf("server: read stable ID: %w", err)
+	}
+	id, err := newUUID()
+	if err != nil {
+		return "", err
+	}
+	if err := os.WriteFile(path, []byte(id+"\n"), 0o600); err != nil {
+		return "", fmt.Errorf("server: write stable ID: %w", err)
+	}
+	return id, nil
+}
+
+func newUUID() (string, error) {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", fmt.Errorf("server: make ID: %w", err)
+	}
+	h := hex.EncodeToString(b[:])
+	return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:], nil
+}
