@@ -117,8 +117,8 @@ func checkClaimModes(vol *structs.CSIVolume, req *structs.CSIVolumeClaimRequest,
 			for _, other := range sortedKeys(vol.WriteClaims) {
 				c := vol.WriteClaims[other]
 				if other != allocID && c != nil && c.State == structs.CSIVolumeClaimStateTaken {
-					return errConflict("volume %q: %s already holds the write claim (%s allows one writer); alloc %s must wait until it is released",
-						vol.ID, describeClaim(c), access, allocID)
+					return errConflict("volume %q: %s allows one writer and %s holds it; alloc %s must wait until it is released",
+						vol.ID, access, describeClaim(c), allocID)
 				}
 			}
 		}
@@ -127,8 +127,8 @@ func checkClaimModes(vol *structs.CSIVolume, req *structs.CSIVolumeClaimRequest,
 	if access.SingleNode() {
 		for _, c := range sortedClaims(vol) {
 			if c.AllocID != allocID && c.NodeID != nodeID {
-				return errConflict("volume %q is in use by %s (%s allows one node); alloc %s on node %s must wait until it is released",
-					vol.ID, describeClaim(c), access, allocID, nodeID)
+				return errConflict("volume %q: %s allows one node and %s holds it; alloc %s on node %s must wait until it is released",
+					vol.ID, access, describeClaim(c), allocID, nodeID)
 			}
 		}
 	}

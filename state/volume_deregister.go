@@ -59,12 +59,9 @@ func checkDeregister(txn *memdb.Txn, vol *structs.CSIVolume, force bool) error {
 	}
 	claims := sortedClaims(vol)
 	if !force {
-		if len(claims) == 1 {
-			return errConflict("volume %q is claimed by %s: stop the allocation first, or use -force once it has stopped",
-				vol.ID, describeClaims(claims))
-		}
-		return errConflict("volume %q is claimed by %s: stop the allocations first, or use -force once they have stopped",
-			vol.ID, describeClaims(claims))
+		return errConflict("volume %q is claimed by %s: stop %s first, or use -force once %s stopped",
+			vol.ID, describeClaims(claims),
+			plural(len(claims), "the allocation", "the allocations"), plural(len(claims), "it has", "they have"))
 	}
 	var live []*structs.CSIVolumeClaim
 	for _, c := range claims {
@@ -77,8 +74,8 @@ func checkDeregister(txn *memdb.Txn, vol *structs.CSIVolume, force bool) error {
 		}
 	}
 	if len(live) > 0 {
-		return errConflict("volume %q cannot be force-deregistered while claimed by live %s: stop the allocations first",
-			vol.ID, describeClaims(live))
+		return errConflict("volume %q cannot be force-deregistered while claimed by live %s: stop %s first",
+			vol.ID, describeClaims(live), plural(len(live), "that allocation", "those allocations"))
 	}
 	return nil
 }
