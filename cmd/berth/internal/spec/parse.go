@@ -1,0 +1,74 @@
+package spec
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/berth-csi/berth/api"
+)
+
+// ParseVolumeFile reads and parses the volume spec at path.
+func ParseVolumeFile(path string) (*api.VolumeSpec, error) {
+	src, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("cannot read volume spec: %w; check the file's path", err)
+	}
+	return ParseVolume(path, src)
+}
+
+// ParseVolume parses a volume spec: JSON when filename ends in .json or the
+// text starts with '{', HCL otherwise. filename only names the file in
+// errors. The error, if any, is one *Error or several joined, each naming
+// the file, the line and the field.
+func ParseVolume(filename string, src []byte) (*api.VolumeSpec, error) {
+	p := &parser{file: filename}
+	trimmed := bytes.TrimSpace(src)
+	if len(trimmed) == 0 {
+		p.errorf(1, "", "the volume spec is empty; it needs at least id, type, plugin_id and a capability block")
+		return nil, joinErrors(p.errs)
+	}
+	var root *node
+	pascal := false
+	if strings.EqualFold(filepath.Ext(filename), ".json") || trimmed[0] == '{' {
+		root = p.readJSON(src)
+		if root != nil && root.kind != kindObject {
+			p.errorf(root.line, "", "the JSON must be one object holding the volume's fields, not %s", root.describe())
+			root = nil
+		}
+		if isPascal(root) {
+			pascalToSpec(root)
+			pascal = true
+		}
+	} else {
+		root = p.readHCL(src)
+	}
+	if root == nil || len(p.errs) > 0 {
+		return nil, joinErrors(p.errs)
+	}
+	vol := p.volume(root, pascal)
+	if err := joinErrors(p.errs); err != nil {
+		return nil, err
+	}
+	return vol, nil
+}
+
+// parser collects the problems of one file.
+type parser struct {
+	file    string
+	errs    []*Error
+	lineMap func(int) int // back to the file's lines when parseHCL added some; nil otherwise
+}
+
+// errorf records a problem; msg should name the field.
+func (p *parser) errorf(line int, field, format string, args ...any) {
+	if p.lineMap != nil {
+		line = p.lineMap(line)
+	}
+	if line < 1 {
+		line = 1
+	}
+	p.errs = append(p.errs, &Error{File: p.file, Line: line, Field: field, Msg: fmt.Sprintf(format, args...)})
+}

@@ -1,0 +1,355 @@
+package spec
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/shoenig/test/must"
+
+	"github.com/berth-csi/berth/api"
+	"github.com/berth-csi/berth/structs"
+)
+
+const fullHCL = `# a volume that exists outside berth
+id           = "data"
+namespace    = "prod"
+type         = "csi"
+plugin_id    = "hostpath"
+external_id  = "vol-0123"
+capacity_min = "1GiB"
+capacity_max = "2 GiB"
+
+capability {
+  access_mode     = "single-node-writer"
+  attachment_mode = "file-system"
+}
+
+capability {
+  access_mode     = "single-node-reader-only"
+  attachment_mode = "block-device"
+}
+
+mount_options {
+  fs_type     = "ext4"
+  mount_flags = ["noatime", "uid=1000"]
+}
+
+topology_request {
+  required {
+    topology { segments = { zone = "a", rack = "r1" } }
+    topology { segments = { zone = "b" } }
+  }
+}
+
+secrets    { token = "s3cret" }
+parameters {
+  replicas = 3
+  fast     = true
+}
+context    { origin = "manual" }
+`
+
+const fullJSON = `{
+  "id": "data",
+  "namespace": "prod",
+  "type": "csi",
+  "plugin_id": "hostpath",
+  "external_id": "vol-0123",
+  "capacity_min": "1GiB",
+  "capacity_max": "2 GiB",
+  "capability": [
+    {"access_mode": "single-node-writer", "attachment_mode": "file-system"},
+    {"access_mode": "single-node-reader-only", "attachment_mode": "block-device"}
+  ],
+  "mount_options": {"fs_type": "ext4", "mount_flags": ["noatime", "uid=1000"]},
+  "topology_request": {"required": {"topology": [
+    {"segments": {"zone": "a", "rack": "r1"}},
+    {"segments": {"zone": "b"}}
+  ]}},
+  "secrets": {"token": "s3cret"},
+  "parameters": {"replicas": 3, "fast": true},
+  "context": {"origin": "manual"}
+}`
+
+const fullPascalJSON = `{
+  "ID": "data",
+  "Namespace": "prod",
+  "PluginID": "hostpath",
+  "ExternalID": "vol-0123",
+  "RequestedCapacityMin": 1073741824,
+  "RequestedCapacityMax": 2147483648,
+  "RequestedCapabilities": [
+    {"AccessMode": "single-node-writer", "AttachmentMode": "file-system"},
+    {"AccessMode": "single-node-reader-only", "AttachmentMode": "block-device"}
+  ],
+  "MountOptions": {"FSType": "ext4", "MountFlags": ["noatime", "uid=1000"]},
+  "Topologies": [{"Segments": {"zone": "a", "rack": "r1"}}, {"Segments": {"zone": "b"}}],
+  "Secrets": {"token": "s3cret"},
+  "Parameters": {"replicas": "3", "fast": "true"},
+  "Context": {"origin": "manual"}
+}`
+
+func wantFull() *api.VolumeSpec {
+	return &api.VolumeSpec{
+		ID: "data", Name: "data", Namespace: "prod",
+		PluginID: "hostpath", ExternalID: "vol-0123",
+		RequestedCapacityMin: 1 << 30, RequestedCapacityMax: 2 << 30,
+		RequestedCapabilities: []*structs.CSIVolumeCapability{
+			{AccessMode: structs.CSIVolumeAccessModeSingleNodeWriter, AttachmentMode: structs.CSIVolumeAttachmentModeFilesystem},
+			{AccessMode: structs.CSIVolumeAccessModeSingleNodeReader, AttachmentMode: structs.CSIVolumeAttachmentModeBlockDevice},
+		},
+		MountOptions: &api.MountOptions{FSType: "ext4", MountFlags: []string{"noatime", "uid=1000"}},
+		Topologies: []*structs.CSITopology{
+			{Segments: map[string]string{"zone": "a", "rack": "r1"}},
+			{Segments: map[string]string{"zone": "b"}},
+		},
+		Secrets:    map[string]string{"token": "s3cret"},
+		Parameters: map[string]string{"replicas": "3", "fast": "true"},
+		Context:    map[string]string{"origin": "manual"},
+	}
+}
+
+func TestParseVolume_FullSpec_AllSyntaxes(t *testing.T) {
+	cases := []struct {
+		name, file, src string
+	}{
+		{"hcl", "data.hcl", fullHCL},
+		{"json by extension", "data.json", fullJSON},
+		{"json by first byte", "data.spec", "\n  " + fullJSON},
+		{"api json", "data.json", fullPascalJSON},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := ParseVolume(tc.file, []byte(tc.src))
+			must.NoError(t, err)
+			must.Eq(t, wantFull(), got)
+			// Secrets and mount flags survive parsing unredacted.
+			must.EqOp(t, "s3cret", got.Secrets["token"])
+			must.EqOp(t, "uid=1000", got.MountOptions.MountFlags[1])
+		})
+	}
+}
+
+func TestParseVolume_Minimal_NameDefaultsToID(t *testing.T) {
+	src := `
+id        = "scratch"
+type      = "csi"
+plugin_id = "hostpath"
+capability {
+  access_mode     = "multi-node-multi-writer"
+  attachment_mode = "file-system"
+}
+`
+	got, err := ParseVolume("scratch.hcl", []byte(src))
+	must.NoError(t, err)
+	must.EqOp(t, "scratch", got.Name)
+	must.Nil(t, got.MountOptions)
+	must.Nil(t, got.Secrets)
+	must.Zero(t, got.RequestedCapacityMin)
+}
+
+func TestParseVolumeFile_ReadsFile(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "data.hcl")
+	must.NoError(t, os.WriteFile(path, []byte(fullHCL), 0o600))
+	got, err := ParseVolumeFile(path)
+	must.NoError(t, err)
+	must.EqOp(t, "data", got.ID)
+
+	_, err = ParseVolumeFile(filepath.Join(dir, "missing.hcl"))
+	must.ErrorContains(t, err, "missing.hcl")
+	must.ErrorContains(t, err, "check the file's path")
+}
+
+// base is a valid HCL spec body that error cases extend.
+const base = `id        = "data"
+type      = "csi"
+plugin_id = "hostpath"
+`
+
+const goodCap = `capability {
+  access_mode     = "single-node-writer"
+  attachment_mode = "file-system"
+}
+`
+
+func TestParseVolume_Errors_NameFileLineField(t *testing.T) {
+	cases := []struct {
+		name      string
+		file      string
+		src       string
+		wantLine  int
+		wantField string
+		wantMsg   string
+	}{
+		{"empty file", "v.hcl", "  \n", 1, "", "the volume spec is empty"},
+		{"hcl syntax", "v.hcl", base + "capability {\n  access_mode = \n}\n", 5, "", "v.hcl:5:"},
+		{"unknown top-level field", "v.hcl", base + goodCap + "plugin = \"x\"\n", 8, "plugin", `unknown field "plugin" in the volume spec; did you mean "plugin_id"?`},
+		{"unknown field far from any", "v.hcl", base + goodCap + "zzzzzzzz = 1\n", 8, "zzzzzzzz", `valid fields are id, name`},
+		{"misspelt capability field", "data.hcl", base + "capability {\n  acess_mode = \"single-node-writer\"\n  attachment_mode = \"file-system\"\n}\n",
+			5, "capability.acess_mode", `data.hcl:5: unknown field "acess_mode" in capability; did you mean "access_mode"?`},
+		{"missing id", "v.hcl", "type = \"csi\"\nplugin_id = \"hp\"\n" + goodCap, 1, "id", "id: missing"},
+		{"missing plugin_id", "v.hcl", "id = \"data\"\ntype = \"csi\"\n" + goodCap, 1, "plugin_id", "plugin_id: missing"},
+		{"missing type", "v.hcl", "id = \"data\"\nplugin_id = \"hp\"\n" + goodCap, 1, "type", `type: missing; add type = "csi"`},
+		{"type not csi", "v.hcl", "id = \"data\"\ntype = \"host\"\nplugin_id = \"hp\"\n" + goodCap, 2, "type", `type: "host" is not supported`},
+		{"missing capability", "v.hcl", base, 1, "capability", "capability: missing"},
+		{"id not a string", "v.hcl", "id = 5\ntype = \"csi\"\nplugin_id = \"hp\"\n" + goodCap, 1, "id", "id: must be a string, not a number; put it in quotes"},
+		{"id with slash", "v.hcl", "id = \"a/b\"\ntype = \"csi\"\nplugin_id = \"hp\"\n" + goodCap, 1, "id", `id: "a/b" must not contain '/'`},
+		{"id set twice (json)", "v.json", `{"id": "a",` + "\n" + `"id": "b", "type": "csi", "plugin_id": "hp", "capability": {"access_mode": "single-node-writer", "attachment_mode": "file-system"}}`,
+			2, "id", "id: set twice (first at line 1)"},
+		{"bad access mode", "v.hcl", base + "capability {\n  access_mode = \"single-node-write\"\n  attachment_mode = \"file-system\"\n}\n",
+			5, "capability.access_mode", `capability.access_mode: "single-node-write" is not one of "single-node-reader-only", "single-node-writer", "multi-node-reader-only", "multi-node-single-writer", "multi-node-multi-writer"; did you mean "single-node-writer"?`},
+		{"bad attachment mode", "v.hcl", base + "capability {\n  access_mode = \"single-node-writer\"\n  attachment_mode = \"filesystem\"\n}\n",
+			6, "capability.attachment_mode", `capability.attachment_mode: "filesystem" is not one of "file-system", "block-device"; did you mean "file-system"?`},
+		{"capability missing attachment mode", "v.hcl", base + "capability {\n  access_mode = \"single-node-writer\"\n}\n",
+			4, "capability.attachment_mode", `capability: missing attachment_mode; one of "file-system", "block-device"`},
+		{"capability as string", "v.hcl", base + "capability = \"rw\"\n", 4, "capability", "capability: must be a block (capability { ... }), not a string"},
+		{"capability with label", "v.hcl", base + "capability \"x\" {\n}\n", 4, "capability", `capability: takes no label; write capability { ... } without "x"`},
+		{"bad size unit", "v.hcl", base + goodCap + "capacity_min = \"1GiG\"\n", 8, "capacity_min", `capacity_min: "1GiG" has an unknown unit "GiG"; use one of B, KB, KiB, MB, MiB, GB, GiB, TB, TiB`},
+		{"bad size", "v.hcl", base + goodCap + "capacity_max = \"lots\"\n", 8, "capacity_max", `capacity_max: "lots" has an unknown unit`},
+		{"size as bool", "v.hcl", base + goodCap + "capacity_max = true\n", 8, "capacity_max", `capacity_max: must be a size such as "10GiB" or a number of bytes, not a bool`},
+		{"min above max", "v.hcl", base + goodCap + "capacity_min = \"2GiB\"\ncapacity_max = \"1GiB\"\n", 8, "capacity_min", "capacity_min: 2147483648 bytes is more than capacity_max (1073741824 bytes)"},
+		{"snapshot and clone", "v.hcl", base + goodCap + "snapshot_id = \"s\"\nclone_id = \"c\"\n", 9, "clone_id", "set snapshot_id or clone_id, not both"},
+		{"mount flags not a list", "v.hcl", base + goodCap + "mount_options {\n  mount_flags = \"noatime\"\n}\n", 9, "mount_options.mount_flags", `mount_options.mount_flags: must be a list of strings such as ["noatime"], not a string`},
+		{"mount options unknown field", "v.hcl", base + goodCap + "mount_options {\n  fstype = \"ext4\"\n}\n", 9, "mount_options.fstype", `unknown field "fstype" in mount_options; did you mean "fs_type"?`},
+		{"secret value not a string", "v.hcl", base + goodCap + "secrets {\n  token = [\"a\"]\n}\n", 9, "secrets.token", "secrets.token: must be a string, not a list"},
+		{"bare word", "v.hcl", "id = \"data\"\ntype = csi\nplugin_id = \"hp\"\n" + goodCap, 2, "type", `type: csi is a bare word; put it in quotes: "csi"`},
+		{"id as a block", "v.hcl", "id \"x\" {\n}\ntype = \"csi\"\nplugin_id = \"hp\"\n" + goodCap, 1, "id", "id: must be a string, not a block"},
+		{"error after one-line blocks keeps its line", "v.hcl", base + goodCap + "mount_options { fs_type = \"ext4\"  mount_flags = [\"noatime\"] }\ntopology_request { required { topology { segments = { zone = \"a\" } } } }\ncontext { a = \"b\", c = \"d\" }\nbogus = 1\n",
+			11, "bogus", `unknown field "bogus"`},
+		{"variables not allowed", "v.hcl", base + goodCap + "external_id = var.x\n", 8, "external_id", "external_id: must be a literal value"},
+		{"preferred topology", "v.hcl", base + goodCap + "topology_request {\n  preferred {\n    topology { segments = { zone = \"a\" } }\n  }\n}\n",
+			9, "topology_request.preferred", "preferred topologies are not supported yet"},
+		{"topology missing segments", "v.hcl", base + goodCap + "topology_request {\n  required {\n    topology {\n    }\n  }\n}\n",
+			10, "topology_request.required.topology.segments", "topology_request.required.topology: missing segments"},
+		{"topology segment misspelt", "v.hcl", base + goodCap + "topology_request {\n  required {\n    topology { segment = { zone = \"a\" } }\n  }\n}\n",
+			10, "topology_request.required.topology.segment", `unknown field "segment" in topology_request.required.topology; did you mean "segments"?`},
+		{"json syntax", "v.json", "{\n  \"id\": \"data\",\n  \"type\": \"csi\",,\n}", 3, "", "v.json:3: malformed JSON"},
+		{"json truncated", "v.json", "{\n  \"id\": \"data\",\n", 3, "", "the file ends early"},
+		{"json not an object", "v.json", "[1, 2]", 1, "", "must be one object"},
+		{"json trailing data", "v.json", "{\"id\": \"a\"}\n{}", 2, "", "more data after the volume's object"},
+		{"json unknown field", "v.json", "{\n  \"id\": \"data\",\n  \"type\": \"csi\",\n  \"plugin_idd\": \"hp\"\n}", 4, "plugin_idd", `unknown field "plugin_idd" in the volume spec; did you mean "plugin_id"?`},
+		{"json wrong type", "v.json", "{\n  \"id\": \"data\",\n  \"type\": \"csi\",\n  \"plugin_id\": [\"hp\"]\n}", 4, "plugin_id", "plugin_id: must be a string, not a list"},
+		{"api json bad mode", "v.json", "{\"ID\": \"data\", \"PluginID\": \"hp\",\n \"RequestedCapabilities\": [{\"AccessMode\": \"rw\",\n \"AttachmentMode\": \"file-system\"}]}", 2, "capability.access_mode", `capability.access_mode: "rw" is not one of`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := ParseVolume(tc.file, []byte(tc.src))
+			must.Error(t, err)
+			var se *Error
+			must.True(t, errors.As(err, &se), must.Sprintf("not a *spec.Error: %v", err))
+			// Find the error the case is about among all reported.
+			var found *Error
+			for _, line := range strings.Split(err.Error(), "\n") {
+				if strings.Contains(line, tc.wantMsg) || strings.Contains(tc.file+":"+line, tc.wantMsg) {
+					found = &Error{}
+					must.StrHasPrefix(t, tc.file+":", line, must.Sprint("every error names its file"))
+					must.StrHasPrefix(t, tc.file+":"+strconv.Itoa(tc.wantLine)+":", line, must.Sprintf("wrong line in %q", line))
+				}
+			}
+			must.NotNil(t, found, must.Sprintf("no error mentions %q; got:\n%v", tc.wantMsg, err))
+			if tc.wantField != "" {
+				must.True(t, hasField(err, tc.wantField), must.Sprintf("no error for field %q; got:\n%v", tc.wantField, err))
+			}
+		})
+	}
+}
+
+// hasField reports whether any *Error in err's tree is about field.
+func hasField(err error, field string) bool {
+	var se *Error
+	if errors.As(err, &se) && se.Field == field {
+		return true
+	}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		for _, e := range j.Unwrap() {
+			if hasField(e, field) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func TestParseVolume_Errors_ReportsAll(t *testing.T) {
+	src := `id = "data"
+type = "csi"
+capability {
+  acess_mode = "single-node-writer"
+}
+`
+	_, err := ParseVolume("v.hcl", []byte(src))
+	must.Error(t, err)
+	lines := strings.Split(err.Error(), "\n")
+	must.Len(t, 4, lines, must.Sprint(err))
+	must.StrHasPrefix(t, "v.hcl:1: plugin_id: missing", lines[0])
+	must.StrContains(t, err.Error(), `v.hcl:3: capability: missing access_mode`)
+	must.StrContains(t, err.Error(), `v.hcl:4: unknown field "acess_mode"`)
+}
+
+func TestParseVolume_OneLineBlocks_AsInInterface(t *testing.T) {
+	src := `id        = "data"
+type      = "csi"
+plugin_id = "hostpath"
+capability { access_mode = "single-node-writer" }
+capability {
+  access_mode     = "single-node-reader-only"
+  attachment_mode = "file-system"
+}
+mount_options { fs_type = "ext4"  mount_flags = ["noatime"] }
+topology_request { required { topology { segments = { zone = "a" } } } }
+secrets    { token = "s3cret", user = "admin" }
+`
+	_, err := ParseVolume("data.hcl", []byte(src))
+	// The first capability really lacks attachment_mode: its line is still 4.
+	must.EqError(t, err, `data.hcl:4: capability: missing attachment_mode; one of "file-system", "block-device"`)
+
+	src = strings.Replace(src, `capability { access_mode = "single-node-writer" }`,
+		`capability {
+  access_mode     = "single-node-writer"
+  attachment_mode = "file-system"
+}`, 1)
+	got, err := ParseVolume("data.hcl", []byte(src))
+	must.NoError(t, err)
+	must.Eq(t, &api.MountOptions{FSType: "ext4", MountFlags: []string{"noatime"}}, got.MountOptions)
+	must.Eq(t, []*structs.CSITopology{{Segments: map[string]string{"zone": "a"}}}, got.Topologies)
+	must.Eq(t, map[string]string{"token": "s3cret", "user": "admin"}, got.Secrets)
+	must.Len(t, 2, got.RequestedCapabilities)
+}
+
+// interfaceExample is INTERFACE.md's volume spec as written there, with its
+// "{ ... }" placeholders emptied.
+const interfaceExample = `id           = "data"
+name         = "data"
+type         = "csi"
+plugin_id    = "hostpath"
+external_id  = "..."            # register only
+capacity_min = "1GiB"           # create / expand
+capacity_max = "2GiB"
+snapshot_id  = "..."            # or clone_id; create only
+capability {
+  access_mode     = "single-node-writer"   # single-node-reader-only | multi-node-reader-only | multi-node-single-writer | multi-node-multi-writer
+  attachment_mode = "file-system"          # or block-device
+}
+mount_options { fs_type = "ext4"  mount_flags = ["noatime"] }
+topology_request { required { topology { segments = { zone = "a" } } } }
+secrets    { token = "..." }
+parameters { }
+context    { }
+`
+
+func TestParseVolume_InterfaceExample_Parses(t *testing.T) {
+	got, err := ParseVolume("data.hcl", []byte(interfaceExample))
+	must.NoError(t, err)
+	must.EqOp(t, "data", got.ID)
+	must.EqOp(t, int64(2<<30), got.RequestedCapacityMax)
+	must.EqOp(t, "...", got.SnapshotID)
+	must.Eq(t, &api.MountOptions{FSType: "ext4", MountFlags: []string{"noatime"}}, got.MountOptions)
+	must.Eq(t, []*structs.CSITopology{{Segments: map[string]string{"zone": "a"}}}, got.Topologies)
+	must.Eq(t, map[string]string{"token": "..."}, got.Secrets)
+	must.MapEmpty(t, got.Parameters)
+}
