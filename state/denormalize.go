@@ -89,36 +89,18 @@ func denormalizeVolumeTxn(txn *memdb.Txn, ws memdb.WatchSet, vol *structs.CSIVol
 		return nil, err
 	}
 
-	clearPluginFields(out)
 	raw, err := pluginByIDTxn(txn, ws, vol.PluginID)
-	if err != nil || raw == nil {
-		return out, err
-	}
-	plug, err := denormalizePluginTxn(txn, ws, raw)
 	if err != nil {
 		return nil, err
 	}
-	out.Provider = plug.Provider
-	out.ProviderVersion = plug.Version
-	out.ControllerRequired = plug.ControllerRequired
-	out.ControllersHealthy = plug.ControllersHealthy
-	out.ControllersExpected = plug.ControllersExpected
-	out.NodesHealthy = plug.NodesHealthy
-	out.NodesExpected = plug.NodesExpected
-	out.Schedulable = plug.NodesHealthy > 0 && (!plug.ControllerRequired || plug.ControllersHealthy > 0)
+	var plug *structs.CSIPlugin
+	if raw != nil {
+		if plug, err = denormalizePluginTxn(txn, ws, raw); err != nil {
+			return nil, err
+		}
+	}
+	out.JoinPlugin(plug)
 	return out, nil
-}
-
-// clearPluginFields zeroes what a volume joins from its plugin.
-func clearPluginFields(v *structs.CSIVolume) {
-	v.Provider = ""
-	v.ProviderVersion = ""
-	v.Schedulable = false
-	v.ControllerRequired = false
-	v.ControllersHealthy = 0
-	v.ControllersExpected = 0
-	v.NodesHealthy = 0
-	v.NodesExpected = 0
 }
 
 func claimAllocs(txn *memdb.Txn, ws memdb.WatchSet, claims map[string]*structs.CSIVolumeClaim) (map[string]*structs.AllocListStub, error) {

@@ -63,6 +63,21 @@ func (s *StateStore) Index(table string) (uint64, error) {
 	return raw.(*IndexEntry).Value, nil
 }
 
+// IndexWatch is Index for a blocking query: ws fires when the table's
+// index moves.
+func (s *StateStore) IndexWatch(ws memdb.WatchSet, table string) (uint64, error) {
+	txn := s.db.Txn(false)
+	watch, raw, err := txn.FirstWatch(TableIndex, indexID, table)
+	if err != nil {
+		return 0, errInternal("read index of "+table, err)
+	}
+	ws.Add(watch)
+	if raw == nil {
+		return 0, nil
+	}
+	return raw.(*IndexEntry).Value, nil
+}
+
 // LatestIndex returns the last raft index that changed any table.
 func (s *StateStore) LatestIndex() (uint64, error) {
 	txn := s.db.Txn(false)

@@ -45,7 +45,7 @@ func (s *StateStore) UpsertCSIVolume(index uint64, vols []*structs.CSIVolume) er
 			return err
 		}
 
-		clearPluginFields(vol)
+		vol.JoinPlugin(nil) // derived on read, never stored
 		vol.ReadAllocs, vol.WriteAllocs = nil, nil
 		if existing == nil {
 			vol.ReadClaims = map[string]*structs.CSIVolumeClaim{}

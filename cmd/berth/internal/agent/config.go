@@ -1,0 +1,226 @@
+package agent
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/hashicorp/hcl/v2/hclsimple"
+
+	"github.com/berth-csi/berth/server"
+)
+
+// Config is the agent's configuration: the HCL file's shape, which every
+// flag can override.
+type Config struct {
+	Name     string `hcl:"name,optional"`
+	DataDir  string `hcl:"data_dir,optional"`
+	BindAddr string `hcl:"bind_addr,optional"`
+	LogLevel string `hcl:"log_level,optional"`
+	LogJSON  bool   `hcl:"log_json,optional"`
+
+	Ports  *PortsConfig  `hcl:"ports,block"`
+	Server *ServerConfig `hcl:"server,block"`
+	Client *ClientConfig `hcl:"client,block"`
+
+	Dev bool
+}
+
+// PortsConfig is the `ports { }` block.
+type PortsConfig struct {
+	HTTP int `hcl:"http,optional"`
+	RPC  int `hcl:"rpc,optional"`
+	Serf int `hcl:"serf,optional"`
+}
+
+// ServerConfig is the `server { }` block.
+type ServerConfig struct {
+	Enabled         bool     `hcl:"enabled,optional"`
+	BootstrapExpect int      `hcl:"bootstrap_expect,optional"`
+	Join            []string `hcl:"join,optional"`
+}
+
+// ClientConfig is the `client { }` block.
+type ClientConfig struct {
+	Enabled bool     `hcl:"enabled,optional"`
+	Servers []string `hcl:"servers,optional"`
+}
+
+func defaultConfig() *Config {
+	return &Config{
+		BindAddr: "127.0.0.1",
+		LogLevel: "info",
+		Ports:    &PortsConfig{HTTP: server.DefaultHTTPPort, RPC: server.DefaultRPCPort, Serf: server.DefaultSerfPort},
+		Server:   &ServerConfig{BootstrapExpect: 1},
+		Client:   &ClientConfig{},
+	}
+}
+
+// listFlag collects a repeatable or comma-separated flag.
+type listFlag []string
+
+func (l *listFlag) String() string { return strings.Join(*l, ",") }
+
+func (l *listFlag) Set(v string) error {
+	for _, p := range strings.Split(v, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			*l = append(*l, p)
+		}
+	}
+	return nil
+}
+
+const usage = `Usage: berth agent [options]
+
+  Runs a berth agent: a server, a client, or both in one process with -dev.
+
+  berth agent -dev [-data-dir D] [-http-port 4746]
+  berth agent -server -data-dir D -bind 127.0.0.1 [-http-port 4746] [-rpc-port 4747]
+              [-serf-port 4748] -bootstrap-expect 3 [-join HOST:SERFPORT ...]
+  berth agent -config agent.hcl
+
+Options:
+`
+
+// parseConfig builds the agent config from an optional HCL file and the
+// flags; flags win. It returns a usage error (exit 2) for bad flags.
+func parseConfig(args []string, stderr io.Writer) (*Config, error) {
+	fs := flag.NewFlagSet("agent", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(stderr, usage)
+		fs.PrintDefaults()
+	}
+	var (
+		configFile                    string
+		dev, srv, client, logJSON     bool
+		name, dataDir, bind, logLevel string
+		httpPort, rpcPort, serfPort   int
+		expect                        int
+		join, servers                 listFlag
+	)
+	fs.StringVar(&configFile, "config", "", "HCL config file; flags override it")
+	fs.BoolVar(&dev, "dev", false, "one-process server (and client) with data in a temp dir")
+	fs.BoolVar(&srv, "server", false, "run a server")
+	fs.BoolVar(&client, "client", false, "run a client")
+	fs.StringVar(&name, "node-name", "", "this agent's name (default: from its stable ID)")
+	fs.StringVar(&dataDir, "data-dir", "", "where the agent keeps its state")
+	fs.StringVar(&bind, "bind", "", "IP address to bind and advertise (default 127.0.0.1)")
+	fs.IntVar(&httpPort, "http-port", 0, "HTTP API port (default 4746)")
+	fs.IntVar(&rpcPort, "rpc-port", 0, "RPC, raft and client port (default 4747)")
+	fs.IntVar(&serfPort, "serf-port", 0, "gossip port (default 4748)")
+	fs.IntVar(&expect, "bootstrap-expect", 0, "servers to wait for before the first election")
+	fs.Var(&join, "join", "serf address HOST:PORT of a server to join (repeatable)")
+	fs.Var(&servers, "servers", "client: server RPC addresses HOST:PORT,HOST:PORT")
+	fs.StringVar(&logLevel, "log-level", "", "trace, debug, info, warn or error")
+	fs.BoolVar(&logJSON, "log-json", false, "log JSON lines")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil, errUsage{errHelp}
+		}
+		return nil, errUsage{err}
+	}
+	if fs.NArg() > 0 {
+		return nil, errUsage{fmt.Errorf("unexpected argument %q", fs.Arg(0))}
+	}
+
+	cfg := defaultConfig()
+	if configFile != "" {
+		if err := hclsimple.DecodeFile(configFile, nil, cfg); err != nil {
+			return nil, fmt.Errorf("agent config: %w", err)
+		}
+		fillDefaults(cfg)
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	cfg.Dev = dev
+	if set["server"] {
+		cfg.Server.Enabled = srv
+	}
+	if set["client"] {
+		cfg.Client.Enabled = client
+	}
+	override(set["node-name"], &cfg.Name, name)
+	override(set["data-dir"], &cfg.DataDir, dataDir)
+	override(set["bind"], &cfg.BindAddr, bind)
+	override(set["log-level"], &cfg.LogLevel, logLevel)
+	if set["log-json"] {
+		cfg.LogJSON = logJSON
+	}
+	if set["http-port"] {
+		cfg.Ports.HTTP = httpPort
+	}
+	if set["rpc-port"] {
+		cfg.Ports.RPC = rpcPort
+	}
+	if set["serf-port"] {
+		cfg.Ports.Serf = serfPort
+	}
+	if set["bootstrap-expect"] {
+		cfg.Server.BootstrapExpect = expect
+	}
+	if len(join) > 0 {
+		cfg.Server.Join = join
+	}
+	if len(servers) > 0 {
+		cfg.Client.Servers = servers
+	}
+	if cfg.Dev {
+		cfg.Server.Enabled = true
+		cfg.Client.Enabled = true
+		cfg.Server.BootstrapExpect = 1
+	}
+	if !cfg.Server.Enabled && !cfg.Client.Enabled {
+		return nil, errUsage{errors.New("say what to run: -dev, -server or -client (or server/client blocks in -config)")}
+	}
+	return cfg, nil
+}
+
+// fillDefaults restores defaults for blocks the HCL file left out.
+func fillDefaults(cfg *Config) {
+	def := defaultConfig()
+	if cfg.Ports == nil {
+		cfg.Ports = def.Ports
+	}
+	if cfg.Ports.HTTP == 0 {
+		cfg.Ports.HTTP = def.Ports.HTTP
+	}
+	if cfg.Ports.RPC == 0 {
+		cfg.Ports.RPC = def.Ports.RPC
+	}
+	if cfg.Ports.Serf == 0 {
+		cfg.Ports.Serf = def.Ports.Serf
+	}
+	if cfg.Server == nil {
+		cfg.Server = def.Server
+	}
+	if cfg.Server.BootstrapExpect == 0 {
+		cfg.Server.BootstrapExpect = 1
+	}
+	if cfg.Client == nil {
+		cfg.Client = def.Client
+	}
+	if cfg.BindAddr == "" {
+		cfg.BindAddr = def.BindAddr
+	}
+	if cfg.LogLevel == "" {
+		cfg.LogLevel = def.LogLevel
+	}
+}
+
+func override(set bool, dst *string, v string) {
+	if set {
+		*dst = v
+	}
+}
+
+// errHelp is -h: usage was printed, exit 2 with nothing more to say.
+var errHelp = errors.New("help requested")
+
+// errUsage marks an error as a usage error (exit status 2).
+type errUsage struct{ err error }
+
+func (e errUsage) Error() string { return e.err.Error() }
+func (e errUsage) Unwrap() error { return e.err }

@@ -1,0 +1,7 @@
+// Package agent is `berth agent`: it reads flags and the agent's HCL
+// config, starts a server (and, in later builds, a client), serves the HTTP
+// API, and shuts everything down cleanly on SIGINT or SIGTERM.
+//
+// It sits in cmd and may import any berth package. It owns every goroutine
+// it starts and stops them before Run returns.
+package agent
