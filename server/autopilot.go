@@ -73,6 +73,7 @@ func (d *autopilotDelegate) KnownServers() map[raft.ServerID]*autopilot.Server {
 			Address:     raft.ServerAddress(m.RPCAddr),
 			NodeStatus:  status,
 			RaftVersion: 3,
+			NodeType:    autopilot.NodeVoter,
 			IsLeader:    id == leader,
 			Meta:        m.Member.Tags,
 		}

@@ -92,3 +92,33 @@ func TestCluster_RestartedServerCatchesUp(t *testing.T) {
 	}
 	must.EqOp(t, 1, leaders)
 }
+
+func TestCluster_DeadServerRemovedAndReadded(t *testing.T) {
+	c := servertest.Cluster(t, 3)
+	victim := c.Followers()[0]
+	c.Kill(victim.Index)
+
+	voters := func() int {
+		var cfg structs.RaftConfigurationResponse
+		must.NoError(t, call(t, c.Leader(), "Operator.RaftGetConfiguration", &structs.GenericRequest{}, &cfg))
+		return len(cfg.Servers)
+	}
+	waitFor(t, 60*time.Second, "autopilot to remove the dead server", func() bool { return voters() == 2 })
+
+	// The two left still take writes.
+	registerPluginNode(t, c.Leader(), "node-1", "hostpath")
+
+	c.Restart(victim.Index)
+	waitFor(t, 60*time.Second, "the restarted server to be a voter again", func() bool { return voters() == 3 })
+}
+
+func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for %s", timeout, what)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
