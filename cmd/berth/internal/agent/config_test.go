@@ -1,0 +1,84 @@
+package agent
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/shoenig/test/must"
+)
+
+func TestParseConfig_Flags(t *testing.T) {
+	cfg, err := parseConfig([]string{"-server", "-data-dir", "/d", "-bind", "127.0.0.2", "-http-port", "5746",
+		"-rpc-port", "5747", "-serf-port", "5748", "-bootstrap-expect", "3", "-join", "a:1", "-join", "b:2,c:3"}, &bytes.Buffer{})
+	must.NoError(t, err)
+	must.True(t, cfg.Server.Enabled)
+	must.False(t, cfg.Client.Enabled)
+	must.Eq(t, "/d", cfg.DataDir)
+	must.Eq(t, "127.0.0.2", cfg.BindAddr)
+	must.Eq(t, PortsConfig{HTTP: 5746, RPC: 5747, Serf: 5748}, *cfg.Ports)
+	must.Eq(t, 3, cfg.Server.BootstrapExpect)
+	must.Eq(t, []string{"a:1", "b:2", "c:3"}, cfg.Server.Join)
+}
+
+func TestParseConfig_FileThenFlags(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "agent.hcl")
+	must.NoError(t, os.WriteFile(path, []byte(`
+name     = "s1"
+data_dir = "/var/lib/berth"
+ports { http = 6746 }
+server {
+  enabled          = true
+  bootstrap_expect = 3
+  join             = ["127.0.0.1:4748"]
+}
+`), 0o600))
+	cfg, err := parseConfig([]string{"-config", path, "-data-dir", "/override"}, &bytes.Buffer{})
+	must.NoError(t, err)
+	must.Eq(t, "s1", cfg.Name)
+	must.Eq(t, "/override", cfg.DataDir, must.Sprint("flags win over the file"))
+	must.Eq(t, 6746, cfg.Ports.HTTP)
+	must.Eq(t, 4747, cfg.Ports.RPC, must.Sprint("ports left out keep their defaults"))
+	must.True(t, cfg.Server.Enabled)
+	must.Eq(t, []string{"127.0.0.1:4748"}, cfg.Server.Join)
+}
+
+func TestParseConfig_Errors(t *testing.T) {
+	bad := filepath.Join(t.TempDir(), "bad.hcl")
+	must.NoError(t, os.WriteFile(bad, []byte("server {\n  bootstrap_expct = 3\n}\n"), 0o600))
+	cases := []struct {
+		name  string
+		args  []string
+		usage bool
+		want  string
+	}{
+		{"nothing to run", []string{"-data-dir", "/d"}, true, "-dev, -server or -client"},
+		{"unknown flag", []string{"-servr"}, true, "servr"},
+		{"stray argument", []string{"-server", "extra"}, true, `"extra"`},
+		{"bad config file", []string{"-config", bad}, false, "bad.hcl:2"},
+		{"missing config file", []string{"-config", "/nope/agent.hcl"}, false, "/nope/agent.hcl"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := parseConfig(tc.args, &bytes.Buffer{})
+			must.Error(t, err)
+			var u errUsage
+			must.EqOp(t, tc.usage, errors.As(err, &u))
+			must.StrContains(t, err.Error(), tc.want)
+		})
+	}
+}
+
+func TestRun_ExitCodes(t *testing.T) {
+	var stderr bytes.Buffer
+	must.EqOp(t, 2, Run(context.Background(), []string{"-nope"}, &bytes.Buffer{}, &stderr))
+	stderr.Reset()
+	must.EqOp(t, 1, Run(context.Background(), []string{"-client", "-data-dir", t.TempDir()}, &bytes.Buffer{}, &stderr))
+	must.StrContains(t, stderr.String(), "client agent is not part of this build")
+	stderr.Reset()
+	must.EqOp(t, 1, Run(context.Background(), []string{"-server", "-bind", "0.0.0.0", "-data-dir", t.TempDir()}, &bytes.Buffer{}, &stderr))
+	must.StrContains(t, stderr.String(), "bind a specific IP")
+}
