@@ -148,8 +148,7 @@ func (c *Client) do(method, endpoint string, params url.Values, body io.Reader) 
 		if c.ctx.Err() != nil {
 			return nil, fmt.Errorf("api: %s %s: %w", method, endpoint, c.ctx.Err())
 		}
-		return nil, fmt.Errorf("api: cannot reach berth at %s: %w; is an agent running there? set -address or %s",
-			c.base, unwrapURLError(err), AddressEnv)
+		return nil, &UnreachableError{Address: c.base.String(), Err: unwrapURLError(err)}
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		defer drain(resp)

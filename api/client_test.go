@@ -293,7 +293,10 @@ func TestClient_Unreachable_NamesAddress(t *testing.T) {
 	must.NoError(t, err)
 	_, err = c.Status().Leader()
 	must.ErrorContains(t, err, "cannot reach berth at "+addr)
-	must.ErrorContains(t, err, AddressEnv)
+	must.ErrorIs(t, err, structs.ErrUnavailable)
+	var ue *UnreachableError
+	must.True(t, errors.As(err, &ue))
+	must.EqOp(t, addr, ue.Address)
 }
 
 func TestClient_WithContext_CancelsBlockingQuery(t *testing.T) {

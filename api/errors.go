@@ -39,6 +39,26 @@ func (e *Error) Unwrap() error {
 	return &structs.Error{Code: structs.ErrorCode(e.Code), Message: e.Message}
 }
 
+// UnreachableError is returned when no answer came back from the address:
+// nothing listens there, the connection broke, the name does not resolve.
+// It matches structs.ErrUnavailable.
+type UnreachableError struct {
+	Address string
+	Err     error
+}
+
+func (e *UnreachableError) Error() string {
+	return fmt.Sprintf("cannot reach berth at %s: %v; is an agent running there?", e.Address, e.Err)
+}
+
+func (e *UnreachableError) Unwrap() error { return e.Err }
+
+// Is makes errors.Is(err, structs.ErrUnavailable) true: a caller may retry.
+func (e *UnreachableError) Is(target error) bool {
+	t, ok := target.(*structs.Error)
+	return ok && t.Code == structs.CodeUnavailable
+}
+
 // codeForStatus guesses the code of an answer that carried none (a proxy's
 // error page, say).
 func codeForStatus(status int) structs.ErrorCode {

@@ -1,0 +1,87 @@
+package command
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/shoenig/test/must"
+)
+
+func TestApp_Run_UsageAndHelp(t *testing.T) {
+	cases := []struct {
+		name       string
+		args       []string
+		wantCode   int
+		wantStdout string
+		wantStderr string
+	}{
+		{"no args", nil, 2, "", "Usage: berth <command>"},
+		{"-h", []string{"-h"}, 0, "volume status", ""},
+		{"help", []string{"help"}, 0, "operator raft list-peers", ""},
+		{"help for a command", []string{"help", "volume", "status"}, 0, "Usage: berth volume status [options] [volume]", ""},
+		{"help for a noun", []string{"help", "volume"}, 0, "Usage: berth volume <subcommand>", ""},
+		{"help for nothing", []string{"help", "nope"}, 2, "", `unknown command "nope"`},
+		{"unknown command", []string{"nope"}, 2, "", `Error: unknown command "nope"`},
+		{"noun alone", []string{"volume"}, 2, "", "register    Register an existing CSI volume"},
+		{"noun -h", []string{"volume", "-h"}, 0, "Usage: berth volume <subcommand>", ""},
+		{"unknown verb", []string{"volume", "statuz"}, 2, "", `Error: unknown command "volume statuz"`},
+		{"two-word noun alone", []string{"operator", "raft"}, 2, "", "list-peers"},
+		{"command -h", []string{"volume", "status", "-h"}, 0, "-verbose", ""},
+		{"command -help after args", []string{"volume", "deregister", "data", "-help"}, 0, "-force", ""},
+		{"unknown flag", []string{"node", "status", "-bogus"}, 2, "", "Error: flag provided but not defined: -bogus\n\nUsage: berth node status"},
+		{"too many args", []string{"volume", "status", "a", "b"}, 2, "", "this command takes at most one argument, got 2: a b"},
+		{"missing arg", []string{"volume", "deregister"}, 2, "", "Error: this command takes one argument"},
+		{"register missing file", []string{"volume", "register"}, 2, "", "Usage: berth volume register [options] <file>"},
+		{"members takes no args", []string{"server", "members", "x"}, 2, "", "this command takes 0 arguments"},
+		{"version", []string{"version"}, 0, "berth v" + Version + "\n", ""},
+		{"-version", []string{"-version"}, 0, "berth v", ""},
+		{"agent is dispatched", []string{"agent", "-dev", "-http-port", "1"}, 3, "agent called with -dev -http-port 1", ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r := runCLI(t, "http://127.0.0.1:1", "", tc.args...)
+			must.EqOp(t, tc.wantCode, r.code, must.Sprintf("stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr))
+			if tc.wantStdout != "" {
+				must.StrContains(t, r.stdout, tc.wantStdout)
+			}
+			if tc.wantStderr != "" {
+				must.StrContains(t, r.stderr, tc.wantStderr)
+			} else {
+				must.EqOp(t, "", r.stderr)
+			}
+		})
+	}
+}
+
+func TestApp_Run_AgentMissing(t *testing.T) {
+	var out, errb bytes.Buffer
+	app := &App{Stdout: &out, Stderr: &errb}
+	must.EqOp(t, 1, app.Run(t.Context(), []string{"agent"}))
+	must.StrContains(t, errb.String(), "built without the agent")
+}
+
+func TestApp_Run_AddressFlagBeatsEnv(t *testing.T) {
+	f := newFixture(t)
+	cases := []struct {
+		name string
+		args []string
+	}{
+		{"flag first", []string{"volume", "status", "-address", f.srv.URL}},
+		{"flag with =", []string{"volume", "status", "-address=" + f.srv.URL}},
+		{"flag after the positional", []string{"volume", "status", "data", "-address", f.srv.URL}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			// The environment points at nothing; only the flag reaches the fixture.
+			r := runCLI(t, "http://127.0.0.1:1", "", tc.args...)
+			must.EqOp(t, 0, r.code, must.Sprint(r.stderr))
+		})
+	}
+}
+
+func TestApp_Run_Unreachable(t *testing.T) {
+	r := runCLI(t, "http://127.0.0.1:1", "", "volume", "status")
+	must.EqOp(t, 1, r.code)
+	must.StrContains(t, r.stderr, "Error: list volumes: cannot reach berth at http://127.0.0.1:1")
+	must.StrContains(t, r.stderr, "Set -address or BERTH_ADDR")
+}

@@ -1,0 +1,294 @@
+package command
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/berth-csi/berth/structs"
+)
+
+// The fixture server answers the HTTP API's routes with canned objects, the
+// way the real handlers shape them (lists filtered by ?prefix=, 404 JSON
+// errors, X-Berth-Index), and records the writes it receives.
+
+const (
+	node1  = "8a1c2f3e-1111-4c4c-8888-000000000001"
+	node2  = "8a1c9d00-2222-4c4c-8888-000000000002"
+	node3  = "f00dcafe-3333-4c4c-8888-000000000003"
+	alloc1 = "a11c0001-aaaa-4c4c-8888-00000000000a"
+	alloc2 = "a11c0002-bbbb-4c4c-8888-00000000000b"
+)
+
+var fixtureTime = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+
+func fixtureNodes() []*structs.Node {
+	hp := func(ctrl bool, healthy bool) *structs.CSIInfo {
+		in := &structs.CSIInfo{PluginID: "hostpath", Healthy: healthy, Provider: "hostpath.berth.io",
+			ProviderVersion: "1.0.0", AllocID: alloc2, HealthDescription: "probe ok"}
+		if ctrl {
+			in.ControllerInfo = &structs.CSIControllerInfo{SupportsAttachDetach: true}
+		} else {
+			in.NodeInfo = &structs.CSINodeInfo{ID: "hp-node", MaxVolumes: 10}
+		}
+		return in
+	}
+	return []*structs.Node{
+		{ID: node1, Name: "client-1", Datacenter: "dc1", Status: "ready", HTTPAddr: "10.0.0.1:4746",
+			CSIControllerPlugins: map[string]*structs.CSIInfo{"hostpath": hp(true, true)},
+			CSINodePlugins:       map[string]*structs.CSIInfo{"hostpath": hp(false, true)},
+			Events: []*structs.NodeEvent{
+				{Message: "Node registered", Subsystem: "Cluster", Timestamp: fixtureTime},
+				{Message: "Plugin hostpath healthy", Subsystem: "CSI", Timestamp: fixtureTime.Add(time.Minute)},
+			}},
+		{ID: node2, Name: "client-2", Datacenter: "dc1", Status: "down", StatusDescription: "missed heartbeat",
+			CSINodePlugins: map[string]*structs.CSIInfo{"hostpath": hp(false, false)}},
+		{ID: node3, Name: "client-3", Datacenter: "dc2", Status: "ready"},
+	}
+}
+
+func fixturePlugins() []*structs.CSIPlugin {
+	nodes := fixtureNodes()
+	return []*structs.CSIPlugin{
+		{ID: "hostpath", Provider: "hostpath.berth.io", Version: "1.0.0", ControllerRequired: true,
+			Controllers:        map[string]*structs.CSIInfo{node1: nodes[0].CSIControllerPlugins["hostpath"]},
+			Nodes:              map[string]*structs.CSIInfo{node1: nodes[0].CSINodePlugins["hostpath"], node2: nodes[1].CSINodePlugins["hostpath"]},
+			ControllersHealthy: 1, ControllersExpected: 1, NodesHealthy: 1, NodesExpected: 2,
+			Allocations: []*structs.AllocListStub{{ID: alloc2, NodeID: node1, JobID: "plugin", TaskGroup: "hostpath",
+				DesiredStatus: "run", ClientStatus: "running"}}},
+		{ID: "hostpath2", Provider: "hostpath.berth.io", Version: "0.9.0",
+			Nodes: map[string]*structs.CSIInfo{}, Controllers: map[string]*structs.CSIInfo{}},
+	}
+}
+
+func fixtureVolumes() []*structs.CSIVolume {
+	return []*structs.CSIVolume{
+		{ID: "data", Namespace: "default", Name: "data", ExternalID: "vol-0001", PluginID: "hostpath",
+			Provider: "hostpath.berth.io", ProviderVersion: "1.0.0", Schedulable: true,
+			ControllerRequired: true, ControllersHealthy: 1, ControllersExpected: 1, NodesHealthy: 1, NodesExpected: 2,
+			AccessMode: structs.CSIVolumeAccessModeSingleNodeWriter, AttachmentMode: structs.CSIVolumeAttachmentModeFilesystem,
+			RequestedCapabilities: []*structs.CSIVolumeCapability{
+				{AccessMode: structs.CSIVolumeAccessModeSingleNodeWriter, AttachmentMode: structs.CSIVolumeAttachmentModeFilesystem}},
+			MountOptions: &structs.CSIMountOptions{FSType: "ext4", MountFlags: []string{structs.Redacted}},
+			Capacity:     1 << 30,
+			Topologies:   []*structs.CSITopology{{Segments: map[string]string{"zone": "a"}}},
+			Parameters:   map[string]string{"replicas": "3"},
+			WriteClaims: map[string]*structs.CSIVolumeClaim{alloc1: {AllocID: alloc1, NodeID: node1,
+				Mode: structs.CSIVolumeClaimWrite, State: structs.CSIVolumeClaimStateTaken}},
+			PastClaims: map[string]*structs.CSIVolumeClaim{alloc2: {AllocID: alloc2, NodeID: node2,
+				Mode: structs.CSIVolumeClaimRead, State: structs.CSIVolumeClaimStateUnpublishing,
+				Attempts: 3, LastError: "node unpublish: rpc error:\n node down"}},
+			CreateIndex: 10, ModifyIndex: 12},
+		{ID: "data2", Name: "data2", PluginID: "hostpath", Schedulable: false},
+		{ID: "logs", Name: "logs", PluginID: "hostpath", Schedulable: true},
+	}
+}
+
+// fixture is the canned API.
+type fixture struct {
+	srv *httptest.Server
+
+	mu     sync.Mutex
+	writes []fixtureWrite
+}
+
+type fixtureWrite struct {
+	method, path, query, body string
+}
+
+func newFixture(t *testing.T) *fixture {
+	f := &fixture{}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /v1/agent/members", func(w http.ResponseWriter, r *http.Request) {
+		reply(w, 0, []*structs.ServerMember{
+			{Name: "server-2", Addr: "10.0.0.12", Port: 4748, Status: "alive", RPCAddr: "10.0.0.12:4747"},
+			{Name: "server-1", Addr: "10.0.0.11", Port: 4748, Status: "alive", Leader: true, RPCAddr: "10.0.0.11:4747",
+				Tags: map[string]string{"role": "berth-server", "dc": "dc1"}},
+		})
+	})
+	mux.HandleFunc("GET /v1/operator/raft/configuration", func(w http.ResponseWriter, r *http.Request) {
+		reply(w, 40, &structs.RaftConfigurationResponse{Index: 40, Servers: []*structs.RaftServer{
+			{ID: "s1", Node: "server-1", Address: "10.0.0.11:4747", Leader: true, Voter: true},
+			{ID: "s2", Address: "10.0.0.12:4747", Voter: true},
+		}})
+	})
+	mux.HandleFunc("GET /v1/nodes", func(w http.ResponseWriter, r *http.Request) {
+		var out []*structs.NodeListStub
+		for _, n := range fixtureNodes() {
+			if strings.HasPrefix(n.ID, r.URL.Query().Get("prefix")) {
+				out = append(out, n.Stub())
+			}
+		}
+		reply(w, 50, nonNil(out))
+	})
+	mux.HandleFunc("GET /v1/node/{id}", func(w http.ResponseWriter, r *http.Request) {
+		for _, n := range fixtureNodes() {
+			if n.ID == r.PathValue("id") {
+				reply(w, 50, n)
+				return
+			}
+		}
+		replyError(w, 404, "NotFound", `node "`+r.PathValue("id")+`" not found`)
+	})
+	mux.HandleFunc("GET /v1/plugins", func(w http.ResponseWriter, r *http.Request) {
+		var out []*structs.CSIPluginListStub
+		for _, p := range fixturePlugins() {
+			if strings.HasPrefix(p.ID, r.URL.Query().Get("prefix")) {
+				out = append(out, p.Stub())
+			}
+		}
+		reply(w, 60, nonNil(out))
+	})
+	mux.HandleFunc("GET /v1/plugin/csi/{id}", func(w http.ResponseWriter, r *http.Request) {
+		for _, p := range fixturePlugins() {
+			if p.ID == r.PathValue("id") {
+				reply(w, 60, p)
+				return
+			}
+		}
+		replyError(w, 404, "NotFound", `plugin "`+r.PathValue("id")+`" not found`)
+	})
+	mux.HandleFunc("GET /v1/volumes", func(w http.ResponseWriter, r *http.Request) {
+		var out []*structs.CSIVolumeListStub
+		for _, v := range fixtureVolumes() {
+			if strings.HasPrefix(v.ID, r.URL.Query().Get("prefix")) {
+				out = append(out, v.Stub())
+			}
+		}
+		reply(w, 70, nonNil(out))
+	})
+	mux.HandleFunc("GET /v1/volume/csi/{id}", func(w http.ResponseWriter, r *http.Request) {
+		for _, v := range fixtureVolumes() {
+			if v.ID == r.PathValue("id") {
+				reply(w, 70, v)
+				return
+			}
+		}
+		replyError(w, 404, "NotFound", `volume "`+r.PathValue("id")+`" not found`)
+	})
+	mux.HandleFunc("PUT /v1/volume/csi/{id}", func(w http.ResponseWriter, r *http.Request) {
+		f.record(r)
+		if r.PathValue("id") == "bad" {
+			replyError(w, 400, "BadRequest", `volume "bad": capability 1: access_mode "x" is not valid`)
+			return
+		}
+		reply(w, 80, &structs.CSIVolumeRegisterResponse{WriteMeta: structs.WriteMeta{Index: 80}})
+	})
+	mux.HandleFunc("DELETE /v1/volume/csi/{id}", func(w http.ResponseWriter, r *http.Request) {
+		f.record(r)
+		if r.PathValue("id") == "data" && r.URL.Query().Get("force") != "true" {
+			replyError(w, 409, "Conflict", `volume "data" is claimed by alloc `+alloc1+`; stop the allocation first`)
+			return
+		}
+		reply(w, 81, &structs.CSIVolumeDeregisterResponse{WriteMeta: structs.WriteMeta{Index: 81}})
+	})
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		replyError(w, 404, "NotFound", "no such API route: "+r.Method+" "+r.URL.Path)
+	})
+	f.srv = httptest.NewServer(mux)
+	t.Cleanup(f.srv.Close)
+	return f
+}
+
+func (f *fixture) record(r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.writes = append(f.writes, fixtureWrite{r.Method, r.URL.Path, r.URL.RawQuery, string(body)})
+}
+
+func (f *fixture) count() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.writes)
+}
+
+func (f *fixture) reset() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.writes = nil
+}
+
+func (f *fixture) lastWrite() (fixtureWrite, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.writes) == 0 {
+		return fixtureWrite{}, false
+	}
+	return f.writes[len(f.writes)-1], true
+}
+
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
+
+func reply(w http.ResponseWriter, index int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Berth-Index", itoa(index))
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+func replyError(w http.ResponseWriter, status int, code, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(map[string]string{"Code": code, "Message": msg})
+}
+
+func itoa(n int) string {
+	b, _ := json.Marshal(n)
+	return string(b)
+}
+
+// result is what one CLI run printed and returned.
+type result struct {
+	code           int
+	stdout, stderr string
+}
+
+// runCLI runs the CLI in-process with BERTH_ADDR set to addr.
+func runCLI(t *testing.T, addr, stdin string, args ...string) result {
+	t.Helper()
+	var out, errb bytes.Buffer
+	app := &App{
+		Stdin:  strings.NewReader(stdin),
+		Stdout: &out,
+		Stderr: &errb,
+		Getenv: func(k string) string {
+			if k == "BERTH_ADDR" {
+				return addr
+			}
+			return ""
+		},
+		Agent: func(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+			_, _ = io.WriteString(stdout, "agent called with "+strings.Join(args, " ")+"\n")
+			return 3
+		},
+	}
+	code := app.Run(context.Background(), args)
+	return result{code, out.String(), errb.String()}
+}
+
+// fetch GETs a URL directly, to compare with what the CLI printed.
+func fetch(t *testing.T, url string) []byte {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatalf("GET %s: %v", url, err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatalf("GET %s: %v", url, err)
+	}
+	return b
+}

@@ -1,0 +1,155 @@
+package command
+
+import (
+	"context"
+	"net/url"
+	"sort"
+	"strconv"
+
+	"github.com/berth-csi/berth/api"
+	"github.com/berth-csi/berth/structs"
+)
+
+var nodeStatusCommand = &command{
+	name:     "node status",
+	synopsis: "Display status information about client nodes",
+	help: `[options] [node]
+
+  Display the client nodes, or one node with its CSI plugins and recent
+  events. A node may be given by a unique prefix of its ID.
+
+Status Options:
+
+  -verbose
+    Show full IDs.
+
+  -json
+    Print the API's JSON.
+`,
+	run: runNodeStatus,
+}
+
+func runNodeStatus(ctx context.Context, m *meta, args []string) int {
+	fs := m.flagSet()
+	verbose := fs.Bool("verbose", false, "")
+	asJSON := fs.Bool("json", false, "")
+	pos, status, ok := m.parse(fs, args, 0, 1)
+	if !ok {
+		return status
+	}
+	c, err := m.client(ctx)
+	if err != nil {
+		return m.fail("%v", err)
+	}
+	if len(pos) == 0 {
+		if *asJSON {
+			raw, err := rawGet(c, "/v1/nodes", nil)
+			if err != nil {
+				return m.fail("%s", apiError("list nodes", err))
+			}
+			return m.printRaw(raw)
+		}
+		nodes, _, err := c.Nodes().List(nil)
+		if err != nil {
+			return m.fail("%s", apiError("list nodes", err))
+		}
+		m.nodeList(nodes, *verbose)
+		return exitOK
+	}
+
+	stubs, _, err := c.Nodes().List(&api.QueryOptions{Prefix: pos[0]})
+	if err != nil {
+		return m.fail("%s", apiError("look up node "+strconv.Quote(pos[0]), err))
+	}
+	ids := make([]string, len(stubs))
+	for i, s := range stubs {
+		ids[i] = s.ID
+	}
+	id, err := resolve("node", "berth node status", pos[0], ids)
+	if err != nil {
+		return m.fail("%v", err)
+	}
+	if *asJSON {
+		raw, err := rawGet(c, "/v1/node/"+url.PathEscape(id), nil)
+		if err != nil {
+			return m.fail("%s", apiError("read node "+strconv.Quote(id), err))
+		}
+		return m.printRaw(raw)
+	}
+	node, _, err := c.Nodes().Info(id, nil)
+	if err != nil {
+		return m.fail("%s", apiError("read node "+strconv.Quote(id), err))
+	}
+	m.nodeInfo(node, *verbose)
+	return exitOK
+}
+
+func (m *meta) nodeList(nodes []*structs.NodeListStub, verbose bool) {
+	if len(nodes) == 0 {
+		m.println("No nodes registered")
+		return
+	}
+	rows := make([][]string, 0, len(nodes))
+	for _, n := range nodes {
+		rows = append(rows, []string{shortID(n.ID, verbose), n.Datacenter, n.Name, n.Status,
+			strconv.Itoa(len(n.CSIControllerPlugins)), strconv.Itoa(len(n.CSINodePlugins))})
+	}
+	table(m.stdout, []string{"ID", "DC", "Name", "Status", "CSI Controllers", "CSI Nodes"}, rows)
+}
+
+func (m *meta) nodeInfo(n *structs.Node, verbose bool) {
+	pairs := [][2]string{
+		{"ID", n.ID},
+		{"Name", n.Name},
+		{"Datacenter", orNone(n.Datacenter)},
+		{"Status", n.Status},
+	}
+	if n.StatusDescription != "" {
+		pairs = append(pairs, [2]string{"Status Description", n.StatusDescription})
+	}
+	pairs = append(pairs, [2]string{"HTTP Addr", orNone(n.HTTPAddr)})
+	kv(m.stdout, pairs)
+
+	section(m.stdout, "CSI Controller Plugins")
+	m.csiInstances(n.CSIControllerPlugins, verbose)
+	section(m.stdout, "CSI Node Plugins")
+	m.csiInstances(n.CSINodePlugins, verbose)
+
+	section(m.stdout, "Recent Events")
+	if len(n.Events) == 0 {
+		m.println("No events")
+		return
+	}
+	events := n.Events
+	if !verbose && len(events) > 10 {
+		events = events[len(events)-10:]
+	}
+	rows := make([][]string, 0, len(events))
+	for i := len(events) - 1; i >= 0; i-- {
+		e := events[i]
+		rows = append(rows, []string{formatTime(e.Timestamp), e.Subsystem, e.Message})
+	}
+	table(m.stdout, []string{"Time", "Subsystem", "Message"}, rows)
+}
+
+// csiInstances lists a node's plugin instances by plugin ID.
+func (m *meta) csiInstances(infos map[string]*structs.CSIInfo, verbose bool) {
+	if len(infos) == 0 {
+		m.println("None")
+		return
+	}
+	ids := make([]string, 0, len(infos))
+	for id := range infos {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	rows := make([][]string, 0, len(ids))
+	for _, id := range ids {
+		in := infos[id]
+		rows = append(rows, []string{id, orNone(in.Provider), orNone(in.ProviderVersion),
+			healthy(in.Healthy), orNone(shortID(in.AllocID, verbose)), in.HealthDescription})
+	}
+	table(m.stdout, []string{"Plugin ID", "Provider", "Version", "Health", "Alloc ID", "Description"}, rows)
+}
+
+func (m *meta) println(s string) { _, _ = m.stdout.Write([]byte(s + "\n")) }

@@ -1,0 +1,148 @@
+package command
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"sort"
+	"strconv"
+
+	"github.com/berth-csi/berth/api"
+	"github.com/berth-csi/berth/structs"
+)
+
+var pluginStatusCommand = &command{
+	name:     "plugin status",
+	synopsis: "Display status information about CSI plugins",
+	help: `[options] [plugin]
+
+  Display the CSI plugins, or one plugin with the health of its controller
+  and node instances on each node. A plugin may be given by a unique prefix
+  of its ID.
+
+Status Options:
+
+  -verbose
+    Show full node and allocation IDs.
+
+  -json
+    Print the API's JSON.
+`,
+	run: runPluginStatus,
+}
+
+func runPluginStatus(ctx context.Context, m *meta, args []string) int {
+	fs := m.flagSet()
+	verbose := fs.Bool("verbose", false, "")
+	asJSON := fs.Bool("json", false, "")
+	pos, status, ok := m.parse(fs, args, 0, 1)
+	if !ok {
+		return status
+	}
+	c, err := m.client(ctx)
+	if err != nil {
+		return m.fail("%v", err)
+	}
+	if len(pos) == 0 {
+		if *asJSON {
+			raw, err := rawGet(c, "/v1/plugins", url.Values{"type": {"csi"}})
+			if err != nil {
+				return m.fail("%s", apiError("list plugins", err))
+			}
+			return m.printRaw(raw)
+		}
+		plugins, _, err := c.CSIPlugins().List(nil)
+		if err != nil {
+			return m.fail("%s", apiError("list plugins", err))
+		}
+		m.pluginList(plugins)
+		return exitOK
+	}
+
+	stubs, _, err := c.CSIPlugins().List(&api.QueryOptions{Prefix: pos[0]})
+	if err != nil {
+		return m.fail("%s", apiError("look up plugin "+strconv.Quote(pos[0]), err))
+	}
+	ids := make([]string, len(stubs))
+	for i, s := range stubs {
+		ids[i] = s.ID
+	}
+	id, err := resolve("plugin", "berth plugin status", pos[0], ids)
+	if err != nil {
+		return m.fail("%v", err)
+	}
+	if *asJSON {
+		raw, err := rawGet(c, "/v1/plugin/csi/"+url.PathEscape(id), nil)
+		if err != nil {
+			return m.fail("%s", apiError("read plugin "+strconv.Quote(id), err))
+		}
+		return m.printRaw(raw)
+	}
+	p, _, err := c.CSIPlugins().Info(id, nil)
+	if err != nil {
+		return m.fail("%s", apiError("read plugin "+strconv.Quote(id), err))
+	}
+	m.pluginInfo(p, *verbose)
+	return exitOK
+}
+
+func (m *meta) pluginList(plugins []*structs.CSIPluginListStub) {
+	if len(plugins) == 0 {
+		m.println("No CSI plugins")
+		return
+	}
+	rows := make([][]string, 0, len(plugins))
+	for _, p := range plugins {
+		rows = append(rows, []string{p.ID, orNone(p.Provider),
+			fmt.Sprintf("%d/%d", p.ControllersHealthy, p.ControllersExpected),
+			fmt.Sprintf("%d/%d", p.NodesHealthy, p.NodesExpected)})
+	}
+	table(m.stdout, []string{"ID", "Provider", "Controllers Healthy/Expected", "Nodes Healthy/Expected"}, rows)
+}
+
+func (m *meta) pluginInfo(p *structs.CSIPlugin, verbose bool) {
+	kv(m.stdout, [][2]string{
+		{"ID", p.ID},
+		{"Provider", orNone(p.Provider)},
+		{"Version", orNone(p.Version)},
+		{"Controllers Required", strconv.FormatBool(p.ControllerRequired)},
+		{"Controllers Healthy", strconv.Itoa(p.ControllersHealthy)},
+		{"Controllers Expected", strconv.Itoa(p.ControllersExpected)},
+		{"Nodes Healthy", strconv.Itoa(p.NodesHealthy)},
+		{"Nodes Expected", strconv.Itoa(p.NodesExpected)},
+	})
+	section(m.stdout, "Controllers")
+	m.pluginInstances(p.Controllers, verbose)
+	section(m.stdout, "Nodes")
+	m.pluginInstances(p.Nodes, verbose)
+
+	if len(p.Allocations) > 0 {
+		section(m.stdout, "Allocations")
+		rows := make([][]string, 0, len(p.Allocations))
+		for _, a := range p.Allocations {
+			rows = append(rows, []string{shortID(a.ID, verbose), shortID(a.NodeID, verbose),
+				a.JobID, a.TaskGroup, a.DesiredStatus, a.ClientStatus})
+		}
+		table(m.stdout, []string{"ID", "Node ID", "Job ID", "Task Group", "Desired", "Status"}, rows)
+	}
+}
+
+// pluginInstances lists a plugin's instances by node.
+func (m *meta) pluginInstances(infos map[string]*structs.CSIInfo, verbose bool) {
+	if len(infos) == 0 {
+		m.println("None")
+		return
+	}
+	nodes := make([]string, 0, len(infos))
+	for n := range infos {
+		nodes = append(nodes, n)
+	}
+	sort.Strings(nodes)
+	rows := make([][]string, 0, len(nodes))
+	for _, n := range nodes {
+		in := infos[n]
+		rows = append(rows, []string{shortID(n, verbose), healthy(in.Healthy),
+			orNone(in.Provider), orNone(in.ProviderVersion), orNone(shortID(in.AllocID, verbose)), in.HealthDescription})
+	}
+	table(m.stdout, []string{"Node ID", "Health", "Provider", "Version", "Alloc ID", "Description"}, rows)
+}

@@ -1,0 +1,115 @@
+package command
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+
+	"github.com/berth-csi/berth/api"
+	"github.com/berth-csi/berth/cmd/berth/internal/spec"
+)
+
+var volumeRegisterCommand = &command{
+	name:     "volume register",
+	synopsis: "Register an existing CSI volume",
+	help: `[options] <file>
+
+  Register a volume that already exists in the storage provider, from a
+  volume spec in HCL or JSON (see "Specs" in the documentation). The spec
+  must name the provider's volume in external_id. Registering a volume that
+  is already registered updates its mutable fields. If <file> is "-", the
+  spec is read from standard input.
+`,
+	run: runVolumeRegister,
+}
+
+func runVolumeRegister(ctx context.Context, m *meta, args []string) int {
+	fs := m.flagSet()
+	pos, status, ok := m.parse(fs, args, 1, 1)
+	if !ok {
+		return status
+	}
+	vol, err := m.readVolumeSpec(pos[0])
+	if err != nil {
+		return m.fail("%v", err)
+	}
+	if vol.ExternalID == "" {
+		return m.fail("%s: volume %q has no external_id; registering needs the storage provider's ID of an existing volume",
+			pos[0], vol.ID)
+	}
+	c, err := m.client(ctx)
+	if err != nil {
+		return m.fail("%v", err)
+	}
+	if _, err := c.CSIVolumes().Register(vol); err != nil {
+		return m.fail("%s", apiError("register volume "+strconv.Quote(vol.ID), err))
+	}
+	fmt.Fprintf(m.stdout, "Volume %q registered\n", vol.ID)
+	return exitOK
+}
+
+// readVolumeSpec parses a spec file, or standard input for "-".
+func (m *meta) readVolumeSpec(path string) (*api.VolumeSpec, error) {
+	if path != "-" {
+		vol, err := spec.ParseVolumeFile(path)
+		return vol, specError(err)
+	}
+	src, err := io.ReadAll(m.stdin)
+	if err != nil {
+		return nil, fmt.Errorf("cannot read the volume spec from standard input: %w", err)
+	}
+	vol, err := spec.ParseVolume("<stdin>", src)
+	return vol, specError(err)
+}
+
+// specError puts each of several spec problems on its own line under the
+// "Error:" line.
+func specError(err error) error {
+	var many interface{ Unwrap() []error }
+	if errors.As(err, &many) && len(many.Unwrap()) > 1 {
+		return fmt.Errorf("the volume spec has %d problems:\n%w", len(many.Unwrap()), err)
+	}
+	return err
+}
+
+var volumeDeregisterCommand = &command{
+	name:     "volume deregister",
+	synopsis: "Deregister a CSI volume",
+	help: `[options] <volume>
+
+  Remove a volume from berth. The volume itself is left in the storage
+  provider. A volume that allocations still claim is refused; with -force
+  it is removed once every claiming allocation has stopped. The volume may
+  be given by a unique prefix of its ID.
+
+Deregister Options:
+
+  -force
+    Deregister even while claims remain, if their allocations have stopped.
+`,
+	run: runVolumeDeregister,
+}
+
+func runVolumeDeregister(ctx context.Context, m *meta, args []string) int {
+	fs := m.flagSet()
+	force := fs.Bool("force", false, "")
+	pos, status, ok := m.parse(fs, args, 1, 1)
+	if !ok {
+		return status
+	}
+	c, err := m.client(ctx)
+	if err != nil {
+		return m.fail("%v", err)
+	}
+	id, err := resolveVolume(c, pos[0])
+	if err != nil {
+		return m.fail("%s", err)
+	}
+	if _, err := c.CSIVolumes().Deregister(id, *force); err != nil {
+		return m.fail("%s", apiError("deregister volume "+strconv.Quote(id), err))
+	}
+	fmt.Fprintf(m.stdout, "Volume %q deregistered\n", id)
+	return exitOK
+}
