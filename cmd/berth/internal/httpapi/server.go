@@ -25,14 +25,15 @@ type handler struct {
 	started time.Time
 }
 
-// New returns the HTTP API handler over backend. logger may be nil.
+// New returns the HTTP API handler over backend. logger is used as given
+// (the agent names it "http"); nil discards the logs.
 func New(backend Backend, logger hclog.Logger) http.Handler {
 	if logger == nil {
 		logger = hclog.NewNullLogger()
 	}
 	h := &handler{
 		backend: backend,
-		logger:  logger.Named("http"),
+		logger:  logger,
 		mux:     http.NewServeMux(),
 		started: time.Now(),
 	}
