@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
+	"strings"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/memberlist"
@@ -166,4 +168,30 @@ func (s *Server) maybeBootstrap() {
 		return
 	}
 	s.logger.Info("raft bootstrapped", "servers", len(conf.Servers))
+}
+
+// retryJoin joins the configured servers, retrying until one answers: the
+// servers of a new cluster often start at the same moment, and the one a
+// server names to join may not listen yet.
+func (s *Server) retryJoin() {
+	wait := 250 * time.Millisecond
+	for attempt := 1; ; attempt++ {
+		n, err := s.serf.Join(s.config.Join, true)
+		if err == nil || n > 0 {
+			s.logger.Info("joined servers", "join", strings.Join(s.config.Join, ","), "contacted", n)
+			return
+		}
+		if attempt == 1 || attempt%10 == 0 {
+			s.logger.Warn("could not join servers yet; retrying", "join", strings.Join(s.config.Join, ","),
+				"attempt", attempt, "error", err)
+		}
+		select {
+		case <-s.ctx.Done():
+			return
+		case <-time.After(wait):
+		}
+		if wait < 5*time.Second {
+			wait *= 2
+		}
+	}
 }

@@ -142,11 +142,7 @@ func (s *Server) start() error {
 	s.goFunc(s.serfEventLoop)
 
 	if len(s.config.Join) > 0 {
-		if _, err := s.serf.Join(s.config.Join, true); err != nil {
-			// Not fatal: the servers named may start later; serf's
-			// snapshot rejoins after a restart.
-			s.logger.Warn("could not join servers yet", "join", strings.Join(s.config.Join, ","), "error", err)
-		}
+		s.goFunc(s.retryJoin)
 	}
 	s.maybeBootstrap()
 	s.logger.Info("server started", "rpc_addr", s.rpcAddr, "serf_addr", s.SerfAddr(), "id", s.id)
