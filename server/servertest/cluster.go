@@ -1,5 +1,3 @@
-// Package servertest starts real berth servers for tests: real raft with
-// boltdb files in temp dirs, real TCP and gossip on 127.0.0.1.
 package servertest
 
 import (
