@@ -15,6 +15,7 @@ var dispatch = map[structs.MessageType]applyFn{
 	structs.JobRegisterRequestType:         applyJobRegister,
 	structs.JobDeregisterRequestType:       applyJobDeregister,
 	structs.AllocUpsertRequestType:         applyAllocUpsert,
+	structs.NodeFingerprintRequestType:     applyNodeFingerprint,
 }
 
 func applyNodeRegister(f *FSM, index uint64, buf []byte) any {
@@ -26,6 +27,14 @@ func applyNodeRegister(f *FSM, index uint64, buf []byte) any {
 		return structs.NewError(structs.CodeBadRequest, "node register at index %d carries no node", index)
 	}
 	return f.State().UpsertNode(index, req.Node)
+}
+
+func applyNodeFingerprint(f *FSM, index uint64, buf []byte) any {
+	var req structs.NodeFingerprintRequest
+	if err := decode(structs.NodeFingerprintRequestType, index, buf, &req); err != nil {
+		return err
+	}
+	return f.State().UpdateNodeFingerprint(index, &req)
 }
 
 func applyNodeDeregister(f *FSM, index uint64, buf []byte) any {

@@ -96,6 +96,8 @@ func goldenScenarios() map[string][]entry {
 			info.UpdateTime = stamp
 		}
 	}
+	otherInfo := statetest.NodeWithPlugin("node-1", "other", false, true, true).CSINodePlugins["other"]
+	otherInfo.UpdateTime = stamp
 	vol := statetest.Volume("data", "hostpath")
 	vol.Secrets = structs.CSISecrets{"token": "hunter2"}
 	alloc := statetest.Alloc("alloc-1", "node-1")
@@ -113,6 +115,13 @@ func goldenScenarios() map[string][]entry {
 			claimEntry("data", "alloc-1", structs.CSIVolumeClaimWrite, structs.CSIVolumeClaimStateTaken),
 			{structs.NodeUpdateStatusRequestType, &structs.NodeUpdateStatusRequest{NodeID: "node-1", Status: structs.NodeStatusDown,
 				UpdatedAt: stamp.UnixNano(), Event: &structs.NodeEvent{Message: "missed heartbeat", Subsystem: "heartbeat", Timestamp: stamp}}},
+		},
+		"fingerprint_delta": {
+			{structs.NodeRegisterRequestType, &structs.NodeRegisterRequest{Node: node}},
+			{structs.NodeFingerprintRequestType, &structs.NodeFingerprintRequest{NodeID: "node-1", Plugins: []*structs.NodePluginUpdate{
+				{PluginID: "hostpath", Node: node.CSINodePlugins["hostpath"]}, // controller side gone
+				{PluginID: "other", Node: otherInfo},
+			}, Events: []*structs.NodeEvent{{Message: `plugin "other" became healthy`, Subsystem: "CSI", Timestamp: stamp}}}},
 		},
 		"release_and_teardown": {
 			{structs.NodeRegisterRequestType, &structs.NodeRegisterRequest{Node: node}},

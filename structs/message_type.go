@@ -18,6 +18,7 @@ const (
 	JobRegisterRequestType         MessageType = 7
 	JobDeregisterRequestType       MessageType = 8
 	AllocUpsertRequestType         MessageType = 9
+	NodeFingerprintRequestType     MessageType = 10
 )
 
 var messageTypeNames = map[MessageType]string{
@@ -31,6 +32,7 @@ var messageTypeNames = map[MessageType]string{
 	JobRegisterRequestType:         "JobRegister",
 	JobDeregisterRequestType:       "JobDeregister",
 	AllocUpsertRequestType:         "AllocUpsert",
+	NodeFingerprintRequestType:     "NodeFingerprint",
 }
 
 func (t MessageType) String() string {

@@ -53,3 +53,21 @@ type NodeListResponse struct {
 	Nodes []*NodeListStub
 	QueryMeta
 }
+
+// NodePluginUpdate is a client's change to one plugin on its node: the
+// full current info of each side; a nil side is gone from the node.
+type NodePluginUpdate struct {
+	PluginID   string
+	Controller *CSIInfo
+	Node       *CSIInfo
+}
+
+// NodeFingerprintRequest carries only what changed in a node's plugin
+// fingerprint since the client's last acknowledged update, and the events
+// the changes produced. The servers apply it to exactly those plugins.
+type NodeFingerprintRequest struct {
+	NodeID  string
+	Plugins []*NodePluginUpdate
+	Events  []*NodeEvent
+	WriteRequest
+}

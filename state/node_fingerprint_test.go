@@ -1,0 +1,76 @@
+package state_test
+
+import (
+	"testing"
+
+	"github.com/shoenig/test/must"
+
+	"github.com/berth-csi/berth/state/statetest"
+	"github.com/berth-csi/berth/structs"
+)
+
+func TestStateStore_UpdateNodeFingerprint(t *testing.T) {
+	st := statetest.New(t)
+	node := statetest.NodeWithPlugin("n1", "a", true, true, true)
+	b := statetest.NodeWithPlugin("n1", "b", false, true, true)
+	node.CSINodePlugins["b"] = b.CSINodePlugins["b"]
+	must.NoError(t, st.UpsertNode(10, node))
+
+	// Only plugin a changes: its controller side goes away.
+	must.NoError(t, st.UpdateNodeFingerprint(11, &structs.NodeFingerprintRequest{
+		NodeID:  "n1",
+		Plugins: []*structs.NodePluginUpdate{{PluginID: "a", Node: node.CSINodePlugins["a"]}},
+		Events:  []*structs.NodeEvent{{Message: "controller stopped", Subsystem: "CSI"}},
+	}))
+	a, err := st.CSIPluginByID(nil, "a")
+	must.NoError(t, err)
+	must.MapEmpty(t, a.Controllers)
+	must.MapContainsKey(t, a.Nodes, "n1")
+	must.Eq(t, 11, a.ModifyIndex)
+	bp, err := st.CSIPluginByID(nil, "b")
+	must.NoError(t, err)
+	must.Eq(t, 10, bp.ModifyIndex, must.Sprint("a plugin the update does not name is not rewritten"))
+
+	got, err := st.NodeByID(nil, "n1")
+	must.NoError(t, err)
+	must.MapNotContainsKey(t, got.CSIControllerPlugins, "a")
+	must.SliceLen(t, 1, got.Events)
+
+	// The last instance of b goes: the plugin row goes with it.
+	must.NoError(t, st.UpdateNodeFingerprint(12, &structs.NodeFingerprintRequest{
+		NodeID: "n1", Plugins: []*structs.NodePluginUpdate{{PluginID: "b"}},
+	}))
+	bp, err = st.CSIPluginByID(nil, "b")
+	must.NoError(t, err)
+	must.Nil(t, bp)
+	idx, err := st.Index("csi_plugins")
+	must.NoError(t, err)
+	must.Eq(t, 12, idx)
+}
+
+func TestStateStore_UpdateNodeFingerprint_BadInput(t *testing.T) {
+	st := statetest.New(t)
+	must.NoError(t, st.UpsertNode(10, statetest.NodeWithPlugin("n1", "a", false, true, true)))
+	wrong := statetest.NodeWithPlugin("n1", "z", false, true, true).CSINodePlugins["z"]
+	noInfo := wrong.Copy()
+	noInfo.PluginID, noInfo.NodeInfo = "a", nil
+	cases := []struct {
+		name string
+		req  *structs.NodeFingerprintRequest
+		code error
+	}{
+		{"unknown node", &structs.NodeFingerprintRequest{NodeID: "nope"}, structs.ErrNotFound},
+		{"no plugin id", &structs.NodeFingerprintRequest{NodeID: "n1", Plugins: []*structs.NodePluginUpdate{{}}}, structs.ErrBadRequest},
+		{"mismatched id", &structs.NodeFingerprintRequest{NodeID: "n1", Plugins: []*structs.NodePluginUpdate{{PluginID: "a", Node: wrong}}}, structs.ErrBadRequest},
+		{"node side without node info", &structs.NodeFingerprintRequest{NodeID: "n1", Plugins: []*structs.NodePluginUpdate{
+			{PluginID: "b", Node: nil}, {PluginID: "a", Node: noInfo}}}, structs.ErrBadRequest},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			must.ErrorIs(t, st.UpdateNodeFingerprint(20, tc.req), tc.code)
+			idx, err := st.LatestIndex()
+			must.NoError(t, err)
+			must.Eq(t, 10, idx, must.Sprint("a rejected update writes nothing"))
+		})
+	}
+}
