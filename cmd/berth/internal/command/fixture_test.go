@@ -119,60 +119,15 @@ func newFixture(t *testing.T) *fixture {
 			{ID: "s2", Address: "10.0.0.12:4747", Voter: true},
 		}})
 	})
-	mux.HandleFunc("GET /v1/nodes", func(w http.ResponseWriter, r *http.Request) {
-		var out []*structs.NodeListStub
-		for _, n := range fixtureNodes() {
-			if strings.HasPrefix(n.ID, r.URL.Query().Get("prefix")) {
-				out = append(out, n.Stub())
-			}
-		}
-		reply(w, 50, nonNil(out))
-	})
-	mux.HandleFunc("GET /v1/node/{id}", func(w http.ResponseWriter, r *http.Request) {
-		for _, n := range fixtureNodes() {
-			if n.ID == r.PathValue("id") {
-				reply(w, 50, n)
-				return
-			}
-		}
-		replyError(w, 404, "NotFound", `node "`+r.PathValue("id")+`" not found`)
-	})
-	mux.HandleFunc("GET /v1/plugins", func(w http.ResponseWriter, r *http.Request) {
-		var out []*structs.CSIPluginListStub
-		for _, p := range fixturePlugins() {
-			if strings.HasPrefix(p.ID, r.URL.Query().Get("prefix")) {
-				out = append(out, p.Stub())
-			}
-		}
-		reply(w, 60, nonNil(out))
-	})
-	mux.HandleFunc("GET /v1/plugin/csi/{id}", func(w http.ResponseWriter, r *http.Request) {
-		for _, p := range fixturePlugins() {
-			if p.ID == r.PathValue("id") {
-				reply(w, 60, p)
-				return
-			}
-		}
-		replyError(w, 404, "NotFound", `plugin "`+r.PathValue("id")+`" not found`)
-	})
-	mux.HandleFunc("GET /v1/volumes", func(w http.ResponseWriter, r *http.Request) {
-		var out []*structs.CSIVolumeListStub
-		for _, v := range fixtureVolumes() {
-			if strings.HasPrefix(v.ID, r.URL.Query().Get("prefix")) {
-				out = append(out, v.Stub())
-			}
-		}
-		reply(w, 70, nonNil(out))
-	})
-	mux.HandleFunc("GET /v1/volume/csi/{id}", func(w http.ResponseWriter, r *http.Request) {
-		for _, v := range fixtureVolumes() {
-			if v.ID == r.PathValue("id") {
-				reply(w, 70, v)
-				return
-			}
-		}
-		replyError(w, 404, "NotFound", `volume "`+r.PathValue("id")+`" not found`)
-	})
+	nodeID := func(n *structs.Node) string { return n.ID }
+	mux.HandleFunc("GET /v1/nodes", listRoute(50, fixtureNodes, nodeID, (*structs.Node).Stub))
+	mux.HandleFunc("GET /v1/node/{id}", getRoute(50, "node", fixtureNodes, nodeID))
+	pluginID := func(p *structs.CSIPlugin) string { return p.ID }
+	mux.HandleFunc("GET /v1/plugins", listRoute(60, fixturePlugins, pluginID, (*structs.CSIPlugin).Stub))
+	mux.HandleFunc("GET /v1/plugin/csi/{id}", getRoute(60, "plugin", fixturePlugins, pluginID))
+	volumeID := func(v *structs.CSIVolume) string { return v.ID }
+	mux.HandleFunc("GET /v1/volumes", listRoute(70, fixtureVolumes, volumeID, (*structs.CSIVolume).Stub))
+	mux.HandleFunc("GET /v1/volume/csi/{id}", getRoute(70, "volume", fixtureVolumes, volumeID))
 	mux.HandleFunc("PUT /v1/volume/csi/{id}", func(w http.ResponseWriter, r *http.Request) {
 		f.record(r)
 		if r.PathValue("id") == "bad" {
@@ -195,6 +150,33 @@ func newFixture(t *testing.T) *fixture {
 	f.srv = httptest.NewServer(mux)
 	t.Cleanup(f.srv.Close)
 	return f
+}
+
+// listRoute answers a list route with the stubs of the objects whose ID
+// starts with ?prefix=.
+func listRoute[O, S any](index int, all func() []O, id func(O) string, stub func(O) S) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		var out []S
+		for _, o := range all() {
+			if strings.HasPrefix(id(o), r.URL.Query().Get("prefix")) {
+				out = append(out, stub(o))
+			}
+		}
+		reply(w, index, nonNil(out))
+	}
+}
+
+// getRoute answers a read route with the object whose ID is {id}.
+func getRoute[O any](index int, noun string, all func() []O, id func(O) string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		for _, o := range all() {
+			if id(o) == r.PathValue("id") {
+				reply(w, index, o)
+				return
+			}
+		}
+		replyError(w, 404, "NotFound", noun+` "`+r.PathValue("id")+`" not found`)
+	}
 }
 
 func (f *fixture) record(r *http.Request) {

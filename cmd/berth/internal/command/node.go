@@ -2,7 +2,6 @@ package command
 
 import (
 	"context"
-	"net/url"
 	"sort"
 	"strconv"
 
@@ -30,58 +29,23 @@ Status Options:
 }
 
 func runNodeStatus(ctx context.Context, m *meta, args []string) int {
-	fs := m.flagSet()
-	verbose := fs.Bool("verbose", false, "")
-	asJSON := fs.Bool("json", false, "")
-	pos, status, ok := m.parse(fs, args, 0, 1)
-	if !ok {
-		return status
-	}
-	c, err := m.client(ctx)
-	if err != nil {
-		return m.fail("%v", err)
-	}
-	if len(pos) == 0 {
-		if *asJSON {
-			raw, err := rawGet(c, "/v1/nodes", nil)
-			if err != nil {
-				return m.fail("%s", apiError("list nodes", err))
-			}
-			return m.printRaw(raw)
-		}
-		nodes, _, err := c.Nodes().List(nil)
-		if err != nil {
-			return m.fail("%s", apiError("list nodes", err))
-		}
-		m.nodeList(nodes, *verbose)
-		return exitOK
-	}
+	return runStatus(ctx, m, args, nodeStatus)
+}
 
-	stubs, _, err := c.Nodes().List(&api.QueryOptions{Prefix: pos[0]})
-	if err != nil {
-		return m.fail("%s", apiError("look up node "+strconv.Quote(pos[0]), err))
-	}
-	ids := make([]string, len(stubs))
-	for i, s := range stubs {
-		ids[i] = s.ID
-	}
-	id, err := resolve("node", "berth node status", pos[0], ids)
-	if err != nil {
-		return m.fail("%v", err)
-	}
-	if *asJSON {
-		raw, err := rawGet(c, "/v1/node/"+url.PathEscape(id), nil)
-		if err != nil {
-			return m.fail("%s", apiError("read node "+strconv.Quote(id), err))
-		}
-		return m.printRaw(raw)
-	}
-	node, _, err := c.Nodes().Info(id, nil)
-	if err != nil {
-		return m.fail("%s", apiError("read node "+strconv.Quote(id), err))
-	}
-	m.nodeInfo(node, *verbose)
-	return exitOK
+var nodeStatus = statusSpec[*structs.NodeListStub, *structs.Node]{
+	noun:     "node",
+	listCmd:  "berth node status",
+	listPath: "/v1/nodes",
+	getPath:  "/v1/node/",
+	list: func(c *api.Client, q *api.QueryOptions) ([]*structs.NodeListStub, *api.QueryMeta, error) {
+		return c.Nodes().List(q)
+	},
+	id: func(n *structs.NodeListStub) string { return n.ID },
+	get: func(c *api.Client, id string) (*structs.Node, *api.QueryMeta, error) {
+		return c.Nodes().Info(id, nil)
+	},
+	printList: (*meta).nodeList,
+	printOne:  (*meta).nodeInfo,
 }
 
 func (m *meta) nodeList(nodes []*structs.NodeListStub, verbose bool) {

@@ -32,58 +32,24 @@ Status Options:
 }
 
 func runPluginStatus(ctx context.Context, m *meta, args []string) int {
-	fs := m.flagSet()
-	verbose := fs.Bool("verbose", false, "")
-	asJSON := fs.Bool("json", false, "")
-	pos, status, ok := m.parse(fs, args, 0, 1)
-	if !ok {
-		return status
-	}
-	c, err := m.client(ctx)
-	if err != nil {
-		return m.fail("%v", err)
-	}
-	if len(pos) == 0 {
-		if *asJSON {
-			raw, err := rawGet(c, "/v1/plugins", url.Values{"type": {"csi"}})
-			if err != nil {
-				return m.fail("%s", apiError("list plugins", err))
-			}
-			return m.printRaw(raw)
-		}
-		plugins, _, err := c.CSIPlugins().List(nil)
-		if err != nil {
-			return m.fail("%s", apiError("list plugins", err))
-		}
-		m.pluginList(plugins)
-		return exitOK
-	}
+	return runStatus(ctx, m, args, pluginStatus)
+}
 
-	stubs, _, err := c.CSIPlugins().List(&api.QueryOptions{Prefix: pos[0]})
-	if err != nil {
-		return m.fail("%s", apiError("look up plugin "+strconv.Quote(pos[0]), err))
-	}
-	ids := make([]string, len(stubs))
-	for i, s := range stubs {
-		ids[i] = s.ID
-	}
-	id, err := resolve("plugin", "berth plugin status", pos[0], ids)
-	if err != nil {
-		return m.fail("%v", err)
-	}
-	if *asJSON {
-		raw, err := rawGet(c, "/v1/plugin/csi/"+url.PathEscape(id), nil)
-		if err != nil {
-			return m.fail("%s", apiError("read plugin "+strconv.Quote(id), err))
-		}
-		return m.printRaw(raw)
-	}
-	p, _, err := c.CSIPlugins().Info(id, nil)
-	if err != nil {
-		return m.fail("%s", apiError("read plugin "+strconv.Quote(id), err))
-	}
-	m.pluginInfo(p, *verbose)
-	return exitOK
+var pluginStatus = statusSpec[*structs.CSIPluginListStub, *structs.CSIPlugin]{
+	noun:      "plugin",
+	listCmd:   "berth plugin status",
+	listPath:  "/v1/plugins",
+	listQuery: url.Values{"type": {"csi"}},
+	getPath:   "/v1/plugin/csi/",
+	list: func(c *api.Client, q *api.QueryOptions) ([]*structs.CSIPluginListStub, *api.QueryMeta, error) {
+		return c.CSIPlugins().List(q)
+	},
+	id: func(p *structs.CSIPluginListStub) string { return p.ID },
+	get: func(c *api.Client, id string) (*structs.CSIPlugin, *api.QueryMeta, error) {
+		return c.CSIPlugins().Info(id, nil)
+	},
+	printList: func(m *meta, plugins []*structs.CSIPluginListStub, _ bool) { m.pluginList(plugins) },
+	printOne:  (*meta).pluginInfo,
 }
 
 func (m *meta) pluginList(plugins []*structs.CSIPluginListStub) {

@@ -2,12 +2,11 @@ package command
 
 import (
 	"context"
-	"encoding/json"
-	"net/url"
 	"sort"
 	"strconv"
 
 	"github.com/berth-csi/berth/api"
+	"github.com/berth-csi/berth/structs"
 )
 
 var serverMembersCommand = &command{
@@ -30,42 +29,30 @@ Members Options:
 }
 
 func runServerMembers(ctx context.Context, m *meta, args []string) int {
-	fs := m.flagSet()
-	verbose := fs.Bool("verbose", false, "")
-	asJSON := fs.Bool("json", false, "")
-	if _, status, ok := m.parse(fs, args, 0, 0); !ok {
-		return status
-	}
-	c, err := m.client(ctx)
-	if err != nil {
-		return m.fail("%v", err)
-	}
-	if *asJSON {
-		raw, err := rawGet(c, "/v1/agent/members", nil)
-		if err != nil {
-			return m.fail("%s", apiError("list servers", err))
-		}
-		return m.printRaw(raw)
-	}
-	members, err := c.Agent().Members()
-	if err != nil {
-		return m.fail("%s", apiError("list servers", err))
-	}
+	return runRead(ctx, m, args, readSpec[[]*structs.ServerMember]{
+		verbose:  true,
+		endpoint: "/v1/agent/members",
+		doing:    "list servers",
+		get:      func(c *api.Client) ([]*structs.ServerMember, error) { return c.Agent().Members() },
+		print:    (*meta).serverMembers,
+	})
+}
+
+func (m *meta) serverMembers(members []*structs.ServerMember, verbose bool) {
 	sort.Slice(members, func(i, j int) bool { return members[i].Name < members[j].Name })
 	header := []string{"Name", "Address", "Port", "Status", "Leader"}
-	if *verbose {
+	if verbose {
 		header = append(header, "RPC Address", "Tags")
 	}
 	rows := make([][]string, 0, len(members))
 	for _, s := range members {
 		r := []string{s.Name, s.Addr, strconv.Itoa(int(s.Port)), s.Status, strconv.FormatBool(s.Leader)}
-		if *verbose {
+		if verbose {
 			r = append(r, orNone(s.RPCAddr), formatMap(s.Tags))
 		}
 		rows = append(rows, r)
 	}
 	table(m.stdout, header, rows)
-	return exitOK
 }
 
 var operatorRaftListPeersCommand = &command{
@@ -85,26 +72,17 @@ List Peers Options:
 }
 
 func runRaftListPeers(ctx context.Context, m *meta, args []string) int {
-	fs := m.flagSet()
-	asJSON := fs.Bool("json", false, "")
-	if _, status, ok := m.parse(fs, args, 0, 0); !ok {
-		return status
-	}
-	c, err := m.client(ctx)
-	if err != nil {
-		return m.fail("%v", err)
-	}
-	if *asJSON {
-		raw, err := rawGet(c, "/v1/operator/raft/configuration", nil)
-		if err != nil {
-			return m.fail("%s", apiError("read the raft configuration", err))
-		}
-		return m.printRaw(raw)
-	}
-	conf, err := c.Operator().RaftGetConfiguration()
-	if err != nil {
-		return m.fail("%s", apiError("read the raft configuration", err))
-	}
+	return runRead(ctx, m, args, readSpec[*structs.RaftConfigurationResponse]{
+		endpoint: "/v1/operator/raft/configuration",
+		doing:    "read the raft configuration",
+		get: func(c *api.Client) (*structs.RaftConfigurationResponse, error) {
+			return c.Operator().RaftGetConfiguration()
+		},
+		print: (*meta).raftPeers,
+	})
+}
+
+func (m *meta) raftPeers(conf *structs.RaftConfigurationResponse, _ bool) {
 	rows := make([][]string, 0, len(conf.Servers))
 	for _, s := range conf.Servers {
 		state := "follower"
@@ -118,21 +96,4 @@ func runRaftListPeers(ctx context.Context, m *meta, args []string) int {
 		rows = append(rows, []string{node, s.ID, s.Address, state, strconv.FormatBool(s.Voter)})
 	}
 	table(m.stdout, []string{"Node", "ID", "Address", "State", "Voter"}, rows)
-	return exitOK
-}
-
-// printRaw prints the API's JSON for -json.
-func (m *meta) printRaw(raw json.RawMessage) int {
-	if err := printJSON(m.stdout, raw); err != nil {
-		return m.fail("%v", err)
-	}
-	return exitOK
-}
-
-// rawGet reads an endpoint's JSON as it is, for -json. IDs in endpoint
-// must be escaped with url.PathEscape.
-func rawGet(c *api.Client, endpoint string, params url.Values) (json.RawMessage, error) {
-	var raw json.RawMessage
-	_, err := c.Raw().Query(endpoint, params, &raw, nil)
-	return raw, err
 }

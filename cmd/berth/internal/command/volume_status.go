@@ -2,7 +2,6 @@ package command
 
 import (
 	"context"
-	"errors"
 	"net/url"
 	"sort"
 	"strconv"
@@ -33,63 +32,25 @@ Status Options:
 }
 
 func runVolumeStatus(ctx context.Context, m *meta, args []string) int {
-	fs := m.flagSet()
-	verbose := fs.Bool("verbose", false, "")
-	asJSON := fs.Bool("json", false, "")
-	pos, status, ok := m.parse(fs, args, 0, 1)
-	if !ok {
-		return status
-	}
-	c, err := m.client(ctx)
-	if err != nil {
-		return m.fail("%v", err)
-	}
-	if len(pos) == 0 {
-		if *asJSON {
-			raw, err := rawGet(c, "/v1/volumes", url.Values{"type": {"csi"}})
-			if err != nil {
-				return m.fail("%s", apiError("list volumes", err))
-			}
-			return m.printRaw(raw)
-		}
-		vols, _, err := c.CSIVolumes().List(nil)
-		if err != nil {
-			return m.fail("%s", apiError("list volumes", err))
-		}
-		m.volumeList(vols)
-		return exitOK
-	}
-
-	id, err := resolveVolume(c, pos[0])
-	if err != nil {
-		return m.fail("%s", err)
-	}
-	if *asJSON {
-		raw, err := rawGet(c, "/v1/volume/csi/"+url.PathEscape(id), nil)
-		if err != nil {
-			return m.fail("%s", apiError("read volume "+strconv.Quote(id), err))
-		}
-		return m.printRaw(raw)
-	}
-	vol, _, err := c.CSIVolumes().Info(id, nil)
-	if err != nil {
-		return m.fail("%s", apiError("read volume "+strconv.Quote(id), err))
-	}
-	m.volumeInfo(vol, *verbose)
-	return exitOK
+	return runStatus(ctx, m, args, volumeStatus)
 }
 
-// resolveVolume finds the volume whose ID is id or starts with it.
-func resolveVolume(c *api.Client, id string) (string, error) {
-	stubs, _, err := c.CSIVolumes().List(&api.QueryOptions{Prefix: id})
-	if err != nil {
-		return "", errors.New(apiError("look up volume "+strconv.Quote(id), err))
-	}
-	ids := make([]string, len(stubs))
-	for i, s := range stubs {
-		ids[i] = s.ID
-	}
-	return resolve("volume", "berth volume status", id, ids)
+// volumeStatus also resolves the volume for other volume commands.
+var volumeStatus = statusSpec[*structs.CSIVolumeListStub, *structs.CSIVolume]{
+	noun:      "volume",
+	listCmd:   "berth volume status",
+	listPath:  "/v1/volumes",
+	listQuery: url.Values{"type": {"csi"}},
+	getPath:   "/v1/volume/csi/",
+	list: func(c *api.Client, q *api.QueryOptions) ([]*structs.CSIVolumeListStub, *api.QueryMeta, error) {
+		return c.CSIVolumes().List(q)
+	},
+	id: func(v *structs.CSIVolumeListStub) string { return v.ID },
+	get: func(c *api.Client, id string) (*structs.CSIVolume, *api.QueryMeta, error) {
+		return c.CSIVolumes().Info(id, nil)
+	},
+	printList: func(m *meta, vols []*structs.CSIVolumeListStub, _ bool) { m.volumeList(vols) },
+	printOne:  (*meta).volumeInfo,
 }
 
 func (m *meta) volumeList(vols []*structs.CSIVolumeListStub) {

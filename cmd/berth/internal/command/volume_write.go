@@ -103,7 +103,7 @@ func runVolumeDeregister(ctx context.Context, m *meta, args []string) int {
 	if err != nil {
 		return m.fail("%v", err)
 	}
-	id, err := resolveVolume(c, pos[0])
+	id, err := volumeStatus.resolve(c, pos[0])
 	if err != nil {
 		return m.fail("%s", err)
 	}

@@ -1,0 +1,96 @@
+package command
+
+import (
+	"context"
+	"encoding/json"
+	"net/url"
+
+	"github.com/berth-csi/berth/api"
+)
+
+// reading is a read-only command once its flags and arguments are parsed
+// and its client is made.
+type reading struct {
+	m       *meta
+	c       *api.Client
+	pos     []string
+	verbose bool
+	json    bool
+}
+
+// startRead parses -json, -verbose if withVerbose, and up to maxArgs
+// positional arguments, and makes the client. On failure it prints and
+// returns nil and the exit status.
+func (m *meta) startRead(ctx context.Context, args []string, maxArgs int, withVerbose bool) (*reading, int) {
+	fs := m.flagSet()
+	r := &reading{m: m}
+	if withVerbose {
+		fs.BoolVar(&r.verbose, "verbose", false, "")
+	}
+	fs.BoolVar(&r.json, "json", false, "")
+	pos, status, ok := m.parse(fs, args, 0, maxArgs)
+	if !ok {
+		return nil, status
+	}
+	c, err := m.client(ctx)
+	if err != nil {
+		return nil, m.fail("%v", err)
+	}
+	r.c, r.pos = c, pos
+	return r, exitOK
+}
+
+// readSpec is what a command that reads one endpoint, and takes no
+// arguments, supplies to runRead.
+type readSpec[T any] struct {
+	verbose  bool   // whether the command takes -verbose
+	endpoint string // for -json
+	doing    string // "list servers", in messages
+
+	get   func(c *api.Client) (T, error)
+	print func(m *meta, v T, verbose bool)
+}
+
+// runRead prints what the endpoint returns.
+func runRead[T any](ctx context.Context, m *meta, args []string, s readSpec[T]) int {
+	r, status := m.startRead(ctx, args, 0, s.verbose)
+	if r == nil {
+		return status
+	}
+	get := func() (T, error) { return s.get(r.c) }
+	return show(r, s.endpoint, nil, s.doing, get, func(v T) { s.print(m, v, r.verbose) })
+}
+
+// show prints the JSON of endpoint for -json, else what get returns with
+// print. doing says what failed, e.g. "list servers".
+func show[T any](r *reading, endpoint string, params url.Values, doing string, get func() (T, error), print func(T)) int {
+	if r.json {
+		raw, err := rawGet(r.c, endpoint, params)
+		if err != nil {
+			return r.m.fail("%s", apiError(doing, err))
+		}
+		return r.m.printRaw(raw)
+	}
+	v, err := get()
+	if err != nil {
+		return r.m.fail("%s", apiError(doing, err))
+	}
+	print(v)
+	return exitOK
+}
+
+// printRaw prints the API's JSON for -json.
+func (m *meta) printRaw(raw json.RawMessage) int {
+	if err := printJSON(m.stdout, raw); err != nil {
+		return m.fail("%v", err)
+	}
+	return exitOK
+}
+
+// rawGet reads an endpoint's JSON as it is, for -json. IDs in endpoint
+// must be escaped with url.PathEscape.
+func rawGet(c *api.Client, endpoint string, params url.Values) (json.RawMessage, error) {
+	var raw json.RawMessage
+	_, err := c.Raw().Query(endpoint, params, &raw, nil)
+	return raw, err
+}

@@ -1,0 +1,66 @@
+package command
+
+import (
+	"context"
+	"errors"
+	"net/url"
+	"strconv"
+
+	"github.com/berth-csi/berth/api"
+)
+
+// statusSpec is what a `<noun> status` command supplies to runStatus: L is
+// the list item, O the object.
+type statusSpec[L, O any] struct {
+	noun      string     // "node", in messages
+	listCmd   string     // "berth node status", named when an ID is not found
+	listPath  string     // "/v1/nodes", for -json
+	listQuery url.Values // listPath's parameters
+	getPath   string     // "/v1/node/", the escaped ID follows; for -json
+
+	list      func(c *api.Client, q *api.QueryOptions) ([]L, *api.QueryMeta, error)
+	id        func(L) string
+	get       func(c *api.Client, id string) (O, *api.QueryMeta, error)
+	printList func(m *meta, items []L, verbose bool)
+	printOne  func(m *meta, obj O, verbose bool)
+}
+
+// runStatus lists the objects, or shows the one given by a unique prefix
+// of its ID.
+func runStatus[L, O any](ctx context.Context, m *meta, args []string, s statusSpec[L, O]) int {
+	r, status := m.startRead(ctx, args, 1, true)
+	if r == nil {
+		return status
+	}
+	if len(r.pos) == 0 {
+		list := func() ([]L, error) {
+			items, _, err := s.list(r.c, nil)
+			return items, err
+		}
+		return show(r, s.listPath, s.listQuery, "list "+s.noun+"s", list,
+			func(items []L) { s.printList(m, items, r.verbose) })
+	}
+	id, err := s.resolve(r.c, r.pos[0])
+	if err != nil {
+		return m.fail("%s", err)
+	}
+	get := func() (O, error) {
+		obj, _, err := s.get(r.c, id)
+		return obj, err
+	}
+	return show(r, s.getPath+url.PathEscape(id), nil, "read "+s.noun+" "+strconv.Quote(id), get,
+		func(obj O) { s.printOne(m, obj, r.verbose) })
+}
+
+// resolve finds the object whose ID is id or starts with it.
+func (s statusSpec[L, O]) resolve(c *api.Client, id string) (string, error) {
+	items, _, err := s.list(c, &api.QueryOptions{Prefix: id})
+	if err != nil {
+		return "", errors.New(apiError("look up "+s.noun+" "+strconv.Quote(id), err))
+	}
+	ids := make([]string, len(items))
+	for i, it := range items {
+		ids[i] = s.id(it)
+	}
+	return resolve(s.noun, s.listCmd, id, ids)
+}
