@@ -16,7 +16,7 @@ import (
 
 // testServer starts a one-server cluster on 127.0.0.1 and waits until it
 // leads and can serve consistent reads.
-func testServer(t *testing.T) *Server {
+func testServer(t *testing.T, opts ...func(*Config)) *Server {
 	t.Helper()
 	cfg := DefaultConfig()
 	cfg.NodeName = "solo"
@@ -24,6 +24,9 @@ func testServer(t *testing.T) *Server {
 	cfg.RPCPort, cfg.SerfPort = 0, 0
 	cfg.GossipLocal = true
 	cfg.Logger = testlog.Logger(t, "solo")
+	for _, o := range opts {
+		o(cfg)
+	}
 	s, err := New(cfg)
 	must.NoError(t, err)
 	t.Cleanup(func() { _ = s.Shutdown() })

@@ -5,11 +5,12 @@ import "fmt"
 // registerEndpoints registers every RPC endpoint under its name.
 func (s *Server) registerEndpoints() error {
 	endpoints := map[string]any{
-		"Status":    &Status{srv: s},
-		"Operator":  &Operator{srv: s},
-		"Node":      &Node{srv: s},
-		"CSIVolume": &CSIVolume{srv: s},
-		"CSIPlugin": &CSIPlugin{srv: s},
+		"Status":       &Status{srv: s},
+		"Operator":     &Operator{srv: s},
+		"Node":         &Node{srv: s},
+		"CSIVolume":    &CSIVolume{srv: s},
+		"CSIPlugin":    &CSIPlugin{srv: s},
+		"ClientStatus": &ClientStatus{srv: s},
 	}
 	for name, e := range endpoints {
 		if err := s.rpcServer.Register(name, e); err != nil {

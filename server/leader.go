@@ -68,6 +68,9 @@ func (s *Server) leaderLoop(ctx context.Context) {
 		}
 	}
 	s.readyForReads.Store(true)
+	if err := s.startHeartbeats(); err != nil {
+		s.logger.Error("start heartbeat timers", "error", err)
+	}
 	s.autopilot.Start(ctx)
 
 	ticker := time.NewTicker(s.config.ReconcileInterval)
@@ -85,6 +88,7 @@ func (s *Server) leaderLoop(ctx context.Context) {
 
 func (s *Server) revokeLeadership() {
 	s.readyForReads.Store(false)
+	s.stopHeartbeats()
 	<-s.autopilot.Stop()
 	s.logger.Info("cluster leadership lost")
 }

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"time"
 
 	"github.com/hashicorp/go-memdb"
@@ -15,13 +16,14 @@ type Node struct{ srv *Server }
 
 // Register stores a node and its fingerprint. The node's plugins are
 // created, updated or removed in the same raft write.
-func (n *Node) Register(args *structs.NodeRegisterRequest, reply *structs.NodeUpdateResponse) error {
-	if done, err := n.srv.forward("Node.Register", args, args, reply); done {
-		return err
-	}
+func (n *Node) Register(ctx context.Context, args *structs.NodeRegisterRequest, reply *structs.NodeUpdateResponse) error {
 	node := args.Node
 	if node == nil {
 		return structs.NewError(structs.CodeBadRequest, "node register: the request carries no node")
+	}
+	n.srv.trackNodeConn(ctx, node.ID, args.IsForwarded())
+	if done, err := n.srv.forward("Node.Register", args, args, reply); done {
+		return err
 	}
 	if node.ID == "" {
 		return structs.NewError(structs.CodeBadRequest, "node register: missing node ID")
@@ -51,10 +53,19 @@ func (n *Node) Register(args *structs.NodeRegisterRequest, reply *structs.NodeUp
 	if err != nil {
 		return err
 	}
+	if node.Status != structs.NodeStatusDown {
+		n.srv.resetHeartbeat(node.ID, n.srv.config.HeartbeatTTL)
+	}
+	n.replyTTL(reply, index)
+	return nil
+}
+
+// replyTTL fills what every node write answers: the TTL to heartbeat
+// within, the leader, and the write's index.
+func (n *Node) replyTTL(reply *structs.NodeUpdateResponse, index uint64) {
 	reply.HeartbeatTTL = n.srv.config.HeartbeatTTL
 	reply.LeaderRPCAddr = n.srv.leaderAddr()
 	reply.Index = index
-	return nil
 }
 
 // validateFingerprint checks that every plugin entry is keyed by its own ID
@@ -76,8 +87,11 @@ func validateFingerprint(node *structs.Node) error {
 	return nil
 }
 
-// UpdateStatus sets a node's status.
-func (n *Node) UpdateStatus(args *structs.NodeUpdateStatusRequest, reply *structs.NodeUpdateResponse) error {
+// UpdateStatus sets a node's status; it is also the client's heartbeat.
+// A heartbeat that changes nothing resets the node's TTL on the leader and
+// writes nothing to raft.
+func (n *Node) UpdateStatus(ctx context.Context, args *structs.NodeUpdateStatusRequest, reply *structs.NodeUpdateResponse) error {
+	n.srv.trackNodeConn(ctx, args.NodeID, args.IsForwarded())
 	if done, err := n.srv.forward("Node.UpdateStatus", args, args, reply); done {
 		return err
 	}
@@ -86,6 +100,20 @@ func (n *Node) UpdateStatus(args *structs.NodeUpdateStatusRequest, reply *struct
 	}
 	if !structs.ValidNodeStatus(args.Status) {
 		return structs.NewError(structs.CodeBadRequest, "node %s: status %q is not one of initializing, ready, down", args.NodeID, args.Status)
+	}
+	node, err := n.srv.State().NodeByID(nil, args.NodeID)
+	if err != nil {
+		return err
+	}
+	if node == nil {
+		return structs.NewError(structs.CodeNotFound, "node %s is not registered; the client must register first", args.NodeID)
+	}
+	if args.Status != structs.NodeStatusDown {
+		n.srv.resetHeartbeat(args.NodeID, n.srv.config.HeartbeatTTL)
+	}
+	if node.Status == args.Status && args.Event == nil {
+		n.replyTTL(reply, node.ModifyIndex)
+		return nil
 	}
 	now := time.Now()
 	args.UpdatedAt = now.UnixNano()
@@ -96,9 +124,37 @@ func (n *Node) UpdateStatus(args *structs.NodeUpdateStatusRequest, reply *struct
 	if err != nil {
 		return err
 	}
-	reply.HeartbeatTTL = n.srv.config.HeartbeatTTL
-	reply.LeaderRPCAddr = n.srv.leaderAddr()
-	reply.Index = index
+	n.replyTTL(reply, index)
+	return nil
+}
+
+// UpdateFingerprint applies what changed in a node's plugin fingerprint.
+func (n *Node) UpdateFingerprint(ctx context.Context, args *structs.NodeFingerprintRequest, reply *structs.NodeUpdateResponse) error {
+	n.srv.trackNodeConn(ctx, args.NodeID, args.IsForwarded())
+	if done, err := n.srv.forward("Node.UpdateFingerprint", args, args, reply); done {
+		return err
+	}
+	if args.NodeID == "" {
+		return structs.NewError(structs.CodeBadRequest, "node fingerprint update: missing node ID")
+	}
+	now := time.Now()
+	for _, u := range args.Plugins {
+		for _, info := range []*structs.CSIInfo{u.Controller, u.Node} {
+			if info != nil && info.UpdateTime.IsZero() {
+				info.UpdateTime = now
+			}
+		}
+	}
+	for _, e := range args.Events {
+		if e != nil && e.Timestamp.IsZero() {
+			e.Timestamp = now
+		}
+	}
+	_, index, err := raftApply[any](n.srv, structs.NodeFingerprintRequestType, args)
+	if err != nil {
+		return err
+	}
+	n.replyTTL(reply, index)
 	return nil
 }
 
@@ -113,6 +169,9 @@ func (n *Node) Deregister(args *structs.NodeDeregisterRequest, reply *structs.No
 	_, index, err := raftApply[any](n.srv, structs.NodeDeregisterRequestType, args)
 	if err != nil {
 		return err
+	}
+	for _, id := range args.NodeIDs {
+		n.srv.clearHeartbeat(id)
 	}
 	reply.Index = index
 	return nil

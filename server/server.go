@@ -57,6 +57,9 @@ type Server struct {
 
 	autopilot *autopilot.Autopilot
 
+	heartbeats heartbeats
+	nodeConns  *nodeConns
+
 	shutdownOnce sync.Once
 	shutdownErr  error
 }
@@ -94,6 +97,7 @@ func New(cfg *Config) (*Server, error) {
 		raftNotifyCh: make(chan bool, 16),
 		serfEventCh:  make(chan serf.Event, 256),
 		reconcileCh:  make(chan struct{}, 1),
+		nodeConns:    newNodeConns(),
 	}
 	if err := s.start(); err != nil {
 		_ = s.Shutdown()

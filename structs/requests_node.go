@@ -71,3 +71,10 @@ type NodeFingerprintRequest struct {
 	Events  []*NodeEvent
 	WriteRequest
 }
+
+// ClientPingResponse is a client's answer to a server's ping over the
+// session the client opened.
+type ClientPingResponse struct {
+	NodeID string
+	Time   time.Time
+}

@@ -1,0 +1,103 @@
+package server
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/yamux"
+
+	"github.com/berth-csi/berth/rpc"
+	"github.com/berth-csi/berth/structs"
+)
+
+// nodeConns remembers, per node, the yamux session its client opened to
+// this server, so the server can call the client back on it. A session
+// leaves the map when it closes.
+type nodeConns struct {
+	mu    sync.RWMutex
+	conns map[string]*yamux.Session
+}
+
+func newNodeConns() *nodeConns { return &nodeConns{conns: map[string]*yamux.Session{}} }
+
+// track records the session a client's request arrived on. Requests that
+// another server forwarded carry that server's session, not the client's,
+// and in-process calls carry none; both are ignored.
+func (s *Server) trackNodeConn(ctx context.Context, nodeID string, forwarded bool) {
+	if forwarded || nodeID == "" {
+		return
+	}
+	sess, ok := rpc.SessionFromContext(ctx)
+	if !ok {
+		return
+	}
+	nc := s.nodeConns
+	nc.mu.Lock()
+	if nc.conns[nodeID] == sess {
+		nc.mu.Unlock()
+		return
+	}
+	nc.conns[nodeID] = sess
+	nc.mu.Unlock()
+	s.logger.Debug("client session tracked", "node_id", nodeID)
+	s.goFunc(func() {
+		select {
+		case <-sess.CloseChan():
+		case <-s.ctx.Done():
+			return
+		}
+		nc.mu.Lock()
+		if nc.conns[nodeID] == sess {
+			delete(nc.conns, nodeID)
+		}
+		nc.mu.Unlock()
+	})
+}
+
+func (s *Server) nodeConn(nodeID string) (*yamux.Session, bool) {
+	s.nodeConns.mu.RLock()
+	defer s.nodeConns.mu.RUnlock()
+	sess, ok := s.nodeConns.conns[nodeID]
+	if ok && sess.IsClosed() {
+		return nil, false
+	}
+	return sess, ok
+}
+
+// callClient calls method on a node's client: over this server's session
+// with it when there is one, otherwise through the server that holds it
+// (found by asking every other server). serverMethod is this server's
+// endpoint that relays the call, so the holder receives the same request.
+func (s *Server) callClient(ctx context.Context, nodeID, clientMethod, serverMethod string, info rpcInfo, args, reply any) error {
+	if sess, ok := s.nodeConn(nodeID); ok {
+		return rpc.CallSession(ctx, sess, clientMethod, args, reply)
+	}
+	if info.IsForwarded() {
+		return structs.NewError(structs.CodeNotFound, "node %s is not connected to server %s", nodeID, s.config.NodeName)
+	}
+	holder, err := s.findNodeConn(ctx, nodeID)
+	if err != nil {
+		return err
+	}
+	info.SetForwarded()
+	return s.pool.Call(ctx, holder, serverMethod, args, reply)
+}
+
+// findNodeConn asks the other servers which one holds the node's session.
+func (s *Server) findNodeConn(ctx context.Context, nodeID string) (string, error) {
+	for _, m := range s.servers() {
+		if m.ID == s.id || m.Status.String() != "alive" {
+			continue
+		}
+		cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		var has bool
+		err := s.pool.Call(cctx, m.RPCAddr, "Status.HasNodeConn", &structs.NodeSpecificRequest{NodeID: nodeID}, &has)
+		cancel()
+		if err == nil && has {
+			return m.RPCAddr, nil
+		}
+	}
+	return "", structs.NewError(structs.CodeUnavailable,
+		"node %s is not connected to any server: is its client running and able to reach the servers?", nodeID)
+}
