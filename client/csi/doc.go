@@ -1,0 +1,28 @@
+// Package csi is berth's CSI client: the one package in berth that imports
+// gRPC and the CSI spec (`make imports` enforces it). It dials a plugin's
+// unix socket, makes the identity, node and controller calls the client
+// agent needs, turns their answers into structs types, and watches the
+// gRPC connection so that a lost plugin is an event.
+//
+// Errors are classified once, here: every failed call returns an *Error
+// that names the plugin, the call and the gRPC code (`plugin "hostpath":
+// Probe: Unavailable: ...`); IsFinal says whether the operation definitely
+// did not happen (final) or may still be in progress and should be retried
+// (the external-attacher rule). Retry runs a function with bounded
+// exponential backoff and jitter until it succeeds, fails finally, or its
+// context ends. Callers never see a gRPC type.
+//
+// Imports: the standard library, structs, gRPC, protobuf, the CSI spec and
+// hclog. It must not import other berth packages: it is the leaf that
+// pluginmanager and volumemanager build on.
+//
+// Concurrency: a *Client is safe for concurrent use. Every call takes a
+// context and runs under a per-call timeout derived from it. The only
+// goroutines this package starts are the connection watchers, each owned
+// by the context passed to WatchConnection and ended with it (or with
+// Close).
+//
+// Secrets: requests are logged (at trace level) only after every field the
+// CSI spec marks csi_secret has been stripped; secrets never reach a log
+// line or an error message.
+package csi
