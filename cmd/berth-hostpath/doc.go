@@ -1,0 +1,58 @@
+// Command berth-hostpath is berth's reference CSI plugin: a CSI v1
+// plugin whose volumes are directories under a root directory on one
+// node. It serves the Identity, Controller and Node services on one unix
+// socket and exists so that berth (and its tests) can drive a real plugin
+// through the whole volume lifecycle.
+//
+// # What it owns
+//
+// Everything under -root:
+//
+//	state.json         volumes, snapshots, attachments, stage and publish records
+//	volumes/<id>/      one directory per volume
+//	snapshots/<id>/    one full copy per snapshot
+//
+// The state file is rewritten atomically (temp file, fsync, rename) after
+// every change, so volumes, snapshots and node mounts are remembered
+// across restarts. A state file that does not parse stops the plugin at
+// start with an error naming the file; it is never overwritten.
+//
+// Volumes: CreateVolume makes a directory (empty, or a copy of a snapshot
+// or of another volume); capacity is recorded and reported, not enforced.
+// Only the mount access type is served; block is INVALID_ARGUMENT (and
+// unconfirmed by ValidateVolumeCapabilities). fs_type is ignored: a bind
+// mount keeps the filesystem of the root. Mount flags are limited to
+// what a bind remount applies (ro, nosuid, nodev, noexec, the atime flags).
+//
+// ControllerPublishVolume records an attachment to this node (-node-id is
+// the only node; others are NOT_FOUND), counts it against -max-volumes
+// and carries the readonly flag to the node; NodeStageVolume (or, with
+// -disable-stage, NodePublishVolume) refuses a volume that is not
+// attached. -disable-attach drops the controller publish calls.
+// NodeStageVolume bind-mounts the volume directory on the staging path;
+// NodePublishVolume creates the target directory and bind-mounts the
+// staging path on it, and NodeUnpublishVolume unmounts and removes it.
+// Mount points are found in /proc/self/mountinfo.
+//
+// # Imports
+//
+// Like client/csi, and unlike the rest of berth, it imports gRPC and the
+// CSI spec. It imports no berth package: it is a plugin, not part of the
+// orchestrator. Mounting needs root (CAP_SYS_ADMIN).
+//
+// # Concurrency
+//
+// One mutex (driver.opMu) serialises every call that changes the state
+// or the mount table, so each is "look, act, record" without races; a
+// long copy holds it. Read-only calls (lists, gets, stats, Probe) use the
+// store's immutable current state and do not wait for it. Node calls
+// record what they are about to mount before mounting and forget the
+// record if the mount fails, so a retry after a crash finishes the work.
+// On SIGINT or SIGTERM the server stops gracefully (running calls get
+// 10 s) and removes its socket.
+//
+// # Logs
+//
+// hclog to stderr. Requests are logged only through sanitize, which drops
+// every csi_secret field (the secrets maps) and mount flags.
+package main

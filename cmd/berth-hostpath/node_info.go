@@ -1,0 +1,105 @@
+package main
+
+import (
+	"context"
+	"path/filepath"
+
+	"github.com/container-storage-interface/spec/lib/go/csi"
+	"golang.org/x/sys/unix"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+)
+
+func (s *nodeServer) NodeGetInfo(context.Context, *csi.NodeGetInfoRequest) (*csi.NodeGetInfoResponse, error) {
+	return &csi.NodeGetInfoResponse{
+		NodeId:             s.cfg.NodeID,
+		MaxVolumesPerNode:  s.cfg.MaxVolumes,
+		AccessibleTopology: s.topology(),
+	}, nil
+}
+
+func (s *nodeServer) NodeGetCapabilities(context.Context, *csi.NodeGetCapabilitiesRequest) (*csi.NodeGetCapabilitiesResponse, error) {
+	var caps []*csi.NodeServiceCapability
+	for _, t := range s.nodeCapabilities() {
+		caps = append(caps, &csi.NodeServiceCapability{Type: &csi.NodeServiceCapability_Rpc{
+			Rpc: &csi.NodeServiceCapability_RPC{Type: t}}})
+	}
+	return &csi.NodeGetCapabilitiesResponse{Capabilities: caps}, nil
+}
+
+// NodeGetVolumeStats reports statfs of the path where the volume is
+// staged or published: the filesystem holding the root directory, since
+// a directory has no size of its own.
+func (s *nodeServer) NodeGetVolumeStats(ctx context.Context, req *csi.NodeGetVolumeStatsRequest) (*csi.NodeGetVolumeStatsResponse, error) {
+	id, path := req.GetVolumeId(), req.GetVolumePath()
+	if id == "" {
+		return nil, status.Error(codes.InvalidArgument, "NodeGetVolumeStats: volume_id is missing")
+	}
+	if path == "" {
+		return nil, status.Errorf(codes.InvalidArgument, "NodeGetVolumeStats %s: volume_path is missing", id)
+	}
+	if err := mountedAt(s.store.current(), id, path); err != nil {
+		return nil, err
+	}
+	var fs unix.Statfs_t
+	if err := unix.Statfs(path, &fs); err != nil {
+		return nil, status.Errorf(codes.Internal, "NodeGetVolumeStats %s: statfs %s: %v", id, path, err)
+	}
+	bs := fs.Bsize
+	return &csi.NodeGetVolumeStatsResponse{Usage: []*csi.VolumeUsage{
+		{Unit: csi.VolumeUsage_BYTES, Total: int64(fs.Blocks) * bs, Available: int64(fs.Bavail) * bs, Used: int64(fs.Blocks-fs.Bfree) * bs},
+		{Unit: csi.VolumeUsage_INODES, Total: int64(fs.Files), Available: int64(fs.Ffree), Used: int64(fs.Files - fs.Ffree)},
+	}}, nil
+}
+
+// NodeExpandVolume has nothing to grow on a directory; it checks the
+// request and reports the capacity ControllerExpandVolume recorded.
+func (s *nodeServer) NodeExpandVolume(ctx context.Context, req *csi.NodeExpandVolumeRequest) (*csi.NodeExpandVolumeResponse, error) {
+	id, path := req.GetVolumeId(), req.GetVolumePath()
+	if id == "" {
+		return nil, status.Error(codes.InvalidArgument, "NodeExpandVolume: volume_id is missing")
+	}
+	if path == "" {
+		return nil, status.Errorf(codes.InvalidArgument, "NodeExpandVolume %s: volume_path is missing", id)
+	}
+	if c := req.GetVolumeCapability(); c != nil {
+		if err := checkCapability(c); err != nil {
+			return nil, status.Errorf(codes.InvalidArgument, "NodeExpandVolume %s: %v", id, err)
+		}
+	}
+	if err := checkRange(req.GetCapacityRange()); err != nil {
+		return nil, status.Errorf(codes.InvalidArgument, "NodeExpandVolume %s: %v", id, err)
+	}
+	st := s.store.current()
+	if err := mountedAt(st, id, path); err != nil {
+		return nil, err
+	}
+	v := st.Volumes[id]
+	if r := req.GetCapacityRange(); r.GetRequiredBytes() > v.CapacityBytes {
+		return nil, status.Errorf(codes.OutOfRange, "NodeExpandVolume %s: required %d bytes but the volume has %d; call ControllerExpandVolume first",
+			id, r.GetRequiredBytes(), v.CapacityBytes)
+	}
+	return &csi.NodeExpandVolumeResponse{CapacityBytes: v.CapacityBytes}, nil
+}
+
+// mountedAt returns NOT_FOUND unless the volume exists and is staged or
+// published, and mounted, at path.
+func mountedAt(st *state, id, path string) error {
+	if _, ok := st.Volumes[id]; !ok {
+		return status.Errorf(codes.NotFound, "volume %s not found", id)
+	}
+	p := filepath.Clean(path)
+	stage, staged := st.Stages[p]
+	pub, published := st.Publishes[p]
+	if !(staged && stage.VolumeID == id) && !(published && pub.VolumeID == id) {
+		return status.Errorf(codes.NotFound, "volume %s is not staged or published at %s", id, path)
+	}
+	mounted, err := isMountPoint(p)
+	if err != nil {
+		return status.Errorf(codes.Internal, "volume %s at %s: %v", id, path, err)
+	}
+	if !mounted {
+		return status.Errorf(codes.NotFound, "volume %s is recorded at %s but not mounted there", id, path)
+	}
+	return nil
+}

@@ -1,0 +1,170 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/container-storage-interface/spec/lib/go/csi"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+)
+
+// NodePublishVolume creates the target directory and bind-mounts the
+// staging path on it (the volume directory under -disable-stage),
+// read-only when the request, the access mode or ControllerPublishVolume
+// says so.
+func (s *nodeServer) NodePublishVolume(ctx context.Context, req *csi.NodePublishVolumeRequest) (*csi.NodePublishVolumeResponse, error) {
+	id := req.GetVolumeId()
+	if id == "" {
+		return nil, status.Error(codes.InvalidArgument, "NodePublishVolume: volume_id is missing")
+	}
+	target, err := absPath("target_path", req.GetTargetPath())
+	if err != nil {
+		return nil, status.Errorf(codes.InvalidArgument, "NodePublishVolume %s: %v", id, err)
+	}
+	c := req.GetVolumeCapability()
+	if err := checkCapability(c); err != nil {
+		return nil, status.Errorf(codes.InvalidArgument, "NodePublishVolume %s: %v", id, err)
+	}
+	staging := ""
+	if s.stageEnabled() {
+		if req.GetStagingTargetPath() == "" {
+			return nil, status.Errorf(codes.FailedPrecondition, "NodePublishVolume %s: staging_target_path is missing; this plugin has STAGE_UNSTAGE_VOLUME, call NodeStageVolume first", id)
+		}
+		if staging, err = absPath("staging_target_path", req.GetStagingTargetPath()); err != nil {
+			return nil, status.Errorf(codes.InvalidArgument, "NodePublishVolume %s: %v", id, err)
+		}
+	}
+
+	s.opMu.Lock()
+	defer s.opMu.Unlock()
+	st := s.store.current()
+	v, ok := st.Volumes[id]
+	if !ok {
+		return nil, status.Errorf(codes.NotFound, "NodePublishVolume: volume %s not found", id)
+	}
+	readonly := req.GetReadonly() || readerOnly(c.GetAccessMode().GetMode()) ||
+		req.GetPublishContext()[publishContextReadonly] == "true"
+	source := s.volumeDir(id)
+	if s.stageEnabled() {
+		stage, ok := st.Stages[staging]
+		if !ok || stage.VolumeID != id {
+			return nil, status.Errorf(codes.FailedPrecondition, "NodePublishVolume %s: volume is not staged at %s; call NodeStageVolume first", id, staging)
+		}
+		source, readonly = staging, readonly || stage.Usage.Readonly
+	} else if s.attachEnabled() {
+		a, ok := v.Attachments[s.cfg.NodeID]
+		if !ok {
+			return nil, status.Errorf(codes.FailedPrecondition, "NodePublishVolume %s: volume is not controller-published to node %q; call ControllerPublishVolume first", id, s.cfg.NodeID)
+		}
+		readonly = readonly || a.Readonly
+	}
+	want := &publishRecord{VolumeID: id, TargetPath: target, StagingPath: staging, Usage: usageOf(c, req.GetReadonly())}
+
+	if have, ok := st.Publishes[target]; ok {
+		if have.VolumeID != id {
+			return nil, status.Errorf(codes.FailedPrecondition, "NodePublishVolume %s: target %s is in use by volume %s", id, target, have.VolumeID)
+		}
+		if have.StagingPath != staging || !have.Usage.equal(want.Usage) {
+			return nil, status.Errorf(codes.AlreadyExists, "NodePublishVolume %s: already published at %s with other arguments (%s, staged at %s)",
+				id, target, describeUsage(have.Usage), have.StagingPath)
+		}
+		if err := ensureBind(source, target, readonly, want.Usage.MountFlags); err != nil {
+			return nil, status.Errorf(codes.Internal, "NodePublishVolume %s: %v", id, err)
+		}
+		return &csi.NodePublishVolumeResponse{}, nil
+	}
+	for _, other := range st.publishesOf(id) {
+		if exclusiveOnNode(other.Usage.AccessMode) || exclusiveOnNode(want.Usage.AccessMode) {
+			return nil, status.Errorf(codes.FailedPrecondition, "NodePublishVolume %s: already published at %s with access mode %s; %s allows one target path per node",
+				id, other.TargetPath, other.Usage.AccessMode, want.Usage.AccessMode)
+		}
+		if !sameCapability(other.Usage, want.Usage) {
+			return nil, status.Errorf(codes.FailedPrecondition, "NodePublishVolume %s: already published at %s with another capability (%s)", id, other.TargetPath, describeUsage(other.Usage))
+		}
+	}
+	if fi, err := os.Stat(filepath.Dir(target)); err != nil || !fi.IsDir() {
+		return nil, status.Errorf(codes.FailedPrecondition, "NodePublishVolume %s: the parent of target %s is not a directory (the CO creates it): %v", id, target, statErr(fi, err))
+	}
+
+	if err := s.store.update(func(st *state) error {
+		st.Publishes[target] = want
+		return nil
+	}); err != nil {
+		return nil, status.Errorf(codes.Internal, "NodePublishVolume %s: %v", id, err)
+	}
+	created, err := makeTarget(target)
+	if err == nil {
+		err = ensureBind(source, target, readonly, want.Usage.MountFlags)
+		if err != nil && created {
+			_ = os.Remove(target)
+		}
+	}
+	if err != nil {
+		s.forget(func(st *state) { delete(st.Publishes, target) })
+		return nil, status.Errorf(codes.Internal, "NodePublishVolume %s: %v", id, err)
+	}
+	s.log.Info("volume published", "volume_id", id, "target_path", target, "readonly", readonly)
+	return &csi.NodePublishVolumeResponse{}, nil
+}
+
+// sameCapability compares two usages but for readonly.
+func sameCapability(a, b usage) bool {
+	a.Readonly, b.Readonly = false, false
+	return a.equal(b)
+}
+
+// makeTarget creates the target directory; one that exists is reused.
+func makeTarget(target string) (created bool, err error) {
+	err = os.Mkdir(target, 0o750)
+	if err == nil {
+		return true, nil
+	}
+	if errors.Is(err, fs.ErrExist) {
+		if fi, serr := os.Stat(target); serr == nil && fi.IsDir() {
+			return false, nil
+		}
+	}
+	return false, err
+}
+
+// NodeUnpublishVolume unmounts the target and removes the directory, as
+// the spec requires of the plugin that created it. A volume not published
+// there is OK; an unknown volume is NOT_FOUND.
+func (s *nodeServer) NodeUnpublishVolume(ctx context.Context, req *csi.NodeUnpublishVolumeRequest) (*csi.NodeUnpublishVolumeResponse, error) {
+	id := req.GetVolumeId()
+	if id == "" {
+		return nil, status.Error(codes.InvalidArgument, "NodeUnpublishVolume: volume_id is missing")
+	}
+	target, err := absPath("target_path", req.GetTargetPath())
+	if err != nil {
+		return nil, status.Errorf(codes.InvalidArgument, "NodeUnpublishVolume %s: %v", id, err)
+	}
+
+	s.opMu.Lock()
+	defer s.opMu.Unlock()
+	st := s.store.current()
+	if have, ok := st.Publishes[target]; !ok || have.VolumeID != id {
+		if _, known := st.Volumes[id]; !known {
+			return nil, status.Errorf(codes.NotFound, "NodeUnpublishVolume: volume %s not found", id)
+		}
+		return &csi.NodeUnpublishVolumeResponse{}, nil
+	}
+	if err := unmount(target); err != nil {
+		return nil, status.Errorf(codes.Internal, "NodeUnpublishVolume %s: %v", id, err)
+	}
+	if err := os.Remove(target); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, status.Errorf(codes.Internal, "NodeUnpublishVolume %s: remove target %s: %v", id, target, err)
+	}
+	if err := s.store.update(func(st *state) error {
+		delete(st.Publishes, target)
+		return nil
+	}); err != nil {
+		return nil, status.Errorf(codes.Internal, "NodeUnpublishVolume %s: %v", id, err)
+	}
+	s.log.Info("volume unpublished", "volume_id", id, "target_path", target)
+	return &csi.NodeUnpublishVolumeResponse{}, nil
+}
