@@ -5,7 +5,8 @@
 // NodeGetCapabilities (node and monolith plugins) and
 // ControllerGetCapabilities (controller and monolith plugins). It re-probes
 // every ProbeInterval, at once when the gRPC connection is lost or regained,
-// and with a bounded backoff while a plugin is unhealthy. Whenever an
+// with a bounded backoff while a plugin is unhealthy, and every 100ms (a
+// stat) while its socket does not exist yet. Whenever an
 // instance's info or health changes it emits an Update (the full current
 // controller and node info of that plugin, and a node event when its health
 // changed) through Config.OnUpdate; deregistration emits an Update with

@@ -2,6 +2,7 @@ package pluginmanager
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -35,6 +36,10 @@ type endpoint struct {
 	watch     <-chan struct{}
 	stopWatch context.CancelFunc
 }
+
+// socketPoll is how often a plugin whose socket does not exist yet is
+// looked for: a stat, cheap enough to notice a starting plugin at once.
+const socketPoll = 100 * time.Millisecond
 
 // unhealthyBackoff paces rounds while the plugin is unhealthy (capped at
 // the probe interval), so that a plugin starting up is seen quickly.
@@ -88,14 +93,17 @@ func (in *instance) run(ctx context.Context) {
 		case _, ok := <-in.ctrl.watchChan():
 			in.ctrl.closedWatch(ok)
 		}
-		healthy := in.round(ctx)
+		healthy, noSocket := in.round(ctx)
 		if ctx.Err() != nil {
 			return
 		}
 		delay := in.cfg.ProbeInterval
-		if healthy {
+		switch {
+		case healthy:
 			failures = 0
-		} else {
+		case noSocket:
+			delay = min(socketPoll, delay)
+		default:
 			failures++
 			delay = min(unhealthyBackoff.Delay(failures), delay)
 		}
@@ -104,10 +112,12 @@ func (in *instance) run(ctx context.Context) {
 }
 
 // round fingerprints every side the plugin provides once and reports the
-// result; it returns whether all of them are healthy. Each call is bounded
-// by the probe timeout; the first failure of a side ends that side's round.
-func (in *instance) round(ctx context.Context) bool {
+// result; it returns whether all of them are healthy, and whether a socket
+// was missing. Each call is bounded by the probe timeout; the first
+// failure of a side ends that side's round.
+func (in *instance) round(ctx context.Context) (healthy, noSocket bool) {
 	mainID, mainErr := in.identify(ctx, in.main)
+	noSocket = errors.Is(mainErr, csi.ErrNoSocket)
 
 	var node, ctrl *structs.CSIInfo
 	if in.info.ProvidesNode() {
@@ -126,6 +136,7 @@ func (in *instance) round(ctx context.Context) bool {
 		if in.ctrl != nil {
 			ep = in.ctrl
 			id, err = in.identify(ctx, ep)
+			noSocket = noSocket || errors.Is(err, csi.ErrNoSocket)
 		}
 		var ci *structs.CSIControllerInfo
 		if err == nil {
@@ -137,11 +148,11 @@ func (in *instance) round(ctx context.Context) bool {
 		}
 	}
 	if ctx.Err() != nil {
-		return false // stopped mid-round: what it saw is not the plugin's doing
+		return false, false // stopped mid-round: what it saw is not the plugin's doing
 	}
 	in.lastCtrl, in.lastNode = ctrl, node
 	in.report(in.info, ctrl.Copy(), node.Copy())
-	return (ctrl == nil || ctrl.Healthy) && (node == nil || node.Healthy)
+	return (ctrl == nil || ctrl.Healthy) && (node == nil || node.Healthy), noSocket
 }
 
 // identify dials the endpoint if it has no client yet, then runs the
