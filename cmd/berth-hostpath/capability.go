@@ -27,9 +27,11 @@ func checkCapability(c *csi.VolumeCapability) error {
 	}
 	switch t := c.GetAccessType().(type) {
 	case *csi.VolumeCapability_Mount:
-		for _, f := range t.Mount.GetMountFlags() {
+		flags := t.Mount.GetMountFlags()
+		for i, f := range flags {
 			if _, ok := mountFlagBits[f]; !ok {
-				return fmt.Errorf("mount flag %q is not supported for a bind mount (supported: %s)", f, supportedMountFlags())
+				// mount flags may hold secrets: name the position, not the value
+				return fmt.Errorf("mount flag %d of %d is not supported for a bind mount (supported: %s)", i+1, len(flags), supportedMountFlags())
 			}
 		}
 		if t.Mount.GetVolumeMountGroup() != "" {

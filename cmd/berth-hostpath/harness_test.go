@@ -13,7 +13,9 @@ import (
 	"github.com/shoenig/test/must"
 	"golang.org/x/sys/unix"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
 )
 
 // testConfig is a plugin configuration rooted in a temp dir.
@@ -112,3 +114,28 @@ func mountCap(mode csi.VolumeCapability_AccessMode_Mode, flags ...string) *csi.V
 }
 
 const singleWriter = csi.VolumeCapability_AccessMode_SINGLE_NODE_WRITER
+
+// createVolume creates (or finds) an empty mount volume of size bytes.
+func createVolume(t *testing.T, cs *controllerServer, name string, size int64) *csi.Volume {
+	t.Helper()
+	resp, err := cs.CreateVolume(context.Background(), &csi.CreateVolumeRequest{
+		Name:               name,
+		CapacityRange:      &csi.CapacityRange{RequiredBytes: size},
+		VolumeCapabilities: []*csi.VolumeCapability{mountCap(singleWriter)},
+	})
+	must.NoError(t, err)
+	return resp.Volume
+}
+
+// mustCode asserts that err is a gRPC status with code and a message
+// containing each of parts.
+func mustCode(t *testing.T, err error, code codes.Code, parts ...string) {
+	t.Helper()
+	must.Error(t, err)
+	st, ok := status.FromError(err)
+	must.True(t, ok, must.Sprintf("not a gRPC status: %v", err))
+	must.Eq(t, code, st.Code(), must.Sprintf("error: %v", err))
+	for _, p := range parts {
+		must.StrContains(t, st.Message(), p)
+	}
+}
