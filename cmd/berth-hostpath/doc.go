@@ -4,6 +4,10 @@
 // socket and exists so that berth (and its tests) can drive a real plugin
 // through the whole volume lifecycle.
 //
+//	berth-hostpath -endpoint unix:///run/berth/hostpath.sock -root /var/lib/berth-hostpath \
+//	    [-node-id ID] [-name hostpath.berth.dev] [-max-volumes N] [-topology key=value,...] \
+//	    [-disable-attach] [-disable-stage] [-log-level info] | -version
+//
 // # What it owns
 //
 // Everything under -root:
@@ -29,16 +33,21 @@
 // and carries the readonly flag to the node; NodeStageVolume (or, with
 // -disable-stage, NodePublishVolume) refuses a volume that is not
 // attached. -disable-attach drops the controller publish calls.
-// NodeStageVolume bind-mounts the volume directory on the staging path;
-// NodePublishVolume creates the target directory and bind-mounts the
-// staging path on it, and NodeUnpublishVolume unmounts and removes it.
-// Mount points are found in /proc/self/mountinfo.
+// NodeStageVolume bind-mounts the volume directory on the staging path
+// (which the CO creates); NodePublishVolume creates the target directory
+// and bind-mounts the staging path on it (the volume directory under
+// -disable-stage), and NodeUnpublishVolume unmounts it and removes the
+// directory it created. Read-only comes from the request, a reader-only
+// access mode or a read-only ControllerPublishVolume, and is applied with
+// a bind remount. Mount points are found in /proc/self/mountinfo.
+// Volume directories are created with mode 0777 less the umask.
 //
 // # Imports
 //
 // Like client/csi, and unlike the rest of berth, it imports gRPC and the
-// CSI spec. It imports no berth package: it is a plugin, not part of the
-// orchestrator. Mounting needs root (CAP_SYS_ADMIN).
+// CSI spec. Outside its tests it imports no berth package: it is a
+// plugin, not part of the orchestrator. Mounting needs root
+// (CAP_SYS_ADMIN); the tests that mount skip without it.
 //
 // # Concurrency
 //

@@ -72,7 +72,7 @@ func (s *nodeServer) NodePublishVolume(ctx context.Context, req *csi.NodePublish
 			return nil, status.Errorf(codes.AlreadyExists, "NodePublishVolume %s: already published at %s with other arguments (%s, staged at %s)",
 				id, target, describeUsage(have.Usage), have.StagingPath)
 		}
-		if err := ensureBind(source, target, readonly, want.Usage.MountFlags); err != nil {
+		if err := mountTarget(have, source, readonly); err != nil {
 			return nil, status.Errorf(codes.Internal, "NodePublishVolume %s: %v", id, err)
 		}
 		return &csi.NodePublishVolumeResponse{}, nil
@@ -90,20 +90,25 @@ func (s *nodeServer) NodePublishVolume(ctx context.Context, req *csi.NodePublish
 		return nil, status.Errorf(codes.FailedPrecondition, "NodePublishVolume %s: the parent of target %s is not a directory (the CO creates it): %v", id, target, statErr(fi, err))
 	}
 
+	switch fi, err := os.Stat(target); {
+	case errors.Is(err, fs.ErrNotExist):
+		want.CreatedTarget = true
+	case err != nil:
+		return nil, status.Errorf(codes.Internal, "NodePublishVolume %s: %v", id, err)
+	case !fi.IsDir():
+		return nil, status.Errorf(codes.FailedPrecondition, "NodePublishVolume %s: target %s exists and is not a directory", id, target)
+	}
+
 	if err := s.store.update(func(st *state) error {
 		st.Publishes[target] = want
 		return nil
 	}); err != nil {
 		return nil, status.Errorf(codes.Internal, "NodePublishVolume %s: %v", id, err)
 	}
-	created, err := makeTarget(target)
-	if err == nil {
-		err = ensureBind(source, target, readonly, want.Usage.MountFlags)
-		if err != nil && created {
+	if err := mountTarget(want, source, readonly); err != nil {
+		if want.CreatedTarget {
 			_ = os.Remove(target)
 		}
-	}
-	if err != nil {
 		s.forget(func(st *state) { delete(st.Publishes, target) })
 		return nil, status.Errorf(codes.Internal, "NodePublishVolume %s: %v", id, err)
 	}
@@ -117,23 +122,22 @@ func sameCapability(a, b usage) bool {
 	return a.equal(b)
 }
 
-// makeTarget creates the target directory; one that exists is reused.
-func makeTarget(target string) (created bool, err error) {
-	err = os.Mkdir(target, 0o750)
-	if err == nil {
-		return true, nil
-	}
-	if errors.Is(err, fs.ErrExist) {
-		if fi, serr := os.Stat(target); serr == nil && fi.IsDir() {
-			return false, nil
+// mountTarget creates the target directory when the plugin owns it
+// (again, after a crash between recording and creating it) and bind-mounts
+// source on it unless that is done already.
+func mountTarget(r *publishRecord, source string, readonly bool) error {
+	if r.CreatedTarget {
+		if err := os.Mkdir(r.TargetPath, 0o750); err != nil && !errors.Is(err, fs.ErrExist) {
+			return err
 		}
 	}
-	return false, err
+	return ensureBind(source, r.TargetPath, readonly, r.Usage.MountFlags)
 }
 
-// NodeUnpublishVolume unmounts the target and removes the directory, as
-// the spec requires of the plugin that created it. A volume not published
-// there is OK; an unknown volume is NOT_FOUND.
+// NodeUnpublishVolume unmounts the target and removes the directory if
+// NodePublishVolume created it (the spec makes that the plugin's job; a
+// directory the CO made is the CO's). A volume not published there is
+// OK; an unknown volume is NOT_FOUND.
 func (s *nodeServer) NodeUnpublishVolume(ctx context.Context, req *csi.NodeUnpublishVolumeRequest) (*csi.NodeUnpublishVolumeResponse, error) {
 	id := req.GetVolumeId()
 	if id == "" {
@@ -147,7 +151,8 @@ func (s *nodeServer) NodeUnpublishVolume(ctx context.Context, req *csi.NodeUnpub
 	s.opMu.Lock()
 	defer s.opMu.Unlock()
 	st := s.store.current()
-	if have, ok := st.Publishes[target]; !ok || have.VolumeID != id {
+	have, ok := st.Publishes[target]
+	if !ok || have.VolumeID != id {
 		if _, known := st.Volumes[id]; !known {
 			return nil, status.Errorf(codes.NotFound, "NodeUnpublishVolume: volume %s not found", id)
 		}
@@ -156,8 +161,10 @@ func (s *nodeServer) NodeUnpublishVolume(ctx context.Context, req *csi.NodeUnpub
 	if err := unmount(target); err != nil {
 		return nil, status.Errorf(codes.Internal, "NodeUnpublishVolume %s: %v", id, err)
 	}
-	if err := os.Remove(target); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return nil, status.Errorf(codes.Internal, "NodeUnpublishVolume %s: remove target %s: %v", id, target, err)
+	if have.CreatedTarget {
+		if err := os.Remove(target); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return nil, status.Errorf(codes.Internal, "NodeUnpublishVolume %s: remove target %s: %v", id, target, err)
+		}
 	}
 	if err := s.store.update(func(st *state) error {
 		delete(st.Publishes, target)

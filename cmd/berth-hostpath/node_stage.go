@@ -41,9 +41,11 @@ func (s *nodeServer) NodeStageVolume(ctx context.Context, req *csi.NodeStageVolu
 	}
 	readonly := readerOnly(c.GetAccessMode().GetMode()) || req.GetPublishContext()[publishContextReadonly] == "true"
 	if s.attachEnabled() {
-		if _, ok := v.Attachments[s.cfg.NodeID]; !ok {
+		a, ok := v.Attachments[s.cfg.NodeID]
+		if !ok {
 			return nil, status.Errorf(codes.FailedPrecondition, "NodeStageVolume %s: volume is not controller-published to node %q; call ControllerPublishVolume first", id, s.cfg.NodeID)
 		}
+		readonly = readonly || a.Readonly
 	}
 	want := &stageRecord{VolumeID: id, Path: path, Usage: usageOf(c, readonly)}
 

@@ -158,6 +158,7 @@ func TestNode_Readonly(t *testing.T) {
 		f.cfg.DisableAttach = false
 		_, f.cs, f.ns = services(newTestDriver(t, f.cfg)) // same root, attach on
 		f.controllerPublish(t, true)
+		must.NoError(t, f.stage(c, nil)) // the attachment says so, with or without publish_context
 		must.NoError(t, f.stage(c, map[string]string{"readonly": "true"}))
 		mustWritable(t, f.staging, false)
 		target := filepath.Join(f.targets, "t")
@@ -363,4 +364,40 @@ func TestNode_DisableStage(t *testing.T) {
 	must.NoError(t, err)
 	_, err = f.ns.NodePublishVolume(ctx, &csi.NodePublishVolumeRequest{VolumeId: f.vol, TargetPath: target, VolumeCapability: c})
 	mustCode(t, err, codes.FailedPrecondition, "not controller-published")
+}
+
+func TestNodePublish_TargetTheCOMade(t *testing.T) {
+	f := newNodeFixture(t, nil)
+	c := mountCap(singleWriter)
+	must.NoError(t, f.stage(c, nil))
+	target := filepath.Join(f.targets, "t")
+	must.NoError(t, os.Mkdir(target, 0o700))
+	must.NoError(t, f.publish(target, c, false))
+	mustMounted(t, target, true)
+	must.NoError(t, f.unpublish(target))
+	mustMounted(t, target, false)
+	_, err := os.Stat(target)
+	must.NoError(t, err, must.Sprint("a target the CO created is the CO's to remove"))
+
+	file := filepath.Join(f.targets, "file")
+	must.NoError(t, os.WriteFile(file, nil, 0o600))
+	mustCode(t, f.publish(file, c, false), codes.FailedPrecondition, "exists and is not a directory")
+}
+
+func TestNodePublish_FinishesAfterACrash(t *testing.T) {
+	f := newNodeFixture(t, nil)
+	c := mountCap(singleWriter)
+	must.NoError(t, f.stage(c, nil))
+	target := filepath.Join(f.targets, "t")
+	must.NoError(t, f.publish(target, c, false))
+	// as if the plugin died after recording the publish, before the mount
+	must.NoError(t, unmount(target))
+	must.NoError(t, os.Remove(target))
+	_, f.cs, f.ns = services(newTestDriver(t, f.cfg))
+
+	must.NoError(t, f.publish(target, c, false))
+	mustMounted(t, target, true)
+	must.NoError(t, f.unpublish(target))
+	_, err := os.Stat(target)
+	must.ErrorIs(t, err, os.ErrNotExist)
 }

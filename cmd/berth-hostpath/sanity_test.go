@@ -5,24 +5,50 @@ import (
 	"testing"
 
 	"github.com/kubernetes-csi/csi-test/v5/pkg/sanity"
+	"github.com/onsi/ginkgo/v2"
+	"github.com/onsi/gomega"
 )
 
-// TestSanity runs csi-sanity against a plugin served in-process, with
-// every capability on: attach (limit 3), stage, topology.
+// TestSanity runs csi-sanity against three plugins served in-process:
+// every capability on (attach with -max-volumes 3, stage, topology), and
+// one each with -disable-attach and -disable-stage. csi-sanity skips what
+// a plugin does not advertise; the skips are the health, group snapshot,
+// modify-volume and snapshot-topology specs, plus the attach or stage
+// ones in the variants. Add -args -ginkgo.v to see every spec.
 func TestSanity(t *testing.T) {
 	requireRoot(t)
-	cfg := testConfig(t)
-	cfg.MaxVolumes = 3
-	cfg.Topology = map[string]string{"topology.hostpath.berth.dev/node": "node-1"}
-	sock := startPlugin(t, newTestDriver(t, cfg))
+	variants := []struct {
+		name   string
+		mutate func(*Config)
+	}{
+		{"all capabilities", func(c *Config) {
+			c.MaxVolumes = 3
+			c.Topology = map[string]string{"topology.hostpath.berth.dev/node": c.NodeID}
+		}},
+		{"-disable-attach", func(c *Config) { c.DisableAttach = true }},
+		{"-disable-stage", func(c *Config) { c.DisableStage = true }},
+	}
+	var contexts []*sanity.TestContext
+	for _, v := range variants {
+		cfg := testConfig(t)
+		v.mutate(&cfg)
+		sock := startPlugin(t, newTestDriver(t, cfg))
+		work := t.TempDir()
+		unmountUnder(t, work, cfg.Root)
 
-	work := t.TempDir()
-	unmountUnder(t, work, cfg.Root)
-	sc := sanity.NewTestConfig()
-	sc.Address = "unix://" + sock
-	sc.TargetPath = filepath.Join(work, "mount")
-	sc.StagingPath = filepath.Join(work, "staging")
-	sc.TestVolumeSize = 16 << 20
-	sc.TestNodeVolumeAttachLimit = true
-	sanity.Test(t, sc)
+		sc := sanity.NewTestConfig()
+		sc.Address = "unix://" + sock
+		sc.TargetPath = filepath.Join(work, "mount")
+		sc.StagingPath = filepath.Join(work, "staging")
+		sc.TestVolumeSize = 16 << 20
+		sc.TestNodeVolumeAttachLimit = true
+		ginkgo.Describe(v.name, func() {
+			contexts = append(contexts, sanity.GinkgoTest(&sc))
+		})
+	}
+	gomega.RegisterFailHandler(ginkgo.Fail)
+	ginkgo.RunSpecs(t, "berth-hostpath csi-sanity")
+	for _, sc := range contexts {
+		sc.Finalize()
+	}
 }

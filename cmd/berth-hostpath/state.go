@@ -74,10 +74,11 @@ type stageRecord struct {
 // publishRecord is a NodePublishVolume: a bind mount at TargetPath, from
 // StagingPath when the volume was staged.
 type publishRecord struct {
-	VolumeID    string `json:"volume_id"`
-	TargetPath  string `json:"target_path"`
-	StagingPath string `json:"staging_path,omitempty"`
-	Usage       usage  `json:"usage"`
+	VolumeID      string `json:"volume_id"`
+	TargetPath    string `json:"target_path"`
+	StagingPath   string `json:"staging_path,omitempty"`
+	Usage         usage  `json:"usage"`
+	CreatedTarget bool   `json:"created_target"` // the plugin made TargetPath and removes it
 }
 
 func newState() *state {
