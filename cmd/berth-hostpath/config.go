@@ -164,7 +164,7 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (Co
 	var showVersion bool
 	fs.StringVar(&cfg.Endpoint, "endpoint", cfg.Endpoint, "CSI socket: unix:///abs/path.sock or a path (default $CSI_ENDPOINT)")
 	fs.StringVar(&cfg.Root, "root", cfg.Root, "directory for volumes, snapshots and the state file")
-	fs.StringVar(&cfg.NodeID, "node-id", cfg.NodeID, "node ID reported by NodeGetInfo (default the host name)")
+	fs.StringVar(&cfg.NodeID, "node-id", cfg.NodeID, "node ID reported by NodeGetInfo; the only node ControllerPublishVolume accepts")
 	fs.StringVar(&cfg.Name, "name", cfg.Name, "plugin name reported by GetPluginInfo")
 	fs.Int64Var(&cfg.MaxVolumes, "max-volumes", 0, "max_volumes_per_node reported by NodeGetInfo and enforced by ControllerPublishVolume (0 = unlimited)")
 	fs.StringVar(&topology, "topology", "", "accessible topology of this node, key=value,... (enables VOLUME_ACCESSIBILITY_CONSTRAINTS)")

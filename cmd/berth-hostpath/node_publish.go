@@ -97,6 +97,10 @@ func (s *nodeServer) NodePublishVolume(ctx context.Context, req *csi.NodePublish
 		return nil, status.Errorf(codes.Internal, "NodePublishVolume %s: %v", id, err)
 	case !fi.IsDir():
 		return nil, status.Errorf(codes.FailedPrecondition, "NodePublishVolume %s: target %s exists and is not a directory", id, target)
+	default:
+		if err := notMounted(target); err != nil {
+			return nil, status.Errorf(codes.FailedPrecondition, "NodePublishVolume %s: %v", id, err)
+		}
 	}
 
 	if err := s.store.update(func(st *state) error {

@@ -67,6 +67,9 @@ func (s *nodeServer) NodeStageVolume(ctx context.Context, req *csi.NodeStageVolu
 	if fi, err := os.Stat(path); err != nil || !fi.IsDir() {
 		return nil, status.Errorf(codes.FailedPrecondition, "NodeStageVolume %s: staging path %s is not a directory (the CO creates it): %v", id, path, statErr(fi, err))
 	}
+	if err := notMounted(path); err != nil {
+		return nil, status.Errorf(codes.FailedPrecondition, "NodeStageVolume %s: %v", id, err)
+	}
 
 	if err := s.store.update(func(st *state) error {
 		st.Stages[path] = want
@@ -136,6 +139,20 @@ func ensureBind(source, target string, readonly bool, flags []string) error {
 		return nil
 	}
 	return bindMount(source, target, readonly, flags)
+}
+
+// notMounted refuses a path that something other than a record of ours
+// has mounted on: mounting over it would hide that mount, and unmounting
+// later would take it away.
+func notMounted(path string) error {
+	mounted, err := isMountPoint(path)
+	if err != nil {
+		return err
+	}
+	if mounted {
+		return fmt.Errorf("%s is already a mount point, not one this plugin made", path)
+	}
+	return nil
 }
 
 // forget drops a record after the work it announced failed. It is best

@@ -382,6 +382,23 @@ func TestNodePublish_TargetTheCOMade(t *testing.T) {
 	file := filepath.Join(f.targets, "file")
 	must.NoError(t, os.WriteFile(file, nil, 0o600))
 	mustCode(t, f.publish(file, c, false), codes.FailedPrecondition, "exists and is not a directory")
+
+	// someone else's mount is not taken over, nor taken away
+	must.NoError(t, bindMount(f.targets, target, false, nil))
+	mustCode(t, f.publish(target, c, false), codes.FailedPrecondition, target+" is already a mount point")
+	must.NoError(t, f.unpublish(target))
+	mustMounted(t, target, true)
+	must.NoError(t, unmount(target))
+}
+
+func TestNodeStage_ForeignMount(t *testing.T) {
+	f := newNodeFixture(t, nil)
+	must.NoError(t, bindMount(f.targets, f.staging, false, nil))
+	mustCode(t, f.stage(mountCap(singleWriter), nil), codes.FailedPrecondition, f.staging+" is already a mount point")
+	must.MapEmpty(t, f.cs.store.current().Stages)
+	must.NoError(t, f.unstage())
+	mustMounted(t, f.staging, true)
+	must.NoError(t, unmount(f.staging))
 }
 
 func TestNodePublish_FinishesAfterACrash(t *testing.T) {

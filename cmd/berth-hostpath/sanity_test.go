@@ -1,8 +1,13 @@
 package main
 
 import (
+	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/berth-csi/berth/internal/testlog"
+	"github.com/hashicorp/go-hclog"
+	"github.com/shoenig/test/must"
 
 	"github.com/kubernetes-csi/csi-test/v5/pkg/sanity"
 	"github.com/onsi/ginkgo/v2"
@@ -32,7 +37,13 @@ func TestSanity(t *testing.T) {
 	for _, v := range variants {
 		cfg := testConfig(t)
 		v.mutate(&cfg)
-		sock := startPlugin(t, newTestDriver(t, cfg))
+		log := testlog.Logger(t, "berth-hostpath")
+		if os.Getenv("BERTH_TEST_LOG") == "" {
+			log.SetLevel(hclog.Error) // csi-sanity's bad requests fail on purpose, at warn
+		}
+		d, err := newDriver(cfg, log)
+		must.NoError(t, err)
+		sock := startPlugin(t, d)
 		work := t.TempDir()
 		unmountUnder(t, work, cfg.Root)
 
