@@ -1,13 +1,20 @@
-// Package client is berth's node agent: it registers its node with a
-// stable ID, heartbeats within the TTL the servers give, runs allocations
-// and plugin tasks, and fingerprints CSI plugins into the node's split
-// controller/node plugin maps.
+// Package client is berth's node agent. It registers its node under a
+// stable ID kept in the data dir, heartbeats within the TTL the servers
+// give (failing over between servers), keeps one multiplexed session per
+// server on which the servers call it back (ClientStatus.Ping now, CSI node
+// operations later), and turns plugin fingerprint changes into node
+// updates that carry only what changed (nodeUpdater).
 //
-// Its subpackages will be: csi (the ONLY importer of the CSI spec and
-// gRPC), pluginmanager, dynamicplugins, volumemanager and allocrunner. It
-// imports structs and rpc; it must never import server, state or fsm, so a
-// client cannot reach around the servers' raft log.
+// Subpackages: csi (the ONLY importer of the CSI spec and gRPC),
+// dynamicplugins (the registry fed by the client config and by plugin
+// tasks), pluginmanager (per-plugin fingerprinting and probing) and
+// csitest (real mock-driver processes for tests).
 //
-// This build holds no client code yet: `berth agent -client` refuses to
-// start and says so.
+// It imports structs, rpc and its own subpackages; it must never import
+// server, state or fsm, so a client cannot reach around the servers.
+//
+// Concurrency: Run owns every goroutine (the plugin manager, the node
+// updater and the heartbeat loop) and waits for them when its context
+// ends. The node updater's maps are guarded by its mutex; the plugin
+// manager calls it from its own goroutines.
 package client

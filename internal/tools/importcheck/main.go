@@ -16,18 +16,20 @@ const module = "github.com/berth-csi/berth"
 // prefix wins) to the berth packages it may import: an exact path, a
 // subtree ("client/..."), or "*" for any.
 var allowed = map[string][]string{
-	"structs":           {},
-	"state":             {"structs"},
-	"state/statetest":   {"structs", "state"},
-	"fsm":               {"structs", "state"},
-	"rpc":               {"structs"},
-	"server":            {"structs", "state", "fsm", "rpc"},
-	"server/servertest": {"structs", "state", "fsm", "rpc", "server", "internal/testlog"},
-	"client":            {"structs", "rpc", "client/..."},
-	"api":               {"structs"},
-	"cmd":               {"*"},
-	"internal/testlog":  {},
-	"internal/tools":    {},
+	"structs":              {},
+	"state":                {"structs"},
+	"state/statetest":      {"structs", "state"},
+	"fsm":                  {"structs", "state"},
+	"rpc":                  {"structs"},
+	"server":               {"structs", "state", "fsm", "rpc"},
+	"server/servertest":    {"structs", "state", "fsm", "rpc", "server", "internal/testlog"},
+	"client":               {"structs", "rpc", "client/..."},
+	"client/clienttest":    {"structs", "rpc", "client/...", "internal/testlog"},
+	"api":                  {"structs"},
+	"cmd":                  {"*"},
+	"internal/testlog":     {},
+	"internal/integration": {"*"},
+	"internal/tools":       {},
 }
 
 // grpcAllowed may import the CSI spec and gRPC.

@@ -9,14 +9,18 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strconv"
 	"syscall"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/berth-csi/berth/client"
+	"github.com/berth-csi/berth/client/dynamicplugins"
 	"github.com/berth-csi/berth/cmd/berth/internal/httpapi"
 	"github.com/berth-csi/berth/server"
+	"github.com/berth-csi/berth/structs"
 )
 
 // shutdownTimeout bounds a graceful HTTP shutdown.
@@ -53,21 +57,51 @@ func run(ctx context.Context, cfg *Config, stderr io.Writer) error {
 		Output:     stderr,
 		JSONFormat: cfg.LogJSON,
 	})
-	if cfg.Client.Enabled && !cfg.Dev {
-		return errors.New("berth agent -client: the client agent is not part of this build yet; run servers with -server, or -dev")
-	}
 	if cfg.Dev && cfg.DataDir == "" {
 		dir, err := os.MkdirTemp("", "berth-dev-")
 		if err != nil {
 			return fmt.Errorf("dev data dir: %w", err)
 		}
-		defer os.RemoveAll(dir)
+		defer func() {
+			unmountUnder(dir, logger)
+			_ = os.RemoveAll(dir)
+		}()
 		cfg.DataDir = dir
 	}
 
+	var backend httpapi.Backend
+	if cfg.Server.Enabled {
+		srv, err := startServer(cfg, logger)
+		if err != nil {
+			return err
+		}
+		defer func() {
+			if err := srv.Shutdown(); err != nil {
+				logger.Error("server shutdown", "error", err)
+			}
+		}()
+		backend = srv
+		if cfg.Dev {
+			cfg.Client.Servers = []string{srv.RPCAddr()}
+		}
+	}
+	if cfg.Client.Enabled {
+		c, stop, err := startClient(ctx, cfg, logger)
+		if err != nil {
+			return err
+		}
+		defer stop()
+		if backend == nil {
+			backend = c
+		}
+	}
+	return serveHTTP(ctx, cfg, backend, logger)
+}
+
+func startServer(cfg *Config, logger hclog.Logger) (*server.Server, error) {
 	scfg := server.DefaultConfig()
 	scfg.NodeName = cfg.Name
-	scfg.DataDir = cfg.DataDir
+	scfg.DataDir = filepath.Join(cfg.DataDir, "server")
 	scfg.BindAddr = cfg.BindAddr
 	scfg.RPCPort = cfg.Ports.RPC
 	scfg.SerfPort = cfg.Ports.Serf
@@ -75,32 +109,76 @@ func run(ctx context.Context, cfg *Config, stderr io.Writer) error {
 	scfg.Join = cfg.Server.Join
 	scfg.GossipLocal = cfg.Dev
 	scfg.Logger = logger
-	srv, err := server.New(scfg)
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err := srv.Shutdown(); err != nil {
-			logger.Error("server shutdown", "error", err)
-		}
-	}()
+	return server.New(scfg)
+}
 
+// startClient starts the client (and in dev mode the built-in plugin) and
+// returns a stop function that waits for both to end.
+func startClient(ctx context.Context, cfg *Config, logger hclog.Logger) (*client.Client, func(), error) {
+	ccfg := client.DefaultConfig()
+	ccfg.DataDir = cfg.DataDir
+	ccfg.Servers = cfg.Client.Servers
+	if cfg.Name != "" {
+		ccfg.NodeName = cfg.Name
+	}
+	if cfg.Client.Datacenter != "" {
+		ccfg.Datacenter = cfg.Client.Datacenter
+	}
+	ccfg.HTTPAddr = net.JoinHostPort(cfg.BindAddr, strconv.Itoa(cfg.Ports.HTTP))
+	ccfg.Logger = logger
+	for _, p := range cfg.Plugins {
+		ccfg.Plugins = append(ccfg.Plugins, &dynamicplugins.PluginInfo{
+			ID: p.ID, Type: structs.CSIPluginType(p.Type), Socket: p.Socket, Source: "config"})
+	}
+	var plugin *devPlugin
+	if cfg.Dev {
+		var err error
+		if plugin, err = startDevPlugin(cfg.DataDir, logger); err != nil {
+			return nil, nil, err
+		}
+		ccfg.Plugins = append(ccfg.Plugins, &dynamicplugins.PluginInfo{
+			ID: devPluginID, Type: structs.CSIPluginTypeMonolith, Socket: plugin.socket, Source: "config"})
+	}
+	c, err := client.New(ccfg)
+	if err != nil {
+		if plugin != nil {
+			plugin.stop(5 * time.Second)
+		}
+		return nil, nil, err
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		c.Run(cctx)
+	}()
+	stop := func() {
+		cancel()
+		<-done
+		if plugin != nil {
+			plugin.stop(5 * time.Second)
+		}
+	}
+	return c, stop, nil
+}
+
+func serveHTTP(ctx context.Context, cfg *Config, backend httpapi.Backend, logger hclog.Logger) error {
 	httpAddr := net.JoinHostPort(cfg.BindAddr, strconv.Itoa(cfg.Ports.HTTP))
 	l, err := net.Listen("tcp", httpAddr)
 	if err != nil {
 		return fmt.Errorf("HTTP API: listen on %s: %w (is another agent using -http-port %d?)", httpAddr, err, cfg.Ports.HTTP)
 	}
 	hs := &http.Server{
-		Handler:           httpapi.New(srv, logger.Named("http")),
+		Handler:           httpapi.New(backend, logger.Named("http")),
 		ReadHeaderTimeout: 10 * time.Second,
 		BaseContext:       func(net.Listener) context.Context { return ctx },
 	}
 	httpErr := make(chan error, 1)
 	go func() { httpErr <- hs.Serve(l) }()
-	logger.Info("agent running", "http_addr", l.Addr().String(), "rpc_addr", srv.RPCAddr(),
-		"serf_addr", srv.SerfAddr(), "data_dir", cfg.DataDir, "dev", cfg.Dev)
+	logger.Info("agent running", "http_addr", l.Addr().String(), "data_dir", cfg.DataDir,
+		"server", cfg.Server.Enabled, "client", cfg.Client.Enabled, "dev", cfg.Dev)
 	if cfg.Dev {
-		logger.Warn("dev mode: data lives in a temp dir and is removed on exit; the client agent and built-in hostpath plugin are not part of this build yet")
+		logger.Warn("dev mode: one server and one client in this process; data lives in a temp dir unless -data-dir is given")
 	}
 
 	select {

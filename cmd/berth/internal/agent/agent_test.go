@@ -6,12 +6,17 @@ import (
 	"encoding/json"
 	"net"
 	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strconv"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/shoenig/test/must"
+
+	"github.com/berth-csi/berth/structs"
 )
 
 // syncBuffer is a bytes.Buffer safe for the agent's logger and the test.
@@ -40,7 +45,27 @@ func freePort(t *testing.T) int {
 	return l.Addr().(*net.TCPAddr).Port
 }
 
+// buildHostpath builds berth-hostpath into a temp dir on PATH, where the
+// dev agent looks for it.
+func buildHostpath(t *testing.T) {
+	t.Helper()
+	dir := t.TempDir()
+	out, err := exec.Command("go", "build", "-o", filepath.Join(dir, "berth-hostpath"), "github.com/berth-csi/berth/cmd/berth-hostpath").CombinedOutput()
+	must.NoError(t, err, must.Sprintf("build berth-hostpath: %s", out))
+	t.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
+}
+
+func getJSON(url string, out any) bool {
+	resp, err := http.Get(url)
+	if err != nil {
+		return false
+	}
+	defer resp.Body.Close()
+	return resp.StatusCode == 200 && json.NewDecoder(resp.Body).Decode(out) == nil
+}
+
 func TestRun_Dev_ServesAndStopsCleanly(t *testing.T) {
+	buildHostpath(t)
 	httpPort := freePort(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -51,19 +76,21 @@ func TestRun_Dev_ServesAndStopsCleanly(t *testing.T) {
 			"-rpc-port", strconv.Itoa(freePort(t)), "-serf-port", strconv.Itoa(freePort(t))}, logs, logs)
 	}()
 
-	url := "http://127.0.0.1:" + strconv.Itoa(httpPort) + "/v1/status/leader"
-	deadline := time.Now().Add(30 * time.Second)
-	leader := ""
-	for leader == "" && time.Now().Before(deadline) {
-		if resp, err := http.Get(url); err == nil {
-			_ = json.NewDecoder(resp.Body).Decode(&leader)
-			resp.Body.Close()
+	base := "http://127.0.0.1:" + strconv.Itoa(httpPort)
+	started := time.Now()
+	deadline := started.Add(30 * time.Second)
+	var plug structs.CSIPlugin
+	for time.Now().Before(deadline) {
+		if getJSON(base+"/v1/plugin/csi/hostpath", &plug) && plug.ControllersHealthy == 1 && plug.NodesHealthy == 1 {
+			break
 		}
-		if leader == "" {
-			time.Sleep(20 * time.Millisecond)
-		}
+		time.Sleep(20 * time.Millisecond)
 	}
-	must.NotEq(t, "", leader, must.Sprintf("dev agent never elected itself; logs:\n%s", logs.String()))
+	must.Eq(t, 1, plug.NodesHealthy, must.Sprintf("the built-in hostpath plugin never became healthy; logs:\n%s", logs.String()))
+	must.Eq(t, 1, plug.ControllersHealthy)
+	must.Eq(t, "hostpath.berth.dev", plug.Provider)
+	must.NotEq(t, "", plug.Version)
+	t.Logf("figure: dev agent start -> hostpath 1/1 healthy in %s", time.Since(started).Round(time.Millisecond))
 
 	cancel()
 	select {

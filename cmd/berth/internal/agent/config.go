@@ -21,9 +21,10 @@ type Config struct {
 	LogLevel string `hcl:"log_level,optional"`
 	LogJSON  bool   `hcl:"log_json,optional"`
 
-	Ports  *PortsConfig  `hcl:"ports,block"`
-	Server *ServerConfig `hcl:"server,block"`
-	Client *ClientConfig `hcl:"client,block"`
+	Ports   *PortsConfig    `hcl:"ports,block"`
+	Server  *ServerConfig   `hcl:"server,block"`
+	Client  *ClientConfig   `hcl:"client,block"`
+	Plugins []*PluginConfig `hcl:"plugin,block"`
 
 	Dev bool
 }
@@ -44,8 +45,17 @@ type ServerConfig struct {
 
 // ClientConfig is the `client { }` block.
 type ClientConfig struct {
-	Enabled bool     `hcl:"enabled,optional"`
-	Servers []string `hcl:"servers,optional"`
+	Enabled    bool     `hcl:"enabled,optional"`
+	Servers    []string `hcl:"servers,optional"`
+	Datacenter string   `hcl:"datacenter,optional"`
+}
+
+// PluginConfig is a `plugin "ID" { type, socket }` block: a CSI plugin run
+// outside berth that the client fingerprints.
+type PluginConfig struct {
+	ID     string `hcl:"id,label"`
+	Type   string `hcl:"type"`
+	Socket string `hcl:"socket"`
 }
 
 func defaultConfig() *Config {

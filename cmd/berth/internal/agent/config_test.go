@@ -77,7 +77,7 @@ func TestRun_ExitCodes(t *testing.T) {
 	must.EqOp(t, 2, Run(context.Background(), []string{"-nope"}, &bytes.Buffer{}, &stderr))
 	stderr.Reset()
 	must.EqOp(t, 1, Run(context.Background(), []string{"-client", "-data-dir", t.TempDir()}, &bytes.Buffer{}, &stderr))
-	must.StrContains(t, stderr.String(), "client agent is not part of this build")
+	must.StrContains(t, stderr.String(), "-servers")
 	stderr.Reset()
 	must.EqOp(t, 1, Run(context.Background(), []string{"-server", "-bind", "0.0.0.0", "-data-dir", t.TempDir()}, &bytes.Buffer{}, &stderr))
 	must.StrContains(t, stderr.String(), "bind a specific IP")

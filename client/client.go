@@ -1,0 +1,136 @@
+package client
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/berth-csi/berth/client/dynamicplugins"
+	"github.com/berth-csi/berth/client/pluginmanager"
+	"github.com/berth-csi/berth/rpc"
+	"github.com/berth-csi/berth/structs"
+)
+
+// Client is a node agent.
+type Client struct {
+	config *Config
+	logger hclog.Logger
+	nodeID string
+
+	servers   *servers
+	rpcServer *rpc.Server // answers the servers' calls over our sessions
+	pool      *rpc.Pool
+
+	registry *dynamicplugins.Registry
+	plugins  *pluginmanager.Manager
+	updater  *nodeUpdater
+
+	wg sync.WaitGroup
+}
+
+// New builds a client; Run starts it.
+func New(cfg *Config) (*Client, error) {
+	if cfg == nil {
+		cfg = DefaultConfig()
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = hclog.NewNullLogger()
+	}
+	id, err := loadOrCreateNodeID(cfg.DataDir)
+	if err != nil {
+		return nil, err
+	}
+	c := &Client{
+		config:  cfg,
+		logger:  cfg.Logger.Named("client").With("node_id", id),
+		nodeID:  id,
+		servers: &servers{addrs: append([]string(nil), cfg.Servers...)},
+	}
+	c.rpcServer = rpc.NewServer(c.logger)
+	if err := c.rpcServer.Register("ClientStatus", &clientStatus{c: c}); err != nil {
+		return nil, fmt.Errorf("client: register RPC endpoints: %w", err)
+	}
+	c.pool = rpc.NewPool(c.logger, rpc.DefaultMaxStreams, rpc.WithStreamServer(c.rpcServer))
+
+	c.registry = dynamicplugins.New(c.logger)
+	for _, p := range cfg.Plugins {
+		if err := c.registry.Register(p); err != nil {
+			return nil, fmt.Errorf("client: plugin %q: %w", p.ID, err)
+		}
+	}
+	c.updater = newNodeUpdater(c)
+	c.plugins, err = pluginmanager.New(pluginmanager.Config{
+		Logger:        c.logger,
+		Registry:      c.registry,
+		ProbeInterval: cfg.ProbeInterval,
+		ProbeTimeout:  cfg.ProbeTimeout,
+		OnUpdate:      c.updater.pluginChanged,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// NodeID is the node's stable ID.
+func (c *Client) NodeID() string { return c.nodeID }
+
+// Registry is where plugin tasks register their plugins.
+func (c *Client) Registry() *dynamicplugins.Registry { return c.registry }
+
+// Run registers the node, heartbeats, fingerprints plugins and sends their
+// changes until ctx ends; then it stops every goroutine it started.
+func (c *Client) Run(ctx context.Context) {
+	defer c.pool.Shutdown()
+	defer c.rpcServer.Shutdown()
+	c.logger.Info("client started", "servers", c.config.Servers)
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	for _, fn := range []func(context.Context){c.plugins.Run, c.updater.run, c.heartbeatLoop} {
+		c.wg.Add(1)
+		go func() {
+			defer c.wg.Done()
+			fn(ctx)
+		}()
+	}
+	<-ctx.Done()
+	c.wg.Wait()
+	c.logger.Info("client stopped")
+}
+
+// node builds the node as the servers should see it, with the plugin
+// fingerprint known now and the updater sequence that fingerprint reflects.
+func (c *Client) node(status string) (*structs.Node, uint64) {
+	ctrl, nodes, seq := c.updater.fingerprint()
+	return &structs.Node{
+		ID:                   c.nodeID,
+		Name:                 c.config.NodeName,
+		Datacenter:           c.config.Datacenter,
+		HTTPAddr:             c.config.HTTPAddr,
+		Status:               status,
+		CSIControllerPlugins: ctrl,
+		CSINodePlugins:       nodes,
+	}, seq
+}
+
+// clientStatus answers the servers' calls about the client itself.
+type clientStatus struct{ c *Client }
+
+// Ping answers a server's liveness check over the client's session.
+func (s *clientStatus) Ping(_ *structs.NodeSpecificRequest, reply *structs.ClientPingResponse) error {
+	reply.NodeID = s.c.nodeID
+	reply.Time = timeNow()
+	return nil
+}
+
+// RPC calls a server endpoint with failover; a client-only agent's HTTP
+// API uses it to reach the servers.
+func (c *Client) RPC(ctx context.Context, method string, args, reply any) error {
+	return c.rpc(ctx, method, args, reply)
+}

@@ -1,0 +1,96 @@
+package client
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/berth-csi/berth/client/dynamicplugins"
+	"github.com/berth-csi/berth/structs"
+)
+
+// Config is what a client agent needs. Build it from DefaultConfig.
+type Config struct {
+	// DataDir keeps the node's stable ID (client/node-id).
+	DataDir string
+	// Servers are the servers' RPC addresses (host:port); the client uses
+	// one at a time and fails over to the next.
+	Servers []string
+	// NodeName and Datacenter describe the node; the name defaults to the
+	// host name.
+	NodeName   string
+	Datacenter string
+	// HTTPAddr is the agent's HTTP address, reported to the servers.
+	HTTPAddr string
+
+	// Plugins are CSI plugins run outside berth, from the client config.
+	Plugins []*dynamicplugins.PluginInfo
+
+	// ProbeInterval and ProbeTimeout pace plugin health checks.
+	ProbeInterval time.Duration
+	ProbeTimeout  time.Duration
+	// UpdateCoalesce is how long fingerprint changes gather before one
+	// node update carries them all.
+	UpdateCoalesce time.Duration
+	// RPCTimeout bounds each call to a server.
+	RPCTimeout time.Duration
+
+	Logger hclog.Logger
+}
+
+// DefaultConfig returns a config with every default set.
+func DefaultConfig() *Config {
+	host, _ := os.Hostname()
+	return &Config{
+		NodeName:       host,
+		Datacenter:     "dc1",
+		ProbeInterval:  2 * time.Second,
+		ProbeTimeout:   2 * time.Second,
+		UpdateCoalesce: 100 * time.Millisecond,
+		RPCTimeout:     10 * time.Second,
+		Logger:         hclog.NewNullLogger(),
+	}
+}
+
+// Validate names the first wrong field and what to do.
+func (c *Config) Validate() error {
+	var errs []error
+	if c.DataDir == "" {
+		errs = append(errs, errors.New("client: data_dir is required (-data-dir)"))
+	}
+	if len(c.Servers) == 0 {
+		errs = append(errs, errors.New("client: no servers to join; give their RPC addresses with -servers HOST:PORT,HOST:PORT"))
+	}
+	for _, s := range c.Servers {
+		if _, _, err := net.SplitHostPort(s); err != nil {
+			errs = append(errs, fmt.Errorf("client: server address %q is not HOST:PORT: %v", s, err))
+		}
+	}
+	seen := map[string]bool{}
+	for _, p := range c.Plugins {
+		if p == nil {
+			continue
+		}
+		if seen[p.ID] {
+			errs = append(errs, fmt.Errorf("client: plugin %q is declared twice", p.ID))
+		}
+		seen[p.ID] = true
+		switch p.Type {
+		case structs.CSIPluginTypeController, structs.CSIPluginTypeNode, structs.CSIPluginTypeMonolith:
+		default:
+			errs = append(errs, fmt.Errorf("client: plugin %q: type %q is not controller, node or monolith", p.ID, p.Type))
+		}
+		if !filepath.IsAbs(p.Socket) {
+			errs = append(errs, fmt.Errorf("client: plugin %q: socket %q must be an absolute path", p.ID, p.Socket))
+		}
+	}
+	if c.ProbeInterval <= 0 || c.ProbeTimeout <= 0 || c.RPCTimeout <= 0 {
+		errs = append(errs, errors.New("client: probe interval, probe timeout and RPC timeout must be positive"))
+	}
+	return errors.Join(errs...)
+}

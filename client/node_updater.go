@@ -1,0 +1,219 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"reflect"
+	"sync"
+	"time"
+
+	"github.com/berth-csi/berth/client/pluginmanager"
+	"github.com/berth-csi/berth/structs"
+)
+
+// nodeUpdater turns plugin fingerprint changes into node updates. Changes
+// gather for UpdateCoalesce, then one Node.UpdateFingerprint carries every
+// plugin that changed since the servers last acknowledged, and the events
+// the changes made. A change that returns to what the servers already have
+// is not sent at all.
+type nodeUpdater struct {
+	c    *Client
+	kick chan struct{}
+
+	mu         sync.Mutex
+	seq        uint64
+	acked      map[string]*structs.NodePluginUpdate // what the servers have
+	pending    map[string]pendingUpdate             // changed since, by plugin
+	events     []pendingEvent
+	registered bool // the servers know the node; deltas may be sent
+}
+
+type pendingUpdate struct {
+	seq    uint64
+	update *structs.NodePluginUpdate
+}
+
+type pendingEvent struct {
+	seq   uint64
+	event *structs.NodeEvent
+}
+
+func newNodeUpdater(c *Client) *nodeUpdater {
+	return &nodeUpdater{
+		c:       c,
+		kick:    make(chan struct{}, 1),
+		acked:   map[string]*structs.NodePluginUpdate{},
+		pending: map[string]pendingUpdate{},
+	}
+}
+
+// pluginChanged is the plugin manager's OnUpdate.
+func (u *nodeUpdater) pluginChanged(up pluginmanager.Update) {
+	next := &structs.NodePluginUpdate{PluginID: up.PluginID, Controller: up.Controller, Node: up.Node}
+	u.mu.Lock()
+	u.seq++
+	if reflect.DeepEqual(u.acked[up.PluginID], normalize(next)) {
+		delete(u.pending, up.PluginID)
+	} else {
+		u.pending[up.PluginID] = pendingUpdate{seq: u.seq, update: next}
+	}
+	if up.Event != nil {
+		u.events = append(u.events, pendingEvent{seq: u.seq, event: up.Event})
+	}
+	u.mu.Unlock()
+	select {
+	case u.kick <- struct{}{}:
+	default:
+	}
+}
+
+// normalize maps "no instance on either side" to nil, as acked stores it.
+func normalize(up *structs.NodePluginUpdate) *structs.NodePluginUpdate {
+	if up == nil || up.Controller == nil && up.Node == nil {
+		return nil
+	}
+	return up
+}
+
+// fingerprint is the whole current fingerprint, for a registration, and the
+// sequence it reflects.
+func (u *nodeUpdater) fingerprint() (ctrl, nodes map[string]*structs.CSIInfo, seq uint64) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	seq = u.seq
+	ctrl, nodes = map[string]*structs.CSIInfo{}, map[string]*structs.CSIInfo{}
+	add := func(up *structs.NodePluginUpdate) {
+		if up == nil {
+			return
+		}
+		if up.Controller != nil {
+			ctrl[up.PluginID] = up.Controller.Copy()
+		}
+		if up.Node != nil {
+			nodes[up.PluginID] = up.Node.Copy()
+		}
+	}
+	for id, up := range u.acked {
+		if _, changed := u.pending[id]; !changed {
+			add(up)
+		}
+	}
+	for _, p := range u.pending {
+		add(p.update)
+	}
+	return ctrl, nodes, seq
+}
+
+// markRegistered marks a full registration done: the servers now have every
+// plugin change made up to seq. Events still go in the next update.
+func (u *nodeUpdater) markRegistered(seq uint64) {
+	u.mu.Lock()
+	u.ackLocked(seq, false)
+	u.registered = true
+	hasEvents := len(u.events) > 0
+	u.mu.Unlock()
+	if hasEvents {
+		select {
+		case u.kick <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// ackLocked moves changes made up to seq into acked, and with events, drops
+// the events sent up to seq.
+func (u *nodeUpdater) ackLocked(seq uint64, events bool) {
+	for id, p := range u.pending {
+		if p.seq <= seq {
+			if n := normalize(p.update); n == nil {
+				delete(u.acked, id)
+			} else {
+				u.acked[id] = n
+			}
+			delete(u.pending, id)
+		}
+	}
+	if events {
+		kept := u.events[:0]
+		for _, e := range u.events {
+			if e.seq > seq {
+				kept = append(kept, e)
+			}
+		}
+		u.events = kept
+	}
+}
+
+// run sends gathered changes until ctx ends, retrying failed sends with
+// bounded backoff.
+func (u *nodeUpdater) run(ctx context.Context) {
+	backoff := registerRetryMin
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-u.kick:
+		}
+		select { // let a burst of changes gather into one update
+		case <-ctx.Done():
+			return
+		case <-time.After(u.c.config.UpdateCoalesce):
+		}
+		err := u.send(ctx)
+		if err == nil {
+			backoff = registerRetryMin
+			continue
+		}
+		if ctx.Err() != nil {
+			return
+		}
+		u.c.logger.Warn("node update failed; retrying", "error", err, "in", backoff)
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(backoff):
+		}
+		backoff = min(backoff*2, registerRetryMax)
+		select {
+		case u.kick <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// send sends what is pending; nothing while the node is not registered
+// (the registration will carry the plugins).
+func (u *nodeUpdater) send(ctx context.Context) error {
+	u.mu.Lock()
+	if !u.registered || len(u.pending) == 0 && len(u.events) == 0 {
+		u.mu.Unlock()
+		return nil
+	}
+	seq := u.seq
+	req := &structs.NodeFingerprintRequest{NodeID: u.c.nodeID}
+	for _, p := range u.pending {
+		req.Plugins = append(req.Plugins, p.update)
+	}
+	for _, e := range u.events {
+		req.Events = append(req.Events, e.event)
+	}
+	u.mu.Unlock()
+
+	var resp structs.NodeUpdateResponse
+	err := u.c.rpc(ctx, "Node.UpdateFingerprint", req, &resp)
+	if errors.Is(err, structs.ErrNotFound) {
+		// The servers lost the node; the heartbeat loop registers it
+		// again with the whole fingerprint.
+		u.mu.Lock()
+		u.registered = false
+		u.mu.Unlock()
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	u.mu.Lock()
+	u.ackLocked(seq, true)
+	u.mu.Unlock()
+	return nil
+}

@@ -1,0 +1,144 @@
+package agent
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+)
+
+// devPluginID is the built-in plugin `berth agent -dev` runs.
+const devPluginID = "hostpath"
+
+// devPlugin is the berth-hostpath process a dev agent runs.
+type devPlugin struct {
+	cmd    *exec.Cmd
+	socket string
+	root   string
+	done   chan struct{}
+}
+
+// findHostpath finds the berth-hostpath binary next to this berth binary,
+// else on PATH.
+func findHostpath() (string, error) {
+	if exe, err := os.Executable(); err == nil {
+		p := filepath.Join(filepath.Dir(exe), "berth-hostpath")
+		if _, err := os.Stat(p); err == nil {
+			return p, nil
+		}
+	}
+	p, err := exec.LookPath("berth-hostpath")
+	if err != nil {
+		return "", errors.New("dev mode needs the berth-hostpath binary next to berth or on PATH; build both with `make build`")
+	}
+	return p, nil
+}
+
+// startDevPlugin starts berth-hostpath on a socket in the data dir. It
+// does not wait for the socket: the plugin manager retries until the
+// plugin answers, and reports it unhealthy meanwhile.
+func startDevPlugin(dataDir string, logger hclog.Logger) (*devPlugin, error) {
+	bin, err := findHostpath()
+	if err != nil {
+		return nil, err
+	}
+	dir := filepath.Join(dataDir, "plugins", devPluginID)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("dev plugin dir: %w", err)
+	}
+	p := &devPlugin{
+		socket: filepath.Join(dir, "csi.sock"),
+		root:   filepath.Join(dir, "volumes"),
+		done:   make(chan struct{}),
+	}
+	p.cmd = exec.Command(bin, "-endpoint", "unix://"+p.socket, "-root", p.root)
+	out := logger.Named("plugin").With("plugin_id", devPluginID)
+	w := out.StandardWriter(&hclog.StandardLoggerOptions{InferLevels: true})
+	p.cmd.Stdout, p.cmd.Stderr = w, w
+	if err := p.cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start %s: %w", bin, err)
+	}
+	go func() {
+		_ = p.cmd.Wait()
+		close(p.done)
+	}()
+	out.Info("plugin started", "pid", p.cmd.Process.Pid, "socket", p.socket)
+	return p, nil
+}
+
+// stop ends the plugin: SIGTERM, then SIGKILL after a grace period.
+func (p *devPlugin) stop(grace time.Duration) {
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-p.done:
+	case <-time.After(grace):
+		_ = p.cmd.Process.Kill()
+		<-p.done
+	}
+}
+
+// unmountUnder detaches every mount below dir, deepest first, so that
+// removing a dev data dir never reaches through a bind mount into what it
+// points at.
+func unmountUnder(dir string, logger hclog.Logger) {
+	f, err := os.Open("/proc/self/mountinfo")
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	mounts := mountPointsUnder(f, dir)
+	for _, m := range mounts {
+		if err := syscall.Unmount(m, syscall.MNT_DETACH); err != nil {
+			logger.Warn("could not unmount", "path", m, "error", err)
+		}
+	}
+}
+
+// mountPointsUnder lists the mount points below dir in a mountinfo table,
+// deepest first.
+func mountPointsUnder(r io.Reader, dir string) []string {
+	dir = filepath.Clean(dir) + "/"
+	var out []string
+	sc := bufio.NewScanner(r)
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		if len(fields) < 5 {
+			continue
+		}
+		mp := unescapeMount(fields[4])
+		if strings.HasPrefix(mp+"/", dir) {
+			out = append(out, mp)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return len(out[i]) > len(out[j]) })
+	return out
+}
+
+// unescapeMount undoes mountinfo's octal escapes (\040 for a space).
+func unescapeMount(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+3 < len(s) {
+			var v int
+			if _, err := fmt.Sscanf(s[i+1:i+4], "%03o", &v); err == nil {
+				b.WriteByte(byte(v))
+				i += 3
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}

@@ -1,0 +1,82 @@
+package integration
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/shoenig/test/must"
+
+	"github.com/berth-csi/berth/server"
+	"github.com/berth-csi/berth/server/servertest"
+	"github.com/berth-csi/berth/structs"
+)
+
+// cluster starts three servers with a short heartbeat TTL, so a dead
+// client is noticed within the test.
+func cluster(t *testing.T) *servertest.TestCluster {
+	return servertest.Cluster(t, 3, func(c *server.Config) { c.HeartbeatTTL = 2 * time.Second })
+}
+
+func rpcAddrs(c *servertest.TestCluster) []string {
+	var out []string
+	for _, s := range c.Running() {
+		out = append(out, s.RPCAddr())
+	}
+	return out
+}
+
+// plugin reads a plugin from the leader; nil when absent.
+func plugin(t *testing.T, c *servertest.TestCluster, id string) *structs.CSIPlugin {
+	t.Helper()
+	var resp structs.CSIPluginGetResponse
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	must.NoError(t, c.Running()[0].RPC(ctx, "CSIPlugin.Get", &structs.CSIPluginGetRequest{ID: id}, &resp))
+	return resp.Plugin
+}
+
+func node(t *testing.T, c *servertest.TestCluster, id string) *structs.Node {
+	t.Helper()
+	var resp structs.SingleNodeResponse
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	must.NoError(t, c.Running()[0].RPC(ctx, "Node.Get", &structs.NodeSpecificRequest{NodeID: id}, &resp))
+	return resp.Node
+}
+
+// eventually polls cond until it holds, and returns how long it took.
+func eventually(t *testing.T, timeout time.Duration, what string, cond func() bool) time.Duration {
+	t.Helper()
+	start := time.Now()
+	for !cond() {
+		if time.Since(start) > timeout {
+			t.Fatalf("after %s still waiting for %s", timeout, what)
+		}
+		time.Sleep(25 * time.Millisecond)
+	}
+	return time.Since(start)
+}
+
+func healthy(p *structs.CSIPlugin, ctrl, nodes int) bool {
+	return p != nil && p.ControllersHealthy == ctrl && p.NodesHealthy == nodes
+}
+
+func hasEvent(n *structs.Node, substr string) bool {
+	for _, e := range n.Events {
+		if containsFold(e.Message, substr) {
+			return true
+		}
+	}
+	return false
+}
+
+func volume(t *testing.T, c *servertest.TestCluster, id string) *structs.CSIVolume {
+	t.Helper()
+	var resp structs.CSIVolumeGetResponse
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	must.NoError(t, c.Running()[0].RPC(ctx, "CSIVolume.Get", &structs.CSIVolumeGetRequest{ID: id}, &resp))
+	must.NotNil(t, resp.Volume, must.Sprintf("volume %q", id))
+	return resp.Volume
+}
