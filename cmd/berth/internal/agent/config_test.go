@@ -82,3 +82,52 @@ func TestRun_ExitCodes(t *testing.T) {
 	must.EqOp(t, 1, Run(context.Background(), []string{"-server", "-bind", "0.0.0.0", "-data-dir", t.TempDir()}, &bytes.Buffer{}, &stderr))
 	must.StrContains(t, stderr.String(), "bind a specific IP")
 }
+
+func TestParseConfig_ClientWithPlugins(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "client.hcl")
+	must.NoError(t, os.WriteFile(path, []byte(`
+client {
+  enabled = true
+  servers = ["127.0.0.1:4747", "127.0.0.1:5747"]
+}
+plugin "hostpath" {
+  type   = "monolith"
+  socket = "/tmp/berth/hostpath.sock"
+}
+plugin "ebs" {
+  type   = "node"
+  socket = "/run/csi/ebs.sock"
+}
+`), 0o600))
+	cfg, err := parseConfig([]string{"-config", path, "-data-dir", "/d"}, &bytes.Buffer{})
+	must.NoError(t, err)
+	must.True(t, cfg.Client.Enabled)
+	must.False(t, cfg.Server.Enabled)
+	must.Eq(t, []string{"127.0.0.1:4747", "127.0.0.1:5747"}, cfg.Client.Servers)
+	must.SliceLen(t, 2, cfg.Plugins)
+	must.Eq(t, PluginConfig{ID: "ebs", Type: "node", Socket: "/run/csi/ebs.sock"}, *cfg.Plugins[1])
+
+	bad := filepath.Join(t.TempDir(), "bad.hcl")
+	must.NoError(t, os.WriteFile(bad, []byte("client { enabled = true }\nplugin \"x\" {\n  type = \"node\"\n}\n"), 0o600))
+	_, err = parseConfig([]string{"-config", bad}, &bytes.Buffer{})
+	must.ErrorContains(t, err, "bad.hcl:2")
+	must.ErrorContains(t, err, "socket")
+}
+
+func TestRun_ClientBadPlugin(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "client.hcl")
+	must.NoError(t, os.WriteFile(path, []byte(`
+client {
+  enabled = true
+  servers = ["127.0.0.1:4747"]
+}
+plugin "x" {
+  type   = "sideways"
+  socket = "relative.sock"
+}
+`), 0o600))
+	var stderr bytes.Buffer
+	must.EqOp(t, 1, Run(context.Background(), []string{"-config", path, "-data-dir", t.TempDir()}, &bytes.Buffer{}, &stderr))
+	must.StrContains(t, stderr.String(), `plugin "x"`)
+	must.StrContains(t, stderr.String(), "sideways")
+}
