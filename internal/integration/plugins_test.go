@@ -14,9 +14,32 @@ import (
 	"github.com/berth-csi/berth/structs"
 )
 
-func TestPlugins_MockDriver_Lifecycle(t *testing.T) {
+// TestPlugins_Lifecycle runs a plugin nobody here wrote (the csi-test mock
+// driver) and berth's own through the same life: it appears with its
+// provider and version, a crash and a hang make it unhealthy and its
+// volumes unschedulable, a restart makes it healthy, and removing it from
+// the client deletes it from the servers.
+func TestPlugins_Lifecycle(t *testing.T) {
+	cases := []struct {
+		name     string
+		start    func(t *testing.T) *csitest.Plugin
+		provider string
+		version  string
+	}{
+		{"mock-driver", func(t *testing.T) *csitest.Plugin { return csitest.StartMockDriver(t, csitest.MockOptions{}) },
+			csitest.DefaultMockName, csitest.MockVendorVersion},
+		{"berth-hostpath", func(t *testing.T) *csitest.Plugin { return csitest.StartHostpath(t) },
+			csitest.HostpathName, ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			pluginLifecycle(t, tc.start(t), tc.provider, tc.version)
+		})
+	}
+}
+
+func pluginLifecycle(t *testing.T, mock *csitest.Plugin, provider, version string) {
 	c := cluster(t)
-	mock := csitest.StartMockDriver(t, csitest.MockOptions{})
 	start := time.Now()
 	cl := clienttest.New(t, "client-1", rpcAddrs(c), clienttest.WithPlugin("mock", "monolith", mock.Socket))
 
@@ -25,8 +48,11 @@ func TestPlugins_MockDriver_Lifecycle(t *testing.T) {
 	})
 	t.Logf("figure: client start -> plugin healthy on the servers in %s", time.Since(start).Round(time.Millisecond))
 	p := plugin(t, c, "mock")
-	must.Eq(t, csitest.DefaultMockName, p.Provider)
-	must.Eq(t, csitest.MockVendorVersion, p.Version)
+	must.Eq(t, provider, p.Provider)
+	if version != "" {
+		must.Eq(t, version, p.Version)
+	}
+	must.NotEq(t, "", p.Version)
 	must.MapContainsKey(t, p.Nodes, cl.NodeID())
 
 	vol := statetest.Volume("data", "mock")
