@@ -49,15 +49,7 @@ func (s *StateStore) UpdateNodeFingerprint(index uint64, req *structs.NodeFinger
 	if err := txn.Insert(TableNodes, node); err != nil {
 		return errInternal("insert node "+req.NodeID, err)
 	}
-	tables := []string{TableNodes}
-	if pluginsChanged {
-		tables = append(tables, TableCSIPlugins)
-	}
-	if err := bumpIndexes(txn, index, tables...); err != nil {
-		return err
-	}
-	txn.Commit()
-	return nil
+	return commitNodeWrite(txn, index, pluginsChanged)
 }
 
 // checkInfo refuses an update whose info is keyed by another plugin or

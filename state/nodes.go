@@ -3,6 +3,7 @@ package state
 import (
 	"github.com/berth-csi/berth/structs"
 	"github.com/hashicorp/go-memdb"
+	"maps"
 )
 
 // maxNodeEvents is how many events a node keeps; older ones are dropped.
@@ -48,15 +49,7 @@ func (s *StateStore) UpsertNode(index uint64, node *structs.Node) error {
 	if err != nil {
 		return err
 	}
-	tables := []string{TableNodes}
-	if pluginsChanged {
-		tables = append(tables, TableCSIPlugins)
-	}
-	if err := bumpIndexes(txn, index, tables...); err != nil {
-		return err
-	}
-	txn.Commit()
-	return nil
+	return commitNodeWrite(txn, index, pluginsChanged)
 }
 
 // DeleteNode removes nodes and their plugin instances, deleting plugins
@@ -94,15 +87,7 @@ func (s *StateStore) DeleteNode(index uint64, nodeIDs []string) error {
 		pluginsChanged = pluginsChanged || changed
 	}
 
-	tables := []string{TableNodes}
-	if pluginsChanged {
-		tables = append(tables, TableCSIPlugins)
-	}
-	if err := bumpIndexes(txn, index, tables...); err != nil {
-		return err
-	}
-	txn.Commit()
-	return nil
+	return commitNodeWrite(txn, index, pluginsChanged)
 }
 
 var nodeStatuses = []string{structs.NodeStatusInit, structs.NodeStatusReady, structs.NodeStatusDown}
@@ -130,7 +115,7 @@ func (s *StateStore) UpdateNodeStatus(index uint64, nodeID, status string, updat
 	n.StatusUpdatedAt = updatedAt
 	if event != nil {
 		e := *event
-		e.Details = copyStrings(event.Details)
+		e.Details = maps.Clone(event.Details)
 		n.Events = newestEvents(append(n.Events, &e))
 	}
 	n.ModifyIndex = index
@@ -155,17 +140,6 @@ func newestEvents(events []*structs.NodeEvent) []*structs.NodeEvent {
 	return append([]*structs.NodeEvent(nil), events...)
 }
 
-func copyStrings(m map[string]string) map[string]string {
-	if m == nil {
-		return nil
-	}
-	c := make(map[string]string, len(m))
-	for k, v := range m {
-		c[k] = v
-	}
-	return c
-}
-
 // NodeByID returns a node, or nil if it does not exist.
 func (s *StateStore) NodeByID(ws memdb.WatchSet, id string) (*structs.Node, error) {
 	return nodeByIDTxn(s.db.Txn(false), ws, id)
@@ -187,4 +161,18 @@ func (s *StateStore) Nodes(ws memdb.WatchSet) (memdb.ResultIterator, error) {
 // NodesByIDPrefix iterates the nodes whose ID starts with prefix.
 func (s *StateStore) NodesByIDPrefix(ws memdb.WatchSet, prefix string) (memdb.ResultIterator, error) {
 	return getWatch(s.db.Txn(false), ws, TableNodes, indexID+prefixSuffix, prefix)
+}
+
+// commitNodeWrite bumps the nodes index, and the plugins index when plugin
+// rows changed, then commits: the end of every node write.
+func commitNodeWrite(txn *memdb.Txn, index uint64, pluginsChanged bool) error {
+	tables := []string{TableNodes}
+	if pluginsChanged {
+		tables = append(tables, TableCSIPlugins)
+	}
+	if err := bumpIndexes(txn, index, tables...); err != nil {
+		return err
+	}
+	txn.Commit()
+	return nil
 }
