@@ -135,3 +135,30 @@ type CSIPluginDeleteRequest struct {
 type CSIPluginDeleteResponse struct {
 	WriteMeta
 }
+
+// CSIVolumeCreateRequest creates volumes through a controller instance of
+// their plugin and registers what the plugin made.
+type CSIVolumeCreateRequest struct {
+	Volumes []*CSIVolume
+	WriteRequest
+}
+
+// CSIVolumeCreateResponse carries the volumes as registered.
+type CSIVolumeCreateResponse struct {
+	Volumes []*CSIVolume
+	WriteMeta
+}
+
+// CSIVolumeDeleteRequest deletes volumes at the provider, then
+// deregisters them. Secrets, when given, replace the volume's own for the
+// delete call.
+type CSIVolumeDeleteRequest struct {
+	VolumeIDs []string
+	Secrets   CSISecrets
+	WriteRequest
+}
+
+// CSIVolumeDeleteResponse answers CSIVolumeDeleteRequest.
+type CSIVolumeDeleteResponse struct {
+	WriteMeta
+}
