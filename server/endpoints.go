@@ -11,6 +11,7 @@ func (s *Server) registerEndpoints() error {
 		"CSIVolume":    &CSIVolume{srv: s},
 		"CSIPlugin":    &CSIPlugin{srv: s},
 		"ClientStatus": &ClientStatus{srv: s},
+		"ClientCSI":    &ClientCSI{srv: s},
 	}
 	for name, e := range endpoints {
 		if err := s.rpcServer.Register(name, e); err != nil {

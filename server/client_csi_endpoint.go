@@ -1,0 +1,36 @@
+package server
+
+import (
+	"context"
+
+	"github.com/berth-csi/berth/structs"
+)
+
+// ClientCSI relays controller calls to the client that runs the plugin
+// instance named by NodeID, over the session that client opened (or
+// through the server that holds it).
+type ClientCSI struct{ srv *Server }
+
+// ControllerCreateVolume relays a create to a controller instance.
+func (c *ClientCSI) ControllerCreateVolume(ctx context.Context, args *structs.ClientCSIControllerCreateVolumeRequest, reply *structs.ClientCSIControllerCreateVolumeResponse) error {
+	return c.relay(ctx, args.NodeID, "ClientCSI.ControllerCreateVolume", args, args, reply)
+}
+
+// ControllerDeleteVolume relays a delete to a controller instance.
+func (c *ClientCSI) ControllerDeleteVolume(ctx context.Context, args *structs.ClientCSIControllerDeleteVolumeRequest, reply *structs.ClientCSIControllerDeleteVolumeResponse) error {
+	return c.relay(ctx, args.NodeID, "ClientCSI.ControllerDeleteVolume", args, args, reply)
+}
+
+// ControllerValidateVolume relays a capability check to a controller instance.
+func (c *ClientCSI) ControllerValidateVolume(ctx context.Context, args *structs.ClientCSIControllerValidateVolumeRequest, reply *structs.ClientCSIControllerValidateVolumeResponse) error {
+	return c.relay(ctx, args.NodeID, "ClientCSI.ControllerValidateVolume", args, args, reply)
+}
+
+func (c *ClientCSI) relay(ctx context.Context, nodeID, method string, info rpcInfo, args, reply any) error {
+	if nodeID == "" {
+		return structs.NewError(structs.CodeBadRequest, "%s: missing node ID", method)
+	}
+	ctx, cancel := context.WithTimeout(ctx, clientCallTimeout)
+	defer cancel()
+	return c.srv.callClient(ctx, nodeID, method, method, info, args, reply)
+}

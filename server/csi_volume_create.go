@@ -1,0 +1,186 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/berth-csi/berth/structs"
+)
+
+// controllerCallTimeout bounds one controller call made for a user's request.
+const controllerCallTimeout = 2 * time.Minute
+
+// Create makes volumes through a controller instance of their plugin and
+// registers what the plugin made. The volume's name is the plugin's
+// idempotency key, so a retried or interrupted create finds the volume the
+// first attempt made instead of making a second.
+func (v *CSIVolume) Create(ctx context.Context, args *structs.CSIVolumeCreateRequest, reply *structs.CSIVolumeCreateResponse) error {
+	if done, err := v.srv.forward("CSIVolume.Create", args, args, reply); done {
+		return err
+	}
+	if len(args.Volumes) == 0 {
+		return structs.NewError(structs.CodeBadRequest, "volume create: the request carries no volume")
+	}
+	for i, vol := range args.Volumes {
+		if vol == nil {
+			return structs.NewError(structs.CodeBadRequest, "volume create: volume %d of the request is empty", i+1)
+		}
+		if vol.Namespace == "" {
+			vol.Namespace = args.RequestNamespace()
+		}
+		if err := validateCreate(vol); err != nil {
+			return err
+		}
+	}
+	for _, vol := range args.Volumes {
+		created, err := v.create(ctx, vol)
+		if err != nil {
+			return err
+		}
+		reply.Volumes = append(reply.Volumes, created.Sanitized())
+		reply.Index = created.ModifyIndex
+	}
+	return nil
+}
+
+// validateCreate checks what only a create needs; the rest is Validate's.
+func validateCreate(vol *structs.CSIVolume) error {
+	if vol.ExternalID != "" {
+		return structs.NewError(structs.CodeBadRequest,
+			"volume %q: external_id is made by the plugin on create; use `berth volume register` for a volume that exists", vol.ID)
+	}
+	if vol.SnapshotID != "" && vol.CloneID != "" {
+		return structs.NewError(structs.CodeBadRequest, "volume %q: give snapshot_id or clone_id, not both", vol.ID)
+	}
+	probe := vol.Copy()
+	probe.ExternalID = "to-be-created"
+	return probe.Validate()
+}
+
+func (v *CSIVolume) create(ctx context.Context, vol *structs.CSIVolume) (*structs.CSIVolume, error) {
+	existing, err := v.srv.State().CSIVolumeByID(nil, vol.Namespace, vol.ID)
+	if err != nil {
+		return nil, err
+	}
+	if existing != nil {
+		if existing.PluginID != vol.PluginID || existing.Name != vol.Name {
+			return nil, structs.NewError(structs.CodeConflict,
+				"volume %q is already registered with plugin %q and name %q; deregister or delete it first",
+				vol.ID, existing.PluginID, existing.Name)
+		}
+		return existing, nil // created before: the retry finds it
+	}
+	nodes, err := v.srv.controllerNodes(vol.PluginID,
+		func(c *structs.CSIControllerInfo) bool { return c.SupportsCreateDelete }, "creating volumes (CREATE_DELETE_VOLUME)")
+	if err != nil {
+		return nil, fmt.Errorf("volume %q: %w", vol.ID, err)
+	}
+	name := vol.Name
+	if name == "" {
+		name = vol.ID
+		vol.Name = name
+	}
+	req := &structs.ClientCSIControllerCreateVolumeRequest{
+		PluginID:           vol.PluginID,
+		Name:               name,
+		CapacityMin:        vol.RequestedCapacityMin,
+		CapacityMax:        vol.RequestedCapacityMax,
+		Capabilities:       vol.RequestedCapabilities,
+		MountOptions:       vol.MountOptions,
+		Secrets:            vol.Secrets,
+		Parameters:         vol.Parameters,
+		SnapshotID:         vol.SnapshotID,
+		CloneID:            vol.CloneID,
+		RequiredTopologies: vol.Topologies,
+	}
+	var resp structs.ClientCSIControllerCreateVolumeResponse
+	ctx, cancel := context.WithTimeout(ctx, controllerCallTimeout)
+	defer cancel()
+	err = v.srv.onController(ctx, nodes, func(ctx context.Context, nodeID string) error {
+		req.NodeID = nodeID
+		req.Forwarded = false
+		return v.srv.callClient(ctx, nodeID, "ClientCSI.ControllerCreateVolume", "ClientCSI.ControllerCreateVolume", req, req, &resp)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("volume %q: create with plugin %q: %w", vol.ID, vol.PluginID, err)
+	}
+
+	vol.ExternalID = resp.ExternalVolumeID
+	vol.Capacity = resp.CapacityBytes
+	if len(resp.Topologies) > 0 {
+		vol.Topologies = resp.Topologies
+	}
+	if len(resp.VolumeContext) > 0 {
+		if vol.Context == nil {
+			vol.Context = map[string]string{}
+		}
+		for k, val := range resp.VolumeContext {
+			vol.Context[k] = val
+		}
+	}
+	if _, _, err := raftApply[any](v.srv, structs.CSIVolumeRegisterRequestType,
+		&structs.CSIVolumeRegisterRequest{Volumes: []*structs.CSIVolume{vol}}); err != nil {
+		return nil, fmt.Errorf("volume %q was created by plugin %q as %q but could not be registered: %w; "+
+			"run `berth volume create` again (it finds the same volume by name) or delete it at the provider",
+			vol.ID, vol.PluginID, vol.ExternalID, err)
+	}
+	return v.srv.State().CSIVolumeByID(nil, vol.Namespace, vol.ID)
+}
+
+// Delete deletes volumes at the provider, then deregisters them. A claimed
+// volume is refused before the plugin is called. If the deregistration
+// fails after the provider deleted the volume, the error says so; running
+// the delete again finishes it (deleting a deleted volume succeeds).
+func (v *CSIVolume) Delete(ctx context.Context, args *structs.CSIVolumeDeleteRequest, reply *structs.CSIVolumeDeleteResponse) error {
+	if done, err := v.srv.forward("CSIVolume.Delete", args, args, reply); done {
+		return err
+	}
+	if len(args.VolumeIDs) == 0 {
+		return structs.NewError(structs.CodeBadRequest, "volume delete: no volume IDs given")
+	}
+	ns := args.RequestNamespace()
+	for _, id := range args.VolumeIDs {
+		vol, err := v.srv.State().CSIVolumeByID(nil, ns, id)
+		if err != nil {
+			return err
+		}
+		if vol == nil {
+			return structs.NewError(structs.CodeNotFound, "volume %q not found; run `berth volume status` to list them", id)
+		}
+		if vol.InUse() {
+			return structs.NewError(structs.CodeConflict,
+				"volume %q is claimed by allocs %v: stop them and let their claims be released before deleting it",
+				id, vol.ClaimingAllocs())
+		}
+		nodes, err := v.srv.controllerNodes(vol.PluginID,
+			func(c *structs.CSIControllerInfo) bool { return c.SupportsCreateDelete }, "deleting volumes (CREATE_DELETE_VOLUME)")
+		if err != nil {
+			return fmt.Errorf("volume %q: %w", id, err)
+		}
+		secrets := vol.Secrets
+		if len(args.Secrets) > 0 {
+			secrets = args.Secrets
+		}
+		req := &structs.ClientCSIControllerDeleteVolumeRequest{PluginID: vol.PluginID, ExternalVolumeID: vol.ExternalID, Secrets: secrets}
+		cctx, cancel := context.WithTimeout(ctx, controllerCallTimeout)
+		err = v.srv.onController(cctx, nodes, func(ctx context.Context, nodeID string) error {
+			req.NodeID = nodeID
+			req.Forwarded = false
+			return v.srv.callClient(ctx, nodeID, "ClientCSI.ControllerDeleteVolume", "ClientCSI.ControllerDeleteVolume",
+				req, req, &structs.ClientCSIControllerDeleteVolumeResponse{})
+		})
+		cancel()
+		if err != nil {
+			return fmt.Errorf("volume %q: delete with plugin %q: %w; it is still registered", id, vol.PluginID, err)
+		}
+		_, index, err := raftApply[any](v.srv, structs.CSIVolumeDeregisterRequestType,
+			&structs.CSIVolumeDeregisterRequest{VolumeIDs: []string{id}, WriteRequest: args.WriteRequest})
+		if err != nil {
+			return fmt.Errorf("volume %q was deleted by plugin %q but is still registered: %w; run `berth volume delete %s` again",
+				id, vol.PluginID, err, id)
+		}
+		reply.Index = index
+	}
+	return nil
+}
