@@ -92,7 +92,7 @@ func (c *Client) query(endpoint string, params url.Values, out any, q *QueryOpti
 		params = url.Values{}
 	}
 	q.encode(params)
-	resp, err := c.do(http.MethodGet, endpoint, params, nil)
+	resp, err := c.do(http.MethodGet, endpoint, params, nil, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -107,6 +107,11 @@ func (c *Client) query(endpoint string, params url.Values, out any, q *QueryOpti
 // write sends method with in as its JSON body (if not nil) and decodes the
 // answer into out (if not nil).
 func (c *Client) write(method, endpoint string, params url.Values, in, out any) (*WriteMeta, error) {
+	return c.writeWithHeader(method, endpoint, params, nil, in, out)
+}
+
+// writeWithHeader is write with extra request headers.
+func (c *Client) writeWithHeader(method, endpoint string, params url.Values, header http.Header, in, out any) (*WriteMeta, error) {
 	var body io.Reader
 	if in != nil {
 		b, err := json.Marshal(in)
@@ -115,7 +120,7 @@ func (c *Client) write(method, endpoint string, params url.Values, in, out any) 
 		}
 		body = bytes.NewReader(b)
 	}
-	resp, err := c.do(method, endpoint, params, body)
+	resp, err := c.do(method, endpoint, params, header, body)
 	if err != nil {
 		return nil, err
 	}
@@ -129,8 +134,9 @@ func (c *Client) write(method, endpoint string, params url.Values, in, out any) 
 	return wm, nil
 }
 
-// do sends one request; a non-2xx answer becomes an *Error.
-func (c *Client) do(method, endpoint string, params url.Values, body io.Reader) (*http.Response, error) {
+// do sends one request with header added to its own; a non-2xx answer
+// becomes an *Error.
+func (c *Client) do(method, endpoint string, params url.Values, header http.Header, body io.Reader) (*http.Response, error) {
 	// endpoint is already escaped (IDs go through escape).
 	target := c.base.String() + endpoint
 	if len(params) > 0 {
@@ -139,6 +145,11 @@ func (c *Client) do(method, endpoint string, params url.Values, body io.Reader) 
 	req, err := http.NewRequestWithContext(c.ctx, method, target, body)
 	if err != nil {
 		return nil, fmt.Errorf("api: build %s %s: %w", method, endpoint, err)
+	}
+	for k, vs := range header {
+		for _, v := range vs {
+			req.Header.Add(k, v)
+		}
 	}
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")

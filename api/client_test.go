@@ -20,6 +20,7 @@ import (
 // recorded is one request the test server saw.
 type recorded struct {
 	method, path, rawPath, query, body string
+	header                             http.Header
 }
 
 // cannedServer answers each "METHOD /path" with a canned status, index and
@@ -49,7 +50,7 @@ func newCannedServer(t *testing.T, answers map[string]canned) (*cannedServer, *C
 func (cs *cannedServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
 	cs.mu.Lock()
-	cs.requests = append(cs.requests, recorded{r.Method, r.URL.Path, r.URL.EscapedPath(), r.URL.RawQuery, string(body)})
+	cs.requests = append(cs.requests, recorded{r.Method, r.URL.Path, r.URL.EscapedPath(), r.URL.RawQuery, string(body), r.Header.Clone()})
 	a, ok := cs.answers[r.Method+" "+r.URL.Path]
 	cs.mu.Unlock()
 	if !ok {

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"sort"
+	"strings"
 
 	"github.com/berth-csi/berth/structs"
 )
@@ -79,6 +81,91 @@ func (v *CSIVolumes) Deregister(id string, force bool) (*WriteMeta, error) {
 		params = url.Values{"force": []string{"true"}}
 	}
 	return v.c.write(http.MethodDelete, "/v1/volume/csi/"+escape(id), params, nil, nil)
+}
+
+// Create has a controller of vol's plugin make a new volume, then
+// registers it. vol must not name an ExternalID (the plugin makes one);
+// its capacity range, snapshot or clone source, topology request and
+// secrets go to the plugin. The call lasts as long as the plugin takes.
+// It returns the volumes as registered (without secrets), with the
+// external ID and capacity the plugin reported.
+func (v *CSIVolumes) Create(vol *VolumeSpec) ([]*structs.CSIVolume, *WriteMeta, error) {
+	if vol == nil || vol.ID == "" {
+		return nil, nil, fmt.Errorf("api: create volume: the volume spec has no ID")
+	}
+	body := struct{ Volumes []*VolumeSpec }{Volumes: []*VolumeSpec{vol}}
+	var out []*structs.CSIVolume
+	wm, err := v.c.write(http.MethodPut, "/v1/volume/csi/"+escape(vol.ID)+"/create", nil, body, &out)
+	if err != nil {
+		return nil, nil, err
+	}
+	return out, wm, nil
+}
+
+// HeaderCSISecrets carries secrets on requests without a body, as
+// "key=value,key2=value2".
+const HeaderCSISecrets = "X-Berth-CSI-Secrets"
+
+// Delete has a controller of the volume's plugin delete it in the storage
+// provider, then deregisters it. secrets, if any, replace the volume's own
+// for the delete call; they travel in the X-Berth-CSI-Secrets header, so a
+// key may not be empty or hold '=' or ',', and a value may not hold ',',
+// end in a space or hold a control character.
+// id is the full volume ID.
+func (v *CSIVolumes) Delete(id string, secrets map[string]string) (*WriteMeta, error) {
+	if id == "" {
+		return nil, fmt.Errorf("api: delete volume: no volume ID given")
+	}
+	var header http.Header
+	if len(secrets) > 0 {
+		hv, err := encodeSecrets(secrets)
+		if err != nil {
+			return nil, fmt.Errorf("api: delete volume %q: %w", id, err)
+		}
+		header = http.Header{HeaderCSISecrets: []string{hv}}
+	}
+	return v.c.writeWithHeader(http.MethodDelete, "/v1/volume/csi/"+escape(id)+"/delete", nil, header, nil, nil)
+}
+
+// encodeSecrets writes secrets as the X-Berth-CSI-Secrets header's value,
+// keys sorted. Errors name the key, never the value.
+func encodeSecrets(secrets map[string]string) (string, error) {
+	keys := make([]string, 0, len(secrets))
+	for k := range secrets {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	pairs := make([]string, len(keys))
+	for i, k := range keys {
+		val := secrets[k]
+		switch {
+		case strings.TrimSpace(k) == "":
+			return "", fmt.Errorf("a secret has an empty key")
+		case k != strings.TrimSpace(k):
+			return "", fmt.Errorf("secret key %q has spaces around it", k)
+		case strings.ContainsAny(k, "=,"):
+			return "", fmt.Errorf("secret key %q holds '=' or ','; the %s header cannot carry it", k, HeaderCSISecrets)
+		case strings.Contains(val, ","):
+			return "", fmt.Errorf("the value of secret %q holds ','; the %s header cannot carry it", k, HeaderCSISecrets)
+		case strings.TrimRight(val, " \t") != val:
+			return "", fmt.Errorf("the value of secret %q ends in a space, which the %s header would lose", k, HeaderCSISecrets)
+		case !validHeaderText(k) || !validHeaderText(val):
+			return "", fmt.Errorf("secret %q holds a control character; the %s header cannot carry it", k, HeaderCSISecrets)
+		}
+		pairs[i] = k + "=" + val
+	}
+	return strings.Join(pairs, ","), nil
+}
+
+// validHeaderText reports whether s may appear in a header value: no
+// control characters but tab.
+func validHeaderText(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < ' ' && c != '\t' || c == 0x7f {
+			return false
+		}
+	}
+	return true
 }
 
 // List returns the volumes, filtered by q's Prefix, PluginID and NodeID.

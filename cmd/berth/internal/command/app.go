@@ -47,8 +47,10 @@ var commands = []*command{
 	nodeStatusCommand,
 	pluginStatusCommand,
 	volumeRegisterCommand,
+	volumeCreateCommand,
 	volumeStatusCommand,
 	volumeDeregisterCommand,
+	volumeDeleteCommand,
 }
 
 // Run runs the command args name and returns its exit status.

@@ -101,6 +101,7 @@ type fixture struct {
 
 type fixtureWrite struct {
 	method, path, query, body string
+	secrets                   []string // the X-Berth-CSI-Secrets header's values
 }
 
 func newFixture(t *testing.T) *fixture {
@@ -144,6 +145,37 @@ func newFixture(t *testing.T) *fixture {
 		}
 		reply(w, 81, &structs.CSIVolumeDeregisterResponse{WriteMeta: structs.WriteMeta{Index: 81}})
 	})
+	// Create answers as the server does: the volume registered with what
+	// the plugin made. Volume "fail" is refused as no controller were
+	// healthy; "slow" takes a while.
+	mux.HandleFunc("PUT /v1/volume/csi/{id}/create", func(w http.ResponseWriter, r *http.Request) {
+		body := f.record(r)
+		var req structs.CSIVolumeCreateRequest
+		if err := json.Unmarshal(body, &req); err != nil || len(req.Volumes) != 1 {
+			replyError(w, 400, "BadRequest", "fixture: bad create body")
+			return
+		}
+		v := req.Volumes[0]
+		switch v.ID {
+		case "fail":
+			replyError(w, 503, "Unavailable", `create volume "fail": plugin "`+v.PluginID+`" has no healthy controller; `+
+				`run "berth plugin status `+v.PluginID+`" and start its controller`)
+			return
+		case "slow":
+			time.Sleep(150 * time.Millisecond)
+		}
+		v.ExternalID = "vol-9f3a"
+		v.Capacity = v.RequestedCapacityMin
+		reply(w, 82, []*structs.CSIVolume{v.Sanitized()})
+	})
+	mux.HandleFunc("DELETE /v1/volume/csi/{id}/delete", func(w http.ResponseWriter, r *http.Request) {
+		f.record(r)
+		if r.PathValue("id") == "data" {
+			replyError(w, 409, "Conflict", `volume "data" is claimed by alloc `+alloc1+`; stop the allocation before deleting the volume`)
+			return
+		}
+		reply(w, 83, &structs.CSIVolumeDeleteResponse{WriteMeta: structs.WriteMeta{Index: 83}})
+	})
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		replyError(w, 404, "NotFound", "no such API route: "+r.Method+" "+r.URL.Path)
 	})
@@ -179,11 +211,12 @@ func getRoute[O any](index int, noun string, all func() []O, id func(O) string) 
 	}
 }
 
-func (f *fixture) record(r *http.Request) {
+func (f *fixture) record(r *http.Request) []byte {
 	body, _ := io.ReadAll(r.Body)
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.writes = append(f.writes, fixtureWrite{r.Method, r.URL.Path, r.URL.RawQuery, string(body)})
+	f.writes = append(f.writes, fixtureWrite{r.Method, r.URL.Path, r.URL.RawQuery, string(body), r.Header.Values("X-Berth-CSI-Secrets")})
+	return body
 }
 
 func (f *fixture) count() int {

@@ -20,7 +20,8 @@ var volumeRegisterCommand = &command{
   volume spec in HCL or JSON (see "Specs" in the documentation). The spec
   must name the provider's volume in external_id. Registering a volume that
   is already registered updates its mutable fields. If <file> is "-", the
-  spec is read from standard input.
+  spec is read from standard input. To have the plugin make a new volume,
+  use "berth volume create".
 `,
 	run: runVolumeRegister,
 }
@@ -31,13 +32,9 @@ func runVolumeRegister(ctx context.Context, m *meta, args []string) int {
 	if !ok {
 		return status
 	}
-	vol, err := m.readVolumeSpec(pos[0])
+	vol, err := m.readVolumeSpec(pos[0], spec.ForRegister)
 	if err != nil {
 		return m.fail("%v", err)
-	}
-	if vol.ExternalID == "" {
-		return m.fail("%s: volume %q has no external_id; registering needs the storage provider's ID of an existing volume",
-			pos[0], vol.ID)
 	}
 	c, err := m.client(ctx)
 	if err != nil {
@@ -50,17 +47,18 @@ func runVolumeRegister(ctx context.Context, m *meta, args []string) int {
 	return exitOK
 }
 
-// readVolumeSpec parses a spec file, or standard input for "-".
-func (m *meta) readVolumeSpec(path string) (*api.VolumeSpec, error) {
+// readVolumeSpec parses a spec file, or standard input for "-", and checks
+// it for purpose.
+func (m *meta) readVolumeSpec(path string, purpose spec.Purpose) (*api.VolumeSpec, error) {
 	if path != "-" {
-		vol, err := spec.ParseVolumeFile(path)
+		vol, err := spec.ParseVolumeFileFor(path, purpose)
 		return vol, specError(err)
 	}
 	src, err := io.ReadAll(m.stdin)
 	if err != nil {
 		return nil, fmt.Errorf("cannot read the volume spec from standard input: %w", err)
 	}
-	vol, err := spec.ParseVolume("<stdin>", src)
+	vol, err := spec.ParseVolumeFor("<stdin>", src, purpose)
 	return vol, specError(err)
 }
 

@@ -39,6 +39,7 @@ func TestVolumeRegister_Run(t *testing.T) {
 	typo := writeSpec(t, "typo.hcl", `id = "data"
 type = "csi"
 plugin_id = "hostpath"
+external_id = "vol-0001"
 capability {
   acess_mode = "single-node-writer"
   attachment_mode = "file-system"
@@ -67,12 +68,12 @@ capability {
 		{"registers", []string{"volume", "register", good}, "", 0, "Volume \"data\" registered\n", "", true},
 		{"from stdin", []string{"volume", "register", "-"}, registerSpec, 0, "Volume \"data\" registered\n", "", true},
 		{"spec error names file and line", []string{"volume", "register", typo}, "", 1, "",
-			"Error: the volume spec has 2 problems:\n" + typo + ":4: capability: missing access_mode", false},
+			"Error: the volume spec has 2 problems:\n" + typo + ":5: capability: missing access_mode", false},
 		{"spec error on stdin", []string{"volume", "register", "-"}, "id = \n", 1, "", "Error: <stdin>:1: ", false},
 		{"missing file", []string{"volume", "register", filepath.Join(t.TempDir(), "nope.hcl")}, "", 1, "",
 			"nope.hcl: no such file or directory; check the file's path", false},
 		{"no external_id", []string{"volume", "register", noExternal}, "", 1, "",
-			`Error: ` + noExternal + `: volume "data" has no external_id`, false},
+			`Error: ` + noExternal + `:1: external_id: missing; registering needs the storage provider's ID of an existing volume (to have the plugin make a new volume, use "berth volume create")` + "\n", false},
 		{"server refuses", []string{"volume", "register", refused}, "", 1, "",
 			"Error: volume \"bad\": capability 1: access_mode \"x\" is not valid\n", true},
 	}

@@ -66,6 +66,8 @@ func (h *handler) routes() {
 		http.MethodPut:    h.volumeRegister,
 		http.MethodDelete: h.volumeDeregister,
 	})
+	h.handle("/v1/volume/csi/{id}/create", route{http.MethodPut: h.volumeCreate})
+	h.handle("/v1/volume/csi/{id}/delete", route{http.MethodDelete: h.volumeDelete})
 	h.handle("/v1/volume/csi/{id}/claim", route{
 		http.MethodPut:  h.volumeClaim,
 		http.MethodPost: h.volumeClaim,

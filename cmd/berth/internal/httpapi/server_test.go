@@ -118,6 +118,9 @@ func TestHandler_Routes_CallTheirRPC(t *testing.T) {
 		"CSIVolume.Register":   &structs.CSIVolumeRegisterResponse{WriteMeta: structs.WriteMeta{Index: 44}},
 		"CSIVolume.Deregister": &structs.CSIVolumeDeregisterResponse{WriteMeta: structs.WriteMeta{Index: 45}},
 		"CSIVolume.Claim":      &structs.CSIVolumeClaimResponse{Volume: &structs.CSIVolume{ID: "data"}, WriteMeta: structs.WriteMeta{Index: 46}},
+		"CSIVolume.Create": &structs.CSIVolumeCreateResponse{
+			Volumes: []*structs.CSIVolume{{ID: "data", ExternalID: "vol-1", Capacity: 1 << 30}}, WriteMeta: structs.WriteMeta{Index: 47}},
+		"CSIVolume.Delete": &structs.CSIVolumeDeleteResponse{WriteMeta: structs.WriteMeta{Index: 48}},
 	}
 	cases := []struct {
 		name, method, target, body string
@@ -141,6 +144,8 @@ func TestHandler_Routes_CallTheirRPC(t *testing.T) {
 		{"volume deregister", "DELETE", "/v1/volume/csi/data", "", "CSIVolume.Deregister", "45", `{"Index":45}`},
 		{"volume claim put", "PUT", "/v1/volume/csi/data/claim", `{"AllocationID":"a1","Mode":"write"}`, "CSIVolume.Claim", "46", `"Volume":{"ID":"data"`},
 		{"volume claim post", "POST", "/v1/volume/csi/data/claim", `{"AllocationID":"a1","Mode":"read"}`, "CSIVolume.Claim", "46", `"Index":46`},
+		{"volume create", "PUT", "/v1/volume/csi/data/create", `{"Volumes":[{"PluginID":"hostpath"}]}`, "CSIVolume.Create", "47", `[{"ID":"data","Namespace":"","Name":"","ExternalID":"vol-1"`},
+		{"volume delete", "DELETE", "/v1/volume/csi/data/delete", "", "CSIVolume.Delete", "48", `{"Index":48}`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -177,6 +182,10 @@ func TestHandler_Routes_UnknownAndWrongMethod(t *testing.T) {
 		{"wrong method on list", "POST", "/v1/volumes", http.StatusMethodNotAllowed, "method POST is not allowed on /v1/volumes; use GET", "GET"},
 		{"wrong method on volume", "PATCH", "/v1/volume/csi/data", http.StatusMethodNotAllowed, "use DELETE, GET, PUT", "DELETE, GET, PUT"},
 		{"get on claim", "GET", "/v1/volume/csi/data/claim", http.StatusMethodNotAllowed, "use POST, PUT", "POST, PUT"},
+		{"get on create", "GET", "/v1/volume/csi/data/create", http.StatusMethodNotAllowed, "method GET is not allowed on /v1/volume/csi/data/create; use PUT", "PUT"},
+		{"post on create", "POST", "/v1/volume/csi/data/create", http.StatusMethodNotAllowed, "use PUT", "PUT"},
+		{"put on delete", "PUT", "/v1/volume/csi/data/delete", http.StatusMethodNotAllowed, "method PUT is not allowed on /v1/volume/csi/data/delete; use DELETE", "DELETE"},
+		{"unknown volume action", "PUT", "/v1/volume/csi/data/expand", http.StatusNotFound, "no such API route: PUT /v1/volume/csi/data/expand", ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"net/http"
+	"strings"
 
 	"github.com/berth-csi/berth/structs"
 )
@@ -50,28 +51,13 @@ func (h *handler) volumeGet(w http.ResponseWriter, r *http.Request) error {
 // PUT /v1/volume/csi/:id with {"Volumes": [...]}: register. A volume with no
 // ID takes the URL's; one with another ID is refused.
 func (h *handler) volumeRegister(w http.ResponseWriter, r *http.Request) error {
-	id := r.PathValue("id")
 	var args structs.CSIVolumeRegisterRequest
 	if err := decodeBody(r, w, `object {"Volumes": [...]}`, &args); err != nil {
 		return err
 	}
 	writeNamespace(r, &args.WriteRequest)
-	if len(args.Volumes) == 0 {
-		return badRequest(`volume %q: request body has no volumes; send {"Volumes": [{"ID": %q, ...}]}`, id, id)
-	}
-	for i, v := range args.Volumes {
-		if v == nil {
-			return badRequest("volume %q: request body's Volumes[%d] is null", id, i)
-		}
-		if v.ID == "" {
-			v.ID = id
-		}
-		if v.ID != id {
-			return badRequest("volume ID %q in the request body does not match %q in the URL; register each volume at its own URL", v.ID, id)
-		}
-		if v.Namespace == "" {
-			v.Namespace = args.Namespace
-		}
+	if err := checkBodyVolumes(r.PathValue("id"), "register", args.Volumes, args.Namespace); err != nil {
+		return err
 	}
 	var reply structs.CSIVolumeRegisterResponse
 	if err := h.rpc(r, "CSIVolume.Register", &args, &reply); err != nil {
@@ -79,6 +65,58 @@ func (h *handler) volumeRegister(w http.ResponseWriter, r *http.Request) error {
 	}
 	setIndex(w, reply.Index)
 	return writeJSON(w, r, &reply)
+}
+
+// PUT /v1/volume/csi/:id/create with {"Volumes": [...]}: have a controller
+// of the volume's plugin make it, then register it. The body is checked as
+// register's is. The answer is the volumes as registered, sanitized.
+func (h *handler) volumeCreate(w http.ResponseWriter, r *http.Request) error {
+	var args structs.CSIVolumeCreateRequest
+	if err := decodeBody(r, w, `object {"Volumes": [...]}`, &args); err != nil {
+		return err
+	}
+	writeNamespace(r, &args.WriteRequest)
+	if err := checkBodyVolumes(r.PathValue("id"), "create", args.Volumes, args.Namespace); err != nil {
+		return err
+	}
+	var reply structs.CSIVolumeCreateResponse
+	if err := h.rpc(r, "CSIVolume.Create", &args, &reply); err != nil {
+		return err
+	}
+	setIndex(w, reply.Index)
+	out := make([]*structs.CSIVolume, 0, len(reply.Volumes))
+	for _, v := range reply.Volumes {
+		if v != nil {
+			// The server sanitizes them already; this keeps a slip there
+			// from ever reaching a response.
+			out = append(out, v.Sanitized())
+		}
+	}
+	return writeJSON(w, r, out)
+}
+
+// checkBodyVolumes checks the volumes of a register or create body against
+// the URL's id: a volume with no ID takes it, one with another is refused.
+// Volumes without a namespace take the request's.
+func checkBodyVolumes(id, verb string, vols []*structs.CSIVolume, namespace string) error {
+	if len(vols) == 0 {
+		return badRequest(`volume %q: request body has no volumes; send {"Volumes": [{"ID": %q, ...}]}`, id, id)
+	}
+	for i, v := range vols {
+		if v == nil {
+			return badRequest("volume %q: request body's Volumes[%d] is null", id, i)
+		}
+		if v.ID == "" {
+			v.ID = id
+		}
+		if v.ID != id {
+			return badRequest("volume ID %q in the request body does not match %q in the URL; %s each volume at its own URL", v.ID, id, verb)
+		}
+		if v.Namespace == "" {
+			v.Namespace = namespace
+		}
+	}
+	return nil
 }
 
 // DELETE /v1/volume/csi/:id[?force=true]: deregister.
@@ -98,6 +136,63 @@ func (h *handler) volumeDeregister(w http.ResponseWriter, r *http.Request) error
 	}
 	setIndex(w, reply.Index)
 	return writeJSON(w, r, &reply)
+}
+
+// DELETE /v1/volume/csi/:id/delete: delete the volume at the provider,
+// then deregister it. Secrets for the delete call come from the
+// X-Berth-CSI-Secrets header ("key=value,key2=value2"); they replace the
+// volume's own. They are never logged or echoed.
+func (h *handler) volumeDelete(w http.ResponseWriter, r *http.Request) error {
+	args := structs.CSIVolumeDeleteRequest{VolumeIDs: []string{r.PathValue("id")}}
+	secrets, err := parseCSISecrets(r)
+	if err != nil {
+		return err
+	}
+	args.Secrets = secrets
+	writeNamespace(r, &args.WriteRequest)
+	var reply structs.CSIVolumeDeleteResponse
+	if err := h.rpc(r, "CSIVolume.Delete", &args, &reply); err != nil {
+		return err
+	}
+	setIndex(w, reply.Index)
+	return writeJSON(w, r, &reply)
+}
+
+// headerCSISecrets carries secrets for requests without a body.
+const headerCSISecrets = "X-Berth-CSI-Secrets"
+
+// parseCSISecrets reads the X-Berth-CSI-Secrets header: key=value pairs
+// separated by commas; a value may hold '=' (the first one ends the key)
+// but not ','. Spaces around a key are dropped; the value is kept as
+// written. No header, or an empty one, is nil. Errors name the header and
+// the entry's position, never its text, which may be a secret.
+func parseCSISecrets(r *http.Request) (structs.CSISecrets, error) {
+	secrets := structs.CSISecrets{}
+	n := 0
+	for _, hv := range r.Header.Values(headerCSISecrets) {
+		if strings.TrimSpace(hv) == "" {
+			continue
+		}
+		for _, entry := range strings.Split(hv, ",") {
+			n++
+			key, value, found := strings.Cut(entry, "=")
+			key = strings.TrimSpace(key)
+			switch {
+			case !found:
+				return nil, badRequest("header %s: entry %d has no '='; send key=value pairs separated by commas", headerCSISecrets, n)
+			case key == "":
+				return nil, badRequest("header %s: entry %d has no key before '='; send key=value pairs separated by commas", headerCSISecrets, n)
+			}
+			if _, dup := secrets[key]; dup {
+				return nil, badRequest("header %s: key %q is given twice; send each secret once", headerCSISecrets, key)
+			}
+			secrets[key] = value
+		}
+	}
+	if len(secrets) == 0 {
+		return nil, nil
+	}
+	return secrets, nil
 }
 
 // POST|PUT /v1/volume/csi/:id/claim with a CSIVolumeClaimRequest: take or

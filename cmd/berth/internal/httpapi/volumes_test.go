@@ -1,10 +1,13 @@
 package httpapi
 
 import (
+	"encoding/json"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
+	"github.com/hashicorp/go-hclog"
 	"github.com/shoenig/test/must"
 
 	"github.com/berth-csi/berth/structs"
@@ -21,21 +24,51 @@ func TestHandler_VolumeList_Filters(t *testing.T) {
 	must.EqOp(t, uint64(5), args.MinQueryIndex)
 }
 
-func TestHandler_VolumeRegister_Body(t *testing.T) {
+// volumeWrite is what register and create requests share.
+type volumeWrite struct {
+	Volumes []*structs.CSIVolume
+	structs.WriteRequest
+}
+
+// volumeWriteRoutes are the routes that take a {"Volumes": [...]} body.
+var volumeWriteRoutes = []struct {
+	name, suffix, rpc string
+	args              func(any) volumeWrite
+}{
+	{"register", "", "CSIVolume.Register", func(a any) volumeWrite {
+		r := a.(*structs.CSIVolumeRegisterRequest)
+		return volumeWrite{r.Volumes, r.WriteRequest}
+	}},
+	{"create", "/create", "CSIVolume.Create", func(a any) volumeWrite {
+		r := a.(*structs.CSIVolumeCreateRequest)
+		return volumeWrite{r.Volumes, r.WriteRequest}
+	}},
+}
+
+// withSuffix puts suffix at the end of target's path.
+func withSuffix(target, suffix string) string {
+	path, query, found := strings.Cut(target, "?")
+	if found {
+		return path + suffix + "?" + query
+	}
+	return path + suffix
+}
+
+func TestHandler_VolumeRegisterAndCreate_Body(t *testing.T) {
 	cases := []struct {
 		name       string
 		target     string
 		body       string
 		wantStatus int
 		wantMsg    string
-		check      func(t *testing.T, args *structs.CSIVolumeRegisterRequest)
+		check      func(t *testing.T, args volumeWrite)
 	}{
 		{
 			name:       "id defaults to the URL's",
 			target:     "/v1/volume/csi/data",
 			body:       `{"Volumes":[{"PluginID":"hp","ExternalID":"x"}]}`,
 			wantStatus: http.StatusOK,
-			check: func(t *testing.T, args *structs.CSIVolumeRegisterRequest) {
+			check: func(t *testing.T, args volumeWrite) {
 				must.EqOp(t, "data", args.Volumes[0].ID)
 			},
 		},
@@ -44,7 +77,7 @@ func TestHandler_VolumeRegister_Body(t *testing.T) {
 			target:     "/v1/volume/csi/data?namespace=prod",
 			body:       `{"Volumes":[{"ID":"data","Secrets":{"token":"s3cret"},"MountOptions":{"FSType":"ext4","MountFlags":["uid=1000"]}}]}`,
 			wantStatus: http.StatusOK,
-			check: func(t *testing.T, args *structs.CSIVolumeRegisterRequest) {
+			check: func(t *testing.T, args volumeWrite) {
 				v := args.Volumes[0]
 				must.EqOp(t, "s3cret", v.Secrets["token"])
 				must.Eq(t, []string{"uid=1000"}, v.MountOptions.MountFlags)
@@ -57,7 +90,7 @@ func TestHandler_VolumeRegister_Body(t *testing.T) {
 			target:     "/v1/volume/csi/data",
 			body:       `{"Volumes":[{"ID":"data"}],"Forwarded":true}`,
 			wantStatus: http.StatusOK,
-			check: func(t *testing.T, args *structs.CSIVolumeRegisterRequest) {
+			check: func(t *testing.T, args volumeWrite) {
 				must.False(t, args.Forwarded)
 			},
 		},
@@ -118,22 +151,174 @@ func TestHandler_VolumeRegister_Body(t *testing.T) {
 			wantMsg:    "found more data after it",
 		},
 	}
+	for _, route := range volumeWriteRoutes {
+		for _, tc := range cases {
+			t.Run(route.name+"/"+tc.name, func(t *testing.T) {
+				b := &fakeBackend{}
+				rec := do(t, b, "PUT", withSuffix(tc.target, route.suffix), tc.body)
+				must.EqOp(t, tc.wantStatus, rec.Code, must.Sprint(rec.Body.String()))
+				if tc.wantStatus != http.StatusOK {
+					e := decodeError(t, rec)
+					must.EqOp(t, structs.CodeBadRequest, e.Code)
+					must.StrContains(t, e.Message, tc.wantMsg)
+					must.Zero(t, b.count())
+					return
+				}
+				must.EqOp(t, route.rpc, b.last(t).method)
+				tc.check(t, route.args(b.last(t).args))
+			})
+		}
+	}
+}
+
+func TestHandler_VolumeCreate_MismatchNamesCreate(t *testing.T) {
+	b := &fakeBackend{}
+	rec := do(t, b, "PUT", "/v1/volume/csi/data/create", `{"Volumes":[{"ID":"other"}]}`)
+	must.EqOp(t, http.StatusBadRequest, rec.Code)
+	must.EqOp(t, `volume ID "other" in the request body does not match "data" in the URL; create each volume at its own URL`,
+		decodeError(t, rec).Message)
+	must.Zero(t, b.count())
+}
+
+func TestHandler_VolumeCreate_AnswersSanitizedVolumes(t *testing.T) {
+	b := &fakeBackend{replies: map[string]any{
+		"CSIVolume.Create": &structs.CSIVolumeCreateResponse{
+			Volumes: []*structs.CSIVolume{{
+				ID: "data", ExternalID: "vol-1", PluginID: "hp", Capacity: 1 << 30,
+				// As if the server forgot to sanitize.
+				Secrets:      structs.CSISecrets{"token": "s3cret"},
+				MountOptions: &structs.CSIMountOptions{FSType: "ext4", MountFlags: []string{"password=hunter2"}},
+			}, nil},
+			WriteMeta: structs.WriteMeta{Index: 47},
+		},
+	}}
+	rec := do(t, b, "PUT", "/v1/volume/csi/data/create",
+		`{"Volumes":[{"PluginID":"hp","Secrets":{"token":"s3cret"},"RequestedCapacityMin":1073741824,"SnapshotID":"snap-1"}]}`)
+	must.EqOp(t, http.StatusOK, rec.Code, must.Sprint(rec.Body.String()))
+	must.EqOp(t, "47", rec.Header().Get(headerIndex))
+	must.StrNotContains(t, rec.Body.String(), "s3cret")
+	must.StrNotContains(t, rec.Body.String(), "hunter2")
+	must.StrNotContains(t, rec.Body.String(), `"Secrets"`)
+
+	var got []*structs.CSIVolume
+	must.NoError(t, json.Unmarshal(rec.Body.Bytes(), &got))
+	must.Len(t, 1, got)
+	must.EqOp(t, "vol-1", got[0].ExternalID)
+	must.EqOp(t, int64(1<<30), got[0].Capacity)
+
+	args := b.last(t).args.(*structs.CSIVolumeCreateRequest)
+	must.EqOp(t, "s3cret", args.Volumes[0].Secrets["token"])
+	must.EqOp(t, int64(1<<30), args.Volumes[0].RequestedCapacityMin)
+	must.EqOp(t, "snap-1", args.Volumes[0].SnapshotID)
+}
+
+func TestHandler_VolumeCreate_NoVolumesIsEmptyArray(t *testing.T) {
+	b := &fakeBackend{replies: map[string]any{
+		"CSIVolume.Create": &structs.CSIVolumeCreateResponse{WriteMeta: structs.WriteMeta{Index: 5}},
+	}}
+	rec := do(t, b, "PUT", "/v1/volume/csi/data/create", `{"Volumes":[{"PluginID":"hp"}]}`)
+	must.EqOp(t, http.StatusOK, rec.Code)
+	must.EqOp(t, "[]\n", rec.Body.String())
+}
+
+func TestHandler_VolumeCreate_ServerErrorPassesThrough(t *testing.T) {
+	msg := `volume "data": no healthy controller of plugin "hp"; check "berth plugin status hp"`
+	b := &fakeBackend{err: structs.NewError(structs.CodeUnavailable, "%s", msg)}
+	rec := do(t, b, "PUT", "/v1/volume/csi/data/create", `{"Volumes":[{"PluginID":"hp"}]}`)
+	must.EqOp(t, http.StatusServiceUnavailable, rec.Code)
+	e := decodeError(t, rec)
+	must.EqOp(t, structs.CodeUnavailable, e.Code)
+	must.EqOp(t, msg, e.Message)
+}
+
+func TestHandler_VolumeDelete_Secrets(t *testing.T) {
+	cases := []struct {
+		name        string
+		header      []string // values of X-Berth-CSI-Secrets; nil for none
+		target      string
+		wantSecrets structs.CSISecrets
+		wantMsg     string // for a 400
+	}{
+		{name: "no header", wantSecrets: nil},
+		{name: "empty header", header: []string{""}, wantSecrets: nil},
+		{name: "one", header: []string{"token=s3cret"}, wantSecrets: structs.CSISecrets{"token": "s3cret"}},
+		{name: "several", header: []string{"token=s3cret,user=admin"},
+			wantSecrets: structs.CSISecrets{"token": "s3cret", "user": "admin"}},
+		{name: "value holds '='", header: []string{"token=YWJj==,dsn=user=a;pass=b"},
+			wantSecrets: structs.CSISecrets{"token": "YWJj==", "dsn": "user=a;pass=b"}},
+		{name: "empty value", header: []string{"token="}, wantSecrets: structs.CSISecrets{"token": ""}},
+		{name: "spaces around keys", header: []string{"token=s3cret, user=admin"},
+			wantSecrets: structs.CSISecrets{"token": "s3cret", "user": "admin"}},
+		{name: "several header lines", header: []string{"token=s3cret", "user=admin"},
+			wantSecrets: structs.CSISecrets{"token": "s3cret", "user": "admin"}},
+		{name: "namespace", target: "/v1/volume/csi/data/delete?namespace=prod", header: []string{"token=s3cret"},
+			wantSecrets: structs.CSISecrets{"token": "s3cret"}},
+		{name: "no '='", header: []string{"token=s3cret,hunter2"},
+			wantMsg: "header X-Berth-CSI-Secrets: entry 2 has no '='; send key=value pairs separated by commas"},
+		{name: "no key", header: []string{"=hunter2"},
+			wantMsg: "header X-Berth-CSI-Secrets: entry 1 has no key before '='"},
+		{name: "trailing comma", header: []string{"token=hunter2,"},
+			wantMsg: "header X-Berth-CSI-Secrets: entry 2 has no '='"},
+		{name: "key twice", header: []string{"token=hunter2,token=hunter3"},
+			wantMsg: `header X-Berth-CSI-Secrets: key "token" is given twice`},
+	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			b := &fakeBackend{}
-			rec := do(t, b, "PUT", tc.target, tc.body)
-			must.EqOp(t, tc.wantStatus, rec.Code, must.Sprint(rec.Body.String()))
-			if tc.wantStatus != http.StatusOK {
+			target := tc.target
+			if target == "" {
+				target = "/v1/volume/csi/data/delete"
+			}
+			var logs strings.Builder
+			logger := hclog.New(&hclog.LoggerOptions{Level: hclog.Trace, Output: &logs})
+			req := httptest.NewRequest("DELETE", target, nil)
+			for _, v := range tc.header {
+				req.Header.Add("X-Berth-CSI-Secrets", v)
+			}
+			rec := httptest.NewRecorder()
+			b := &fakeBackend{replies: map[string]any{
+				"CSIVolume.Delete": &structs.CSIVolumeDeleteResponse{WriteMeta: structs.WriteMeta{Index: 48}}}}
+			New(b, logger).ServeHTTP(rec, req)
+
+			// Secrets never come back, in the answer or the logs.
+			for _, secret := range []string{"s3cret", "hunter2", "hunter3", "admin", "YWJj", "pass=b"} {
+				must.StrNotContains(t, rec.Body.String(), secret)
+				must.StrNotContains(t, logs.String(), secret)
+			}
+			if tc.wantMsg != "" {
+				must.EqOp(t, http.StatusBadRequest, rec.Code)
 				e := decodeError(t, rec)
 				must.EqOp(t, structs.CodeBadRequest, e.Code)
 				must.StrContains(t, e.Message, tc.wantMsg)
 				must.Zero(t, b.count())
 				return
 			}
-			must.EqOp(t, "CSIVolume.Register", b.last(t).method)
-			tc.check(t, b.last(t).args.(*structs.CSIVolumeRegisterRequest))
+			must.EqOp(t, http.StatusOK, rec.Code, must.Sprint(rec.Body.String()))
+			must.EqOp(t, "48", rec.Header().Get(headerIndex))
+			must.EqOp(t, `{"Index":48}`+"\n", rec.Body.String())
+			call := b.last(t)
+			must.EqOp(t, "CSIVolume.Delete", call.method)
+			args := call.args.(*structs.CSIVolumeDeleteRequest)
+			must.Eq(t, []string{"data"}, args.VolumeIDs)
+			must.Eq(t, tc.wantSecrets, args.Secrets)
+			if tc.target != "" {
+				must.EqOp(t, "prod", args.Namespace)
+			}
 		})
 	}
+}
+
+func TestHandler_VolumeDelete_FailureLogsNoSecrets(t *testing.T) {
+	var logs strings.Builder
+	logger := hclog.New(&hclog.LoggerOptions{Level: hclog.Trace, Output: &logs})
+	req := httptest.NewRequest("DELETE", "/v1/volume/csi/data/delete", nil)
+	req.Header.Set("X-Berth-CSI-Secrets", "token=s3cret")
+	rec := httptest.NewRecorder()
+	b := &fakeBackend{err: structs.NewError(structs.CodeInternal, `volume "data": controller delete failed: rpc error`)}
+	New(b, logger).ServeHTTP(rec, req)
+	must.EqOp(t, http.StatusInternalServerError, rec.Code)
+	must.StrContains(t, logs.String(), "request failed")
+	must.StrNotContains(t, logs.String(), "s3cret")
+	must.StrNotContains(t, rec.Body.String(), "s3cret")
 }
 
 func TestHandler_VolumeRegister_BodyTooLarge(t *testing.T) {

@@ -9,6 +9,10 @@
 // when a name is misspelt, and lists the valid values when a value is not
 // one of them.
 //
+// ParseVolume checks what every spec needs; ParseVolumeFor also checks
+// what its purpose needs (register requires external_id, create refuses
+// it), reporting those problems with the others.
+//
 // Imports: api, structs (for the mode names), hcl/v2 and go-cty only.
 // Parsing never contacts a server; it checks the spec's shape and values,
 // not whether the plugin or the volume exist.

@@ -10,20 +10,48 @@ import (
 	"github.com/berth-csi/berth/api"
 )
 
+// Purpose is what a volume spec is for. Register and create accept the
+// same fields but differ in which they require or refuse.
+type Purpose int
+
+const (
+	// ForAny checks only what every spec needs, whatever it is for.
+	ForAny Purpose = iota
+	// ForRegister is for "berth volume register": the volume exists, so
+	// external_id is required.
+	ForRegister
+	// ForCreate is for "berth volume create": the plugin makes the volume
+	// and its ID, so external_id is refused.
+	ForCreate
+)
+
 // ParseVolumeFile reads and parses the volume spec at path.
 func ParseVolumeFile(path string) (*api.VolumeSpec, error) {
+	return ParseVolumeFileFor(path, ForAny)
+}
+
+// ParseVolumeFileFor reads and parses the volume spec at path and checks it
+// for purpose.
+func ParseVolumeFileFor(path string, purpose Purpose) (*api.VolumeSpec, error) {
 	src, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("cannot read volume spec: %w; check the file's path", err)
 	}
-	return ParseVolume(path, src)
+	return ParseVolumeFor(path, src, purpose)
 }
 
 // ParseVolume parses a volume spec: JSON when filename ends in .json or the
 // text starts with '{', HCL otherwise. filename only names the file in
 // errors. The error, if any, is one *Error or several joined, each naming
-// the file, the line and the field.
+// the file, the line and the field. It checks what every spec needs;
+// ParseVolumeFor also checks what register or create needs.
 func ParseVolume(filename string, src []byte) (*api.VolumeSpec, error) {
+	return ParseVolumeFor(filename, src, ForAny)
+}
+
+// ParseVolumeFor is ParseVolume that also checks the spec for purpose,
+// reporting those problems with the others.
+func ParseVolumeFor(filename string, src []byte, purpose Purpose) (*api.VolumeSpec, error) {
 	p := &parser{file: filename}
 	trimmed := bytes.TrimSpace(src)
 	if len(trimmed) == 0 {
@@ -48,7 +76,7 @@ func ParseVolume(filename string, src []byte) (*api.VolumeSpec, error) {
 	if root == nil || len(p.errs) > 0 {
 		return nil, joinErrors(p.errs)
 	}
-	vol := p.volume(root, pascal)
+	vol := p.volume(root, pascal, purpose)
 	if err := joinErrors(p.errs); err != nil {
 		return nil, err
 	}

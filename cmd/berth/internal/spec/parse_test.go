@@ -213,7 +213,16 @@ func TestParseVolume_Errors_NameFileLineField(t *testing.T) {
 		{"bad size", "v.hcl", base + goodCap + "capacity_max = \"lots\"\n", 8, "capacity_max", `capacity_max: "lots" has an unknown unit`},
 		{"size as bool", "v.hcl", base + goodCap + "capacity_max = true\n", 8, "capacity_max", `capacity_max: must be a size such as "10GiB" or a number of bytes, not a bool`},
 		{"min above max", "v.hcl", base + goodCap + "capacity_min = \"2GiB\"\ncapacity_max = \"1GiB\"\n", 8, "capacity_min", "capacity_min: 2147483648 bytes is more than capacity_max (1073741824 bytes)"},
-		{"snapshot and clone", "v.hcl", base + goodCap + "snapshot_id = \"s\"\nclone_id = \"c\"\n", 9, "clone_id", "set snapshot_id or clone_id, not both"},
+		{"snapshot and clone", "v.hcl", base + goodCap + "snapshot_id = \"s\"\nclone_id = \"c\"\n", 9, "clone_id",
+			"clone_id: set snapshot_id or clone_id, not both (snapshot_id is set at line 8)"},
+		{"clone and snapshot", "v.hcl", base + "clone_id = \"c\"\n" + goodCap + "snapshot_id = \"s\"\n", 9, "snapshot_id",
+			"snapshot_id: set snapshot_id or clone_id, not both (clone_id is set at line 4)"},
+		{"snapshot and clone (json)", "v.json", `{"id": "data", "type": "csi", "plugin_id": "hp",` + "\n" + `"clone_id": "c",` + "\n" +
+			`"capability": {"access_mode": "single-node-writer", "attachment_mode": "file-system"},` + "\n" + `"snapshot_id": "s"}`, 4, "snapshot_id",
+			"not both (clone_id is set at line 2)"},
+		{"unknown size unit", "v.hcl", base + goodCap + "capacity_min = \"10QB\"\n", 8, "capacity_min", `capacity_min: "10QB" has an unknown unit "QB"`},
+		{"max below min", "v.hcl", base + goodCap + "capacity_max = \"1GiB\"\ncapacity_min = \"10 GiB\"\n", 9, "capacity_min",
+			"capacity_min: 10737418240 bytes is more than capacity_max (1073741824 bytes)"},
 		{"mount flags not a list", "v.hcl", base + goodCap + "mount_options {\n  mount_flags = \"noatime\"\n}\n", 9, "mount_options.mount_flags", `mount_options.mount_flags: must be a list of strings such as ["noatime"], not a string`},
 		{"mount options unknown field", "v.hcl", base + goodCap + "mount_options {\n  fstype = \"ext4\"\n}\n", 9, "mount_options.fstype", `unknown field "fstype" in mount_options; did you mean "fs_type"?`},
 		{"secret value not a string", "v.hcl", base + goodCap + "secrets {\n  token = [\"a\"]\n}\n", 9, "secrets.token", "secrets.token: must be a string, not a list"},
@@ -352,4 +361,101 @@ func TestParseVolume_InterfaceExample_Parses(t *testing.T) {
 	must.Eq(t, []*structs.CSITopology{{Segments: map[string]string{"zone": "a"}}}, got.Topologies)
 	must.Eq(t, map[string]string{"token": "..."}, got.Secrets)
 	must.MapEmpty(t, got.Parameters)
+}
+
+func TestParseVolumeFor_ExternalIDByPurpose(t *testing.T) {
+	withExternal := base + "external_id = \"vol-1\"\n" + goodCap
+	emptyExternal := base + "external_id = \"\"\n" + goodCap
+	without := base + goodCap
+	cases := []struct {
+		name      string
+		src       string
+		purpose   Purpose
+		wantErr   string // "" for no error
+		wantField string
+	}{
+		{"register with external_id", withExternal, ForRegister, "", ""},
+		{"register without external_id", without, ForRegister,
+			`v.hcl:1: external_id: missing; registering needs the storage provider's ID of an existing volume (to have the plugin make a new volume, use "berth volume create")`,
+			"external_id"},
+		{"register with empty external_id", emptyExternal, ForRegister, "v.hcl:4: external_id: missing", "external_id"},
+		{"create without external_id", without, ForCreate, "", ""},
+		{"create with empty external_id", emptyExternal, ForCreate, "", ""},
+		{"create with external_id", withExternal, ForCreate,
+			`v.hcl:4: external_id: not allowed when creating a volume; the plugin makes the volume and its external ID (to add a volume that already exists, remove external_id and use "berth volume register")`,
+			"external_id"},
+		{"any with external_id", withExternal, ForAny, "", ""},
+		{"any without external_id", without, ForAny, "", ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := ParseVolumeFor("v.hcl", []byte(tc.src), tc.purpose)
+			if tc.wantErr == "" {
+				must.NoError(t, err)
+				must.EqOp(t, "data", got.ID)
+				return
+			}
+			must.Nil(t, got)
+			must.ErrorContains(t, err, tc.wantErr)
+			must.True(t, hasField(err, tc.wantField))
+		})
+	}
+}
+
+func TestParseVolumeFor_PurposeErrorsJoinTheOthers(t *testing.T) {
+	src := `id           = "data"
+type         = "csi"
+plugin_id    = "hostpath"
+external_id  = "vol-1"
+capacity_min = "10QB"
+capability {
+  access_mode = "single-node-writer"
+}
+`
+	_, err := ParseVolumeFor("data.hcl", []byte(src), ForCreate)
+	must.Error(t, err)
+	lines := strings.Split(err.Error(), "\n")
+	must.Len(t, 3, lines, must.Sprint(err))
+	must.StrHasPrefix(t, "data.hcl:4: external_id: not allowed when creating a volume", lines[0])
+	must.StrHasPrefix(t, `data.hcl:5: capacity_min: "10QB" has an unknown unit`, lines[1])
+	must.StrHasPrefix(t, "data.hcl:6: capability: missing attachment_mode", lines[2])
+}
+
+func TestParseVolumeFileFor_ReadsFile(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "data.hcl")
+	must.NoError(t, os.WriteFile(path, []byte(fullHCL), 0o600))
+	got, err := ParseVolumeFileFor(path, ForRegister)
+	must.NoError(t, err)
+	must.EqOp(t, "vol-0123", got.ExternalID)
+
+	_, err = ParseVolumeFileFor(path, ForCreate)
+	must.ErrorContains(t, err, path+":6: external_id: not allowed when creating a volume")
+
+	_, err = ParseVolumeFileFor(filepath.Join(dir, "missing.hcl"), ForCreate)
+	must.ErrorContains(t, err, "check the file's path")
+}
+
+func TestParseVolumeFor_CreateSpec_AllCreateFields(t *testing.T) {
+	src := `id           = "data"
+type         = "csi"
+plugin_id    = "hostpath"
+capacity_min = "1GiB"
+capacity_max = "2GiB"
+clone_id     = "vol-src"
+capability {
+  access_mode     = "single-node-writer"
+  attachment_mode = "file-system"
+}
+topology_request { required { topology { segments = { zone = "a" } } } }
+secrets { token = "s3cret" }
+`
+	got, err := ParseVolumeFor("data.hcl", []byte(src), ForCreate)
+	must.NoError(t, err)
+	must.EqOp(t, int64(1<<30), got.RequestedCapacityMin)
+	must.EqOp(t, int64(2<<30), got.RequestedCapacityMax)
+	must.EqOp(t, "vol-src", got.CloneID)
+	must.EqOp(t, "", got.SnapshotID)
+	must.Eq(t, []*structs.CSITopology{{Segments: map[string]string{"zone": "a"}}}, got.Topologies)
+	must.EqOp(t, "s3cret", got.Secrets["token"])
 }

@@ -17,8 +17,8 @@ var volumeFields = []string{
 	"secrets", "parameters", "context",
 }
 
-// volume decodes the tree of a whole spec.
-func (p *parser) volume(root *node, pascal bool) *api.VolumeSpec {
+// volume decodes the tree of a whole spec and checks it for purpose.
+func (p *parser) volume(root *node, pascal bool, purpose Purpose) *api.VolumeSpec {
 	v := &api.VolumeSpec{}
 	seen := map[string]int{} // field -> line, for fields allowed once
 	var typ string
@@ -56,9 +56,6 @@ func (p *parser) volume(root *node, pascal bool) *api.VolumeSpec {
 			v.SnapshotID = p.str(f, "snapshot_id")
 		case "clone_id":
 			v.CloneID = p.str(f, "clone_id")
-			if v.SnapshotID != "" && v.CloneID != "" {
-				p.errorf(f.line, "clone_id", "clone_id: set snapshot_id or clone_id, not both")
-			}
 		case "capability":
 			for _, b := range p.blocks(f, "capability") {
 				if c := p.capability(b); c != nil {
@@ -102,10 +99,40 @@ func (p *parser) volume(root *node, pascal bool) *api.VolumeSpec {
 		p.errorf(minLine, "capacity_min", "capacity_min: %d bytes is more than capacity_max (%d bytes)",
 			v.RequestedCapacityMin, v.RequestedCapacityMax)
 	}
+	if v.SnapshotID != "" && v.CloneID != "" {
+		// Reported at whichever comes second, naming the other's line.
+		later, earlier := "clone_id", "snapshot_id"
+		if seen["snapshot_id"] > seen["clone_id"] {
+			later, earlier = earlier, later
+		}
+		p.errorf(seen[later], later, "%s: set snapshot_id or clone_id, not both (%s is set at line %d); a new volume is either restored from a snapshot or cloned from a volume",
+			later, earlier, seen[earlier])
+	}
+	p.checkPurpose(v, seen, purpose)
 	if v.Name == "" {
 		v.Name = v.ID
 	}
 	return v
+}
+
+// checkPurpose checks the fields that depend on what the spec is for.
+func (p *parser) checkPurpose(v *api.VolumeSpec, seen map[string]int, purpose Purpose) {
+	switch purpose {
+	case ForRegister:
+		if v.ExternalID == "" {
+			line := 1
+			if l, ok := seen["external_id"]; ok {
+				line = l
+			}
+			p.errorf(line, "external_id", "external_id: missing; registering needs the storage provider's ID of an existing volume "+
+				"(to have the plugin make a new volume, use \"berth volume create\")")
+		}
+	case ForCreate:
+		if v.ExternalID != "" {
+			p.errorf(seen["external_id"], "external_id", "external_id: not allowed when creating a volume; the plugin makes the volume and its external ID "+
+				"(to add a volume that already exists, remove external_id and use \"berth volume register\")")
+		}
+	}
 }
 
 // once records a field that may appear once; a repeat is an error.

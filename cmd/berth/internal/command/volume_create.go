@@ -1,0 +1,206 @@
+package command
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/berth-csi/berth/cmd/berth/internal/spec"
+	"github.com/berth-csi/berth/structs"
+)
+
+var volumeCreateCommand = &command{
+	name:     "volume create",
+	synopsis: "Create a CSI volume through its plugin",
+	help: `[options] <file>
+
+  Create a new volume in the storage provider through a controller of the
+  volume's CSI plugin, then register it, from a volume spec in HCL or JSON
+  (see "Specs" in the documentation). The plugin makes the volume and its
+  external ID, so the spec must not set external_id; to add a volume that
+  already exists, use "berth volume register".
+
+  capacity_min and capacity_max bound the volume's size; snapshot_id or
+  clone_id (not both) name a snapshot to restore or a volume to clone;
+  topology_request says where the volume must be reachable; secrets are
+  passed to the plugin. The command prints progress until the plugin has
+  made the volume or failed. If <file> is "-", the spec is read from
+  standard input.
+`,
+	run: runVolumeCreate,
+}
+
+// createProgressEvery is how often volume create says it is still waiting.
+var createProgressEvery = 10 * time.Second
+
+func runVolumeCreate(ctx context.Context, m *meta, args []string) int {
+	fs := m.flagSet()
+	pos, status, ok := m.parse(fs, args, 1, 1)
+	if !ok {
+		return status
+	}
+	vol, err := m.readVolumeSpec(pos[0], spec.ForCreate)
+	if err != nil {
+		return m.fail("%v", err)
+	}
+	c, err := m.client(ctx)
+	if err != nil {
+		return m.fail("%v", err)
+	}
+	fmt.Fprintf(m.stdout, "==> Creating volume %q with plugin %q...\n", vol.ID, vol.PluginID)
+	stop := m.progress(createProgressEvery, func(elapsed time.Duration) string {
+		return fmt.Sprintf("    Still waiting for plugin %q to create %q (%s)", vol.PluginID, vol.ID, elapsed)
+	})
+	created, _, err := c.CSIVolumes().Create(vol)
+	stop()
+	if err != nil {
+		return m.fail("%s", apiError("create volume "+strconv.Quote(vol.ID), err))
+	}
+	if len(created) == 0 {
+		fmt.Fprintf(m.stdout, "    Created %q\n", vol.ID)
+		return exitOK
+	}
+	for _, v := range created {
+		fmt.Fprintf(m.stdout, "    Created %q: external ID %s, %s\n", v.ID, orNone(v.ExternalID), capacityText(v))
+	}
+	return exitOK
+}
+
+// capacityText shows a created volume's capacity; plugins may not report one.
+func capacityText(v *structs.CSIVolume) string {
+	if v.Capacity <= 0 {
+		return "capacity not reported by the plugin"
+	}
+	return "capacity " + humanBytes(v.Capacity)
+}
+
+// progress prints line(elapsed) every interval until the returned stop is
+// called; stop returns once nothing more will be printed.
+func (m *meta) progress(interval time.Duration, line func(elapsed time.Duration) string) (stop func()) {
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		start := time.Now()
+		tick := time.NewTicker(interval)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+				fmt.Fprintln(m.stdout, line(time.Since(start).Round(time.Second)))
+			}
+		}
+	}()
+	var once sync.Once
+	return func() {
+		once.Do(func() { close(done) })
+		wg.Wait()
+	}
+}
+
+var volumeDeleteCommand = &command{
+	name:     "volume delete",
+	synopsis: "Delete a CSI volume in its storage provider",
+	help: `[options] <volume>
+
+  Delete a volume in the storage provider through a controller of its CSI
+  plugin, then deregister it. The volume's data is gone. The volume may be
+  given by a unique prefix of its ID. To forget a volume but keep it in
+  the provider, use "berth volume deregister".
+
+Delete Options:
+
+  -secret <key>=<value>
+    A secret for the plugin's delete call, such as a credential. Repeat it
+    for several. Secrets given here replace those the volume was
+    registered with. Values may hold '=' but not ','.
+`,
+	run: runVolumeDelete,
+}
+
+func runVolumeDelete(ctx context.Context, m *meta, args []string) int {
+	fs := m.flagSet()
+	var secrets secretFlag
+	fs.Var(&secrets, "secret", "")
+	pos, status, ok := m.parse(fs, args, 1, 1)
+	if !ok {
+		return status
+	}
+	if secrets.err != nil {
+		return m.usageError("%v", secrets.err)
+	}
+	c, err := m.client(ctx)
+	if err != nil {
+		return m.fail("%v", err)
+	}
+	id, err := volumeStatus.resolve(c, pos[0])
+	if err != nil {
+		return m.fail("%s", err)
+	}
+	if _, err := c.CSIVolumes().Delete(id, secrets.m); err != nil {
+		return m.fail("%s", apiError("delete volume "+strconv.Quote(id), err))
+	}
+	fmt.Fprintf(m.stdout, "Deleted volume %q\n", id)
+	return exitOK
+}
+
+// secretFlag collects repeated -secret key=value flags. A bad one is kept
+// in err rather than returned from Set, because the flag package would
+// print the rejected value, which may be a secret.
+type secretFlag struct {
+	m   map[string]string
+	n   int
+	err error
+}
+
+func (s *secretFlag) String() string {
+	if s == nil || len(s.m) == 0 {
+		return ""
+	}
+	keys := make([]string, 0, len(s.m))
+	for k := range s.m {
+		keys = append(keys, k+"="+structs.Redacted)
+	}
+	sort.Strings(keys)
+	return strings.Join(keys, ",")
+}
+
+func (s *secretFlag) Set(v string) error {
+	s.n++
+	if s.err != nil {
+		return nil
+	}
+	key, value, found := strings.Cut(v, "=")
+	switch {
+	case !found:
+		s.err = fmt.Errorf("-secret number %d has no '='; write -secret key=value", s.n)
+	case strings.TrimSpace(key) == "":
+		s.err = fmt.Errorf("-secret number %d has no key before '='; write -secret key=value", s.n)
+	case strings.Contains(key, ","):
+		s.err = fmt.Errorf("-secret key %q holds ','; secret keys cannot", key)
+	case strings.Contains(value, ","):
+		s.err = fmt.Errorf("-secret %q: the value holds ','; secrets sent with volume delete cannot", key)
+	case hasKey(s.m, key):
+		s.err = fmt.Errorf("-secret %q is given twice; give each secret once", key)
+	}
+	if s.err != nil {
+		return nil
+	}
+	if s.m == nil {
+		s.m = map[string]string{}
+	}
+	s.m[key] = value
+	return nil
+}
+
+func hasKey(m map[string]string, k string) bool {
+	_, ok := m[k]
+	return ok
+}
