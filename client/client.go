@@ -55,6 +55,9 @@ func New(cfg *Config) (*Client, error) {
 	if err := c.rpcServer.Register("ClientStatus", &clientStatus{c: c}); err != nil {
 		return nil, fmt.Errorf("client: register RPC endpoints: %w", err)
 	}
+	if err := c.rpcServer.Register("ClientCSI", newClientCSI(c)); err != nil {
+		return nil, fmt.Errorf("client: register RPC endpoints: %w", err)
+	}
 	c.pool = rpc.NewPool(c.logger, rpc.DefaultMaxStreams, rpc.WithStreamServer(c.rpcServer))
 
 	c.registry = dynamicplugins.New(c.logger)

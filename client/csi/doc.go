@@ -4,6 +4,14 @@
 // agent needs, turns their answers into structs types, and watches the
 // gRPC connection so that a lost plugin is an event.
 //
+// Controller calls: ControllerGetCapabilities, CreateVolume, DeleteVolume
+// (an already deleted volume, NOT_FOUND included, is success) and
+// ValidateVolumeCapabilities (an unconfirmed answer is (false, nil); a
+// confirmed one is compared with the request, field by field, as the spec
+// requires), and the snapshot calls CreateSnapshot, DeleteSnapshot and
+// ListSnapshots. A request berth can tell is invalid fails with
+// ErrInvalidRequest before any call.
+//
 // Errors are classified once, here: every failed call returns an *Error
 // that names the plugin, the call and the gRPC code (`plugin "hostpath":
 // Probe: Unavailable: ...`); IsFinal says whether the operation definitely
@@ -23,6 +31,7 @@
 // Close).
 //
 // Secrets: requests are logged (at trace level) only after every field the
-// CSI spec marks csi_secret has been stripped; secrets never reach a log
-// line or an error message.
+// CSI spec marks csi_secret, and every mount flag (which may hold
+// credentials), has been stripped; secrets never reach a log line or an
+// error message, and mount flag values never reach an error message.
 package csi

@@ -15,6 +15,15 @@ var (
 	ErrNotSocket   = errors.New("csi: the plugin's path is not a unix socket")
 	ErrClosed      = errors.New("csi: client closed")
 	ErrInvalidPath = errors.New("csi: socket path must be absolute")
+	// ErrInvalidRequest: berth refused to send a request the spec or
+	// the plugin's answer could never accept; no call was made.
+	ErrInvalidRequest = errors.New("csi: invalid request")
+	// ErrInvalidResponse: the plugin answered OK with a response the
+	// spec forbids (a created volume without an ID).
+	ErrInvalidResponse = errors.New("csi: the plugin's response breaks the CSI spec")
+	// ErrCapabilityMismatch: ValidateVolumeCapabilities confirmed
+	// capabilities other than those asked for.
+	ErrCapabilityMismatch = errors.New("csi: confirmed capabilities differ from those requested")
 )
 
 // Code is a canonical gRPC status code, as CSI plugins answer them. The
@@ -103,14 +112,18 @@ func CodeOf(err error) Code {
 // mean it may still be in progress (retry it, or issue its negation), as
 // do errors that are not gRPC statuses (a dial failure, a context that
 // ended before the call was answered). This is external-attacher's
-// isFinalError. An invalid socket path and a closed client are final: no
-// call was made, and retrying cannot change that. nil is not final.
+// isFinalError. An invalid socket path, a closed client and an invalid
+// request are final: no call was made, and retrying cannot change that. So
+// are an answer that breaks the spec and a capability mismatch: the plugin
+// would give the same answer again. nil is not final.
 func IsFinal(err error) bool {
 	if err == nil {
 		return false
 	}
-	if errors.Is(err, ErrInvalidPath) || errors.Is(err, ErrClosed) {
-		return true // no call was or will be made
+	for _, final := range []error{ErrInvalidPath, ErrClosed, ErrInvalidRequest, ErrInvalidResponse, ErrCapabilityMismatch} {
+		if errors.Is(err, final) {
+			return true // no call was or will be made, or its answer will not change
+		}
 	}
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return false

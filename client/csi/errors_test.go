@@ -58,6 +58,9 @@ func TestIsFinal_NonGRPC(t *testing.T) {
 		{"no socket", wrapError("p", "dial", fmt.Errorf("%w: x", ErrNoSocket)), false},
 		{"invalid path", wrapError("p", "dial", fmt.Errorf("%w: x", ErrInvalidPath)), true},
 		{"closed", wrapError("p", "Probe", ErrClosed), true},
+		{"invalid request", wrapError("p", "CreateVolume", fmt.Errorf("%w: x", ErrInvalidRequest)), true},
+		{"invalid response", wrapError("p", "CreateVolume", fmt.Errorf("%w: x", ErrInvalidResponse)), true},
+		{"capability mismatch", wrapError("p", "ValidateVolumeCapabilities", fmt.Errorf("%w: x", ErrCapabilityMismatch)), true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

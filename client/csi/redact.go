@@ -12,9 +12,13 @@ import (
 // strippedValue replaces every secret in a logged request.
 const strippedValue = "***stripped***"
 
+// mountFlagsField is the one field that is not marked csi_secret but may
+// hold credentials (a CIFS password=, for one): it is stripped too.
+const mountFlagsField protoreflect.FullName = "csi.v1.VolumeCapability.MountVolume.mount_flags"
+
 // redact renders a request for a log line with every field the CSI spec
-// marks csi_secret stripped, at any depth. It never returns a secret, and
-// renders what it cannot inspect by its type alone.
+// marks csi_secret, and every mount flag, stripped at any depth. It never
+// returns a secret, and renders what it cannot inspect by its type alone.
 func redact(req any) string {
 	m, ok := req.(proto.Message)
 	if !ok {
@@ -34,6 +38,11 @@ func stripSecrets(m protoreflect.Message) {
 		switch {
 		case isSecret(fd):
 			stripField(m, fd, v)
+		case fd.FullName() == mountFlagsField:
+			l := v.List()
+			for i := 0; i < l.Len(); i++ {
+				l.Set(i, protoreflect.ValueOfString(strippedValue))
+			}
 		case fd.IsMap():
 			if fd.MapValue().Message() != nil {
 				v.Map().Range(func(_ protoreflect.MapKey, mv protoreflect.Value) bool {

@@ -33,6 +33,11 @@ func TestRedact_StripsSecrets(t *testing.T) {
 			VolumeId: "vol-2", NodeId: "n1",
 			Secrets: map[string]string{"a": "hunter2-secret", "b": "hunter2-secret-too"},
 		}, []string{"vol-2", "n1"}},
+		{"mount flags", &csipb.ValidateVolumeCapabilitiesRequest{
+			VolumeId: "vol-3",
+			VolumeCapabilities: []*csipb.VolumeCapability{{AccessType: &csipb.VolumeCapability_Mount{
+				Mount: &csipb.VolumeCapability_MountVolume{FsType: "cifs", MountFlags: []string{"password=hunter2-secret", "ro"}}}}},
+		}, []string{"vol-3", "cifs"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -1,0 +1,296 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/shoenig/test/must"
+	"github.com/shoenig/test/wait"
+
+	"github.com/berth-csi/berth/client/csi"
+	"github.com/berth-csi/berth/client/csitest"
+	"github.com/berth-csi/berth/client/dynamicplugins"
+	"github.com/berth-csi/berth/internal/testlog"
+	"github.com/berth-csi/berth/rpc"
+	"github.com/berth-csi/berth/structs"
+)
+
+// newCSIClient builds a client (not run: nothing here needs the servers)
+// with plugins registered as the client config declares them.
+func newCSIClient(t *testing.T, plugins ...*dynamicplugins.PluginInfo) *Client {
+	t.Helper()
+	cfg := DefaultConfig()
+	cfg.DataDir = t.TempDir()
+	cfg.Servers = []string{"127.0.0.1:1"}
+	cfg.Logger = testlog.Logger(t, "client")
+	cfg.Plugins = plugins
+	c, err := New(cfg)
+	must.NoError(t, err)
+	t.Cleanup(func() {
+		c.rpcServer.Shutdown()
+		c.pool.Shutdown()
+	})
+	return c
+}
+
+func monolith(id, socket string) *dynamicplugins.PluginInfo {
+	return &dynamicplugins.PluginInfo{ID: id, Type: structs.CSIPluginTypeMonolith, Socket: socket}
+}
+
+var fsWriter = []*structs.CSIVolumeCapability{{AccessMode: structs.CSIVolumeAccessModeSingleNodeWriter,
+	AttachmentMode: structs.CSIVolumeAttachmentModeFilesystem}}
+
+// callWire makes one call to the client's RPC server over a connection, as
+// a server does over the client's session: args and reply cross the wire
+// in msgpack, and the error comes back as a coded *structs.Error.
+func callWire(t *testing.T, c *Client, method string, args, reply any) error {
+	t.Helper()
+	srv, cli := net.Pipe()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		c.rpcServer.ServeConn(ctx, srv)
+	}()
+	defer func() {
+		cancel()
+		cli.Close()
+		<-done
+	}()
+	return rpc.CallConn(ctx, cli, method, args, reply)
+}
+
+func TestClientCSI_Controller_MockDriverOverTheWire(t *testing.T) {
+	p := csitest.StartMockDriver(t, csitest.MockOptions{ExtraArgs: []string{"-v=5"}})
+	c := newCSIClient(t, monolith("mock", p.Socket))
+	secrets := structs.CSISecrets{"secretKey": "s3cr3t-value"}
+
+	create := &structs.ClientCSIControllerCreateVolumeRequest{PluginID: "mock", NodeID: c.NodeID(), Name: "data",
+		CapacityMin: 1 << 20, Capabilities: fsWriter, Secrets: secrets}
+	var created structs.ClientCSIControllerCreateVolumeResponse
+	must.NoError(t, callWire(t, c, "ClientCSI.ControllerCreateVolume", create, &created))
+	must.Eq(t, structs.ClientCSIControllerCreateVolumeResponse{ExternalVolumeID: "4", CapacityBytes: 1 << 20,
+		VolumeContext: map[string]string{"name": "data"}}, created)
+	var again structs.ClientCSIControllerCreateVolumeResponse
+	must.NoError(t, callWire(t, c, "ClientCSI.ControllerCreateVolume", create, &again))
+	must.Eq(t, created, again)
+
+	var validated structs.ClientCSIControllerValidateVolumeResponse
+	must.NoError(t, callWire(t, c, "ClientCSI.ControllerValidateVolume", &structs.ClientCSIControllerValidateVolumeRequest{
+		PluginID: "mock", ExternalVolumeID: "4", Capabilities: fsWriter, Secrets: secrets}, &validated))
+	must.True(t, validated.Confirmed, must.Sprint("the mock confirms what it is asked"))
+
+	del := &structs.ClientCSIControllerDeleteVolumeRequest{PluginID: "mock", ExternalVolumeID: "4", Secrets: secrets}
+	must.NoError(t, callWire(t, c, "ClientCSI.ControllerDeleteVolume", del, &structs.ClientCSIControllerDeleteVolumeResponse{}))
+	must.NoError(t, callWire(t, c, "ClientCSI.ControllerDeleteVolume", del, &structs.ClientCSIControllerDeleteVolumeResponse{}),
+		must.Sprint("already gone"))
+
+	// A plugin error crosses the wire with its code and names the plugin,
+	// the call and the volume.
+	err := callWire(t, c, "ClientCSI.ControllerValidateVolume", &structs.ClientCSIControllerValidateVolumeRequest{
+		PluginID: "mock", ExternalVolumeID: "99", Capabilities: fsWriter}, &validated)
+	must.ErrorIs(t, err, structs.ErrNotFound)
+	must.EqError(t, err, `volume "99" on node `+c.NodeID()+`: plugin "mock": ValidateVolumeCapabilities: NotFound: 99`)
+
+	// The secrets survived msgpack and reached the plugin.
+	log, err := os.ReadFile(p.LogPath)
+	must.NoError(t, err)
+	for _, m := range []string{"CreateVolume", "ValidateVolumeCapabilities", "DeleteVolume"} {
+		must.StrContains(t, string(log), `/csi.v1.Controller/`+m+`","Request":{`)
+	}
+	must.Eq(t, 5, strings.Count(string(log), `"secrets":{"secretKey":"s3cr3t-value"}`))
+}
+
+func TestClientCSI_Controller_Hostpath(t *testing.T) {
+	p := csitest.StartHostpath(t)
+	c := newCSIClient(t, monolith("hostpath", p.Socket))
+	e := &clientCSI{c: c}
+	ctx := context.Background()
+
+	create := &structs.ClientCSIControllerCreateVolumeRequest{PluginID: "hostpath", Name: "data", Capabilities: fsWriter,
+		Parameters: map[string]string{"a": "1"}}
+	var v structs.ClientCSIControllerCreateVolumeResponse
+	must.NoError(t, e.ControllerCreateVolume(ctx, create, &v))
+	must.StrHasPrefix(t, "vol-", v.ExternalVolumeID)
+
+	validate := func(caps []*structs.CSIVolumeCapability) bool {
+		var r structs.ClientCSIControllerValidateVolumeResponse
+		must.NoError(t, e.ControllerValidateVolume(ctx, &structs.ClientCSIControllerValidateVolumeRequest{PluginID: "hostpath",
+			ExternalVolumeID: v.ExternalVolumeID, Capabilities: caps}, &r))
+		return r.Confirmed
+	}
+	must.True(t, validate(fsWriter))
+	must.False(t, validate([]*structs.CSIVolumeCapability{{AccessMode: structs.CSIVolumeAccessModeSingleNodeWriter,
+		AttachmentMode: structs.CSIVolumeAttachmentModeBlockDevice}}), must.Sprint("hostpath does not confirm block"))
+
+	cases := []struct {
+		name string
+		req  *structs.ClientCSIControllerCreateVolumeRequest
+		is   error
+		msg  string
+	}{
+		{"same name, other parameters", &structs.ClientCSIControllerCreateVolumeRequest{PluginID: "hostpath", Name: "data",
+			Capabilities: fsWriter, Parameters: map[string]string{"a": "2"}}, structs.ErrConflict, `plugin "hostpath": CreateVolume: AlreadyExists:`},
+		{"missing snapshot", &structs.ClientCSIControllerCreateVolumeRequest{PluginID: "hostpath", Name: "restored",
+			Capabilities: fsWriter, SnapshotID: "snap-gone"}, structs.ErrNotFound, `plugin "hostpath": CreateVolume: NotFound:`},
+		{"no capabilities", &structs.ClientCSIControllerCreateVolumeRequest{PluginID: "hostpath", Name: "x"},
+			structs.ErrBadRequest, `plugin "hostpath": CreateVolume: csi: invalid request`},
+		{"block", &structs.ClientCSIControllerCreateVolumeRequest{PluginID: "hostpath", Name: "raw",
+			Capabilities: []*structs.CSIVolumeCapability{{AccessMode: structs.CSIVolumeAccessModeSingleNodeWriter,
+				AttachmentMode: structs.CSIVolumeAttachmentModeBlockDevice}}}, structs.ErrBadRequest, `plugin "hostpath": CreateVolume: InvalidArgument:`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			err := e.ControllerCreateVolume(ctx, tc.req, &structs.ClientCSIControllerCreateVolumeResponse{})
+			must.ErrorIs(t, err, tc.is)
+			must.StrContains(t, err.Error(), `volume "`+tc.req.Name+`" on node `+c.NodeID()+": "+tc.msg)
+		})
+	}
+
+	del := &structs.ClientCSIControllerDeleteVolumeRequest{PluginID: "hostpath", ExternalVolumeID: v.ExternalVolumeID}
+	must.NoError(t, e.ControllerDeleteVolume(ctx, del, nil))
+	must.NoError(t, e.ControllerDeleteVolume(ctx, del, nil))
+}
+
+func TestClientCSI_Controller_Refusals(t *testing.T) {
+	mock := csitest.StartMockDriver(t, csitest.MockOptions{Hooks: `createVolumeStart: |
+  UNAVAILABLE;
+`})
+	split := csitest.StartMockDriver(t, csitest.MockOptions{ControllerSocket: true})
+	gone := filepath.Join(t.TempDir(), "gone.sock")
+	c := newCSIClient(t,
+		monolith("unavailable", mock.Socket),
+		monolith("gone", gone),
+		&dynamicplugins.PluginInfo{ID: "node-only", Type: structs.CSIPluginTypeNode, Socket: split.Socket},
+		// The node socket of a split plugin serves no controller: the
+		// call succeeds only if it goes to the controller socket.
+		&dynamicplugins.PluginInfo{ID: "split", Type: structs.CSIPluginTypeMonolith, Socket: split.Socket, ControllerSocket: split.ControllerSocket},
+	)
+	e := &clientCSI{c: c}
+	node := c.NodeID()
+
+	cases := []struct {
+		name   string
+		plugin string
+		nodeID string
+		is     error
+		msg    string
+	}{
+		{"controller socket", "split", node, nil, ""},
+		{"no plugin ID", "", "", structs.ErrBadRequest, `volume "v": a plugin ID is required`},
+		{"another node", "split", "other-node", structs.ErrBadRequest, `volume "v": a call for node other-node reached node ` + node},
+		{"unknown plugin", "nope", "", structs.ErrNotFound, `volume "v": plugin "nope" is not running on node ` + node},
+		{"node instance only", "node-only", "", structs.ErrBadRequest,
+			`volume "v": plugin "node-only" runs only a node instance on node ` + node + `, not a controller`},
+		{"plugin unavailable", "unavailable", "", structs.ErrUnavailable,
+			`volume "v" on node ` + node + `: plugin "unavailable": CreateVolume: Unavailable: `},
+		{"socket gone", "gone", "", structs.ErrUnavailable,
+			`volume "v" on node ` + node + `: plugin "gone": dial: csi: no socket at the plugin's path`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var reply structs.ClientCSIControllerCreateVolumeResponse
+			err := e.ControllerCreateVolume(context.Background(), &structs.ClientCSIControllerCreateVolumeRequest{
+				PluginID: tc.plugin, NodeID: tc.nodeID, Name: "v", Capabilities: fsWriter}, &reply)
+			if tc.is == nil {
+				must.NoError(t, err)
+				must.NotEq(t, "", reply.ExternalVolumeID)
+				return
+			}
+			must.ErrorIs(t, err, tc.is)
+			var se *structs.Error
+			must.True(t, errors.As(err, &se))
+			must.StrHasPrefix(t, tc.msg, err.Error())
+		})
+	}
+}
+
+func TestClientCSI_Controller_OneCallPerPlugin(t *testing.T) {
+	slow := csitest.StartMockDriver(t, csitest.MockOptions{})
+	other := csitest.StartMockDriver(t, csitest.MockOptions{})
+	c := newCSIClient(t, monolith("slow", slow.Socket), monolith("other", other.Socket))
+	e := &clientCSI{c: c}
+	create := func(ctx context.Context, plugin, name string) error {
+		return e.ControllerCreateVolume(ctx, &structs.ClientCSIControllerCreateVolumeRequest{
+			PluginID: plugin, Name: name, Capabilities: fsWriter}, &structs.ClientCSIControllerCreateVolumeResponse{})
+	}
+	holders := func(plugin string) int {
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		if s := e.sems[plugin]; s != nil {
+			return len(s.slots)
+		}
+		return 0
+	}
+
+	// A hung plugin holds its one turn...
+	slow.Pause()
+	ctxA, cancelA := context.WithCancel(context.Background())
+	errA := make(chan error, 1)
+	go func() { errA <- create(ctxA, "slow", "a") }()
+	must.Wait(t, wait.InitialSuccess(wait.BoolFunc(func() bool { return holders("slow") == 1 }),
+		wait.Timeout(10*time.Second), wait.Gap(5*time.Millisecond)))
+
+	// ...so a second call to it waits, and gives up with its context...
+	ctxB, cancelB := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancelB()
+	err := create(ctxB, "slow", "b")
+	must.ErrorIs(t, err, structs.ErrUnavailable)
+	must.StrContains(t, err.Error(), `volume "b": waiting for plugin "slow" on node `+c.NodeID())
+	// ...while another plugin's calls go ahead.
+	must.NoError(t, create(context.Background(), "other", "c"))
+
+	cancelA()
+	err = <-errA
+	must.ErrorIs(t, err, structs.ErrUnavailable, must.Sprint("cut short: the server may retry"))
+	slow.Resume()
+	must.NoError(t, create(context.Background(), "slow", "b"))
+
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	must.MapEmpty(t, e.sems, must.Sprint("no turn is left behind"))
+}
+
+func TestControllerError_Codes(t *testing.T) {
+	grpcErr := func(code csi.Code) error {
+		return &csi.Error{Plugin: "p", Call: "CreateVolume", Code: code, GRPC: true, Message: "said so"}
+	}
+	cases := []struct {
+		err  error
+		want structs.ErrorCode
+	}{
+		{grpcErr(csi.CodeInvalidArgument), structs.CodeBadRequest},
+		{grpcErr(csi.CodeOutOfRange), structs.CodeBadRequest},
+		{grpcErr(csi.CodeUnimplemented), structs.CodeBadRequest},
+		{grpcErr(csi.CodeNotFound), structs.CodeNotFound},
+		{grpcErr(csi.CodeAlreadyExists), structs.CodeConflict},
+		{grpcErr(csi.CodeFailedPrecondition), structs.CodeConflict},
+		{grpcErr(csi.CodePermissionDenied), structs.CodePermissionDenied},
+		{grpcErr(csi.CodeUnauthenticated), structs.CodePermissionDenied},
+		{grpcErr(csi.CodeInternal), structs.CodeInternal},
+		{grpcErr(csi.CodeUnknown), structs.CodeInternal},
+		{grpcErr(csi.CodeResourceExhausted), structs.CodeUnavailable},
+		{grpcErr(csi.CodeAborted), structs.CodeUnavailable},
+		{grpcErr(csi.CodeDeadlineExceeded), structs.CodeUnavailable},
+		{grpcErr(csi.CodeUnavailable), structs.CodeUnavailable},
+		{fmt.Errorf("%w: x", csi.ErrInvalidRequest), structs.CodeBadRequest},
+		{fmt.Errorf("%w: x", csi.ErrCapabilityMismatch), structs.CodeBadRequest},
+		{fmt.Errorf("%w: x", csi.ErrInvalidResponse), structs.CodeInternal},
+		{fmt.Errorf("%w: x", csi.ErrNoSocket), structs.CodeUnavailable},
+		{context.Canceled, structs.CodeUnavailable},
+	}
+	for _, tc := range cases {
+		t.Run(tc.err.Error(), func(t *testing.T) {
+			err := controllerError(tc.err, "n1", "vol")
+			must.Eq(t, tc.want, structs.ErrorCodeOf(err))
+			must.StrHasPrefix(t, `volume "vol" on node n1: `, err.Error())
+		})
+	}
+}
