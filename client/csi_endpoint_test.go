@@ -212,6 +212,30 @@ func TestClientCSI_Controller_Refusals(t *testing.T) {
 	}
 }
 
+// waitStopped waits until every thread of process pid is stopped. SIGSTOP
+// stops a process only once the thread it woke runs: on a loaded machine
+// the other threads may answer calls for a while after Pause returns.
+// (csitest.Pause could wait so itself.)
+func waitStopped(t *testing.T, pid int) {
+	t.Helper()
+	stopped := func() bool {
+		stats, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/stat", pid))
+		for _, f := range stats {
+			b, err := os.ReadFile(f)
+			if err != nil {
+				return false
+			}
+			// "pid (comm) state ...": comm may hold spaces and parentheses.
+			i := strings.LastIndexByte(string(b), ')')
+			if i < 0 || i+2 >= len(b) || b[i+2] != 'T' {
+				return false
+			}
+		}
+		return len(stats) > 0
+	}
+	must.Wait(t, wait.InitialSuccess(wait.BoolFunc(stopped), wait.Timeout(10*time.Second), wait.Gap(time.Millisecond)))
+}
+
 func TestClientCSI_Controller_OneCallPerPlugin(t *testing.T) {
 	slow := csitest.StartMockDriver(t, csitest.MockOptions{})
 	other := csitest.StartMockDriver(t, csitest.MockOptions{})
@@ -232,6 +256,7 @@ func TestClientCSI_Controller_OneCallPerPlugin(t *testing.T) {
 
 	// A hung plugin holds its one turn...
 	slow.Pause()
+	waitStopped(t, slow.PID())
 	ctxA, cancelA := context.WithCancel(context.Background())
 	errA := make(chan error, 1)
 	go func() { errA <- create(ctxA, "slow", "a") }()
