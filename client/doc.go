@@ -1,8 +1,9 @@
 // Package client is berth's node agent. It registers its node under a
 // stable ID kept in the data dir, heartbeats within the TTL the servers
 // give (failing over between servers), keeps one multiplexed session per
-// server on which the servers call it back (ClientStatus.Ping now, CSI node
-// operations later), and turns plugin fingerprint changes into node
+// server on which the servers call it back (ClientStatus.Ping, and
+// ClientCSI for controller calls: create, delete and validate volumes; node
+// operations come with workloads), and turns plugin fingerprint changes into node
 // updates that carry only what changed (nodeUpdater).
 //
 // Subpackages: csi (the ONLY importer of the CSI spec and gRPC),

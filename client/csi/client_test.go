@@ -213,7 +213,7 @@ func TestClient_Probe_Hung(t *testing.T) {
 	_, err := c.Probe(context.Background())
 	must.NoError(t, err)
 
-	pause(t, p)
+	p.Pause()
 	defer p.Resume()
 	start := time.Now()
 	_, err = c.Probe(context.Background())
@@ -226,7 +226,7 @@ func TestClient_Probe_Hung(t *testing.T) {
 func TestClient_Probe_CallerDeadlineWins(t *testing.T) {
 	p := csitest.StartMockDriver(t, csitest.MockOptions{})
 	c := dial(t, p.Socket) // the default per-call timeout is long
-	pause(t, p)
+	p.Pause()
 	defer p.Resume()
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()

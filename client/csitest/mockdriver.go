@@ -1,6 +1,7 @@
 package csitest
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"net"
@@ -132,9 +133,40 @@ func (p *Plugin) Kill() {
 	}
 }
 
-// Pause stops the driver with SIGSTOP: its sockets still accept
-// connections, but nothing answers, as with a hung plugin.
-func (p *Plugin) Pause() { p.running().signal(syscall.SIGSTOP) }
+// Pause stops the driver with SIGSTOP and returns once every thread of it
+// has stopped: its sockets still accept connections, but nothing answers,
+// as with a hung plugin. (SIGSTOP takes effect only when a thread runs, so
+// on a loaded machine the process may answer for a while after the signal.)
+func (p *Plugin) Pause() {
+	p.t.Helper()
+	proc := p.running()
+	proc.signal(syscall.SIGSTOP)
+	pid := proc.cmd.Process.Pid
+	deadline := time.Now().Add(10 * time.Second)
+	for !allThreadsStopped(pid) {
+		if time.Now().After(deadline) {
+			p.t.Fatalf("csitest: plugin %d did not stop within 10s of SIGSTOP", pid)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// allThreadsStopped reports whether every thread of pid is in state T.
+func allThreadsStopped(pid int) bool {
+	stats, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/stat", pid))
+	for _, f := range stats {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return false
+		}
+		// "pid (comm) state ...": comm may hold spaces and parentheses.
+		i := bytes.LastIndexByte(b, ')')
+		if i < 0 || i+2 >= len(b) || b[i+2] != 'T' {
+			return false
+		}
+	}
+	return len(stats) > 0
+}
 
 // Resume continues a paused driver with SIGCONT.
 func (p *Plugin) Resume() { p.running().signal(syscall.SIGCONT) }

@@ -1,0 +1,105 @@
+package integration
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/shoenig/test/must"
+
+	"github.com/berth-csi/berth/client/clienttest"
+	"github.com/berth-csi/berth/client/csitest"
+	"github.com/berth-csi/berth/server/servertest"
+	"github.com/berth-csi/berth/state/statetest"
+	"github.com/berth-csi/berth/structs"
+)
+
+func rpc(t *testing.T, s *servertest.TestServer, method string, args, reply any) error {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	return s.RPC(ctx, method, args, reply)
+}
+
+func createSpec(id string) *structs.CSIVolume {
+	vol := statetest.Volume(id, "hostpath")
+	vol.ExternalID = ""
+	vol.RequestedCapacityMin = 1 << 20
+	return vol
+}
+
+func TestVolumes_CreateAndDelete_Hostpath(t *testing.T) {
+	c := cluster(t)
+	plug := csitest.StartHostpath(t)
+	clienttest.New(t, "client-1", rpcAddrs(c), clienttest.WithPlugin("hostpath", "monolith", plug.Socket))
+	eventually(t, 20*time.Second, "hostpath healthy", func() bool { return healthy(plugin(t, c, "hostpath"), 1, 1) })
+
+	// Through a follower: the create is forwarded to the leader, which
+	// calls the client over whichever server holds its session.
+	via := c.Followers()[0]
+	start := time.Now()
+	var created structs.CSIVolumeCreateResponse
+	must.NoError(t, rpc(t, via, "CSIVolume.Create", &structs.CSIVolumeCreateRequest{Volumes: []*structs.CSIVolume{createSpec("data")}}, &created))
+	t.Logf("figure: volume create through a follower in %s", time.Since(start).Round(time.Millisecond))
+	must.SliceLen(t, 1, created.Volumes)
+	ext := created.Volumes[0].ExternalID
+	must.NotEq(t, "", ext)
+	must.GreaterEq(t, int64(1<<20), created.Volumes[0].Capacity)
+	must.True(t, volume(t, c, "data").Schedulable)
+
+	// A retried create finds the same volume.
+	var again structs.CSIVolumeCreateResponse
+	must.NoError(t, rpc(t, via, "CSIVolume.Create", &structs.CSIVolumeCreateRequest{Volumes: []*structs.CSIVolume{createSpec("data")}}, &again))
+	must.Eq(t, ext, again.Volumes[0].ExternalID)
+
+	var del structs.CSIVolumeDeleteResponse
+	must.NoError(t, rpc(t, via, "CSIVolume.Delete", &structs.CSIVolumeDeleteRequest{VolumeIDs: []string{"data"}}, &del))
+	var get structs.CSIVolumeGetResponse
+	must.NoError(t, rpc(t, via, "CSIVolume.Get", &structs.CSIVolumeGetRequest{ID: "data"}, &get))
+	must.Nil(t, get.Volume)
+
+	// Deleting again is a clear NotFound, and creating with the same name
+	// now makes a new volume at the provider.
+	err := rpc(t, via, "CSIVolume.Delete", &structs.CSIVolumeDeleteRequest{VolumeIDs: []string{"data"}}, &del)
+	must.ErrorIs(t, err, structs.ErrNotFound)
+}
+
+func TestVolumes_Create_BadInput(t *testing.T) {
+	c := cluster(t)
+	mock := csitest.StartMockDriver(t, csitest.MockOptions{})
+	clienttest.New(t, "client-1", rpcAddrs(c), clienttest.WithPlugin("nodeonly", "node", mock.Socket))
+	eventually(t, 20*time.Second, "plugin healthy", func() bool { return healthy(plugin(t, c, "nodeonly"), 0, 1) })
+
+	both := createSpec("v1")
+	both.PluginID = "nodeonly"
+	both.SnapshotID, both.CloneID = "s", "c"
+	withExt := createSpec("v2")
+	withExt.ExternalID = "given"
+	noController := createSpec("v3")
+	noController.PluginID = "nodeonly"
+	unknown := createSpec("v4")
+	unknown.PluginID = "nope"
+	cases := []struct {
+		name string
+		vol  *structs.CSIVolume
+		code error
+		want string
+	}{
+		{"snapshot and clone", both, structs.ErrBadRequest, "not both"},
+		{"external id given", withExt, structs.ErrBadRequest, "external_id"},
+		{"no controller", noController, structs.ErrBadRequest, "no controller instance"},
+		{"unknown plugin", unknown, structs.ErrBadRequest, `"nope"`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var resp structs.CSIVolumeCreateResponse
+			err := rpc(t, c.Leader(), "CSIVolume.Create", &structs.CSIVolumeCreateRequest{Volumes: []*structs.CSIVolume{tc.vol}}, &resp)
+			must.ErrorIs(t, err, tc.code)
+			must.ErrorContains(t, err, tc.want)
+			must.ErrorContains(t, err, tc.vol.ID)
+		})
+	}
+	var list structs.CSIVolumeListResponse
+	must.NoError(t, rpc(t, c.Leader(), "CSIVolume.List", &structs.CSIVolumeListRequest{}, &list))
+	must.SliceEmpty(t, list.Volumes, must.Sprint("nothing registered on failure"))
+}
