@@ -3,9 +3,7 @@ package csi
 import (
 	"bytes"
 	"context"
-	"net"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -354,22 +352,7 @@ func (f *fakeController) ValidateVolumeCapabilities(_ context.Context, req *csip
 }
 
 func serveController(t *testing.T, srv *fakeController) string {
-	t.Helper()
-	sock := filepath.Join(csitest.SocketDir(t), "controller.sock")
-	l, err := net.Listen("unix", sock)
-	must.NoError(t, err)
-	g := grpc.NewServer()
-	csipb.RegisterControllerServer(g, srv)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		_ = g.Serve(l)
-	}()
-	t.Cleanup(func() {
-		g.Stop()
-		<-done
-	})
-	return sock
+	return serveFake(t, "controller.sock", func(g *grpc.Server) { csipb.RegisterControllerServer(g, srv) })
 }
 
 func TestClient_Controller_Fake(t *testing.T) {

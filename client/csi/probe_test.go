@@ -32,12 +32,18 @@ func (s *probeServer) Probe(context.Context, *csipb.ProbeRequest) (*csipb.ProbeR
 }
 
 func serveProbe(t *testing.T, srv *probeServer) string {
+	return serveFake(t, "probe.sock", func(g *grpc.Server) { csipb.RegisterIdentityServer(g, srv) })
+}
+
+// serveFake serves a fake plugin service on a unix socket until the test
+// ends; register adds the services.
+func serveFake(t *testing.T, name string, register func(*grpc.Server)) string {
 	t.Helper()
-	sock := filepath.Join(csitest.SocketDir(t), "probe.sock")
+	sock := filepath.Join(csitest.SocketDir(t), name)
 	l, err := net.Listen("unix", sock)
 	must.NoError(t, err)
 	g := grpc.NewServer()
-	csipb.RegisterIdentityServer(g, srv)
+	register(g)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
