@@ -26,22 +26,26 @@ func rpcAddrs(c *servertest.TestCluster) []string {
 	return out
 }
 
-// plugin reads a plugin from the leader; nil when absent.
+// rpc calls an endpoint on one server, in-process.
+func rpc(t *testing.T, s *servertest.TestServer, method string, args, reply any) error {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	return s.RPC(ctx, method, args, reply)
+}
+
+// plugin reads a plugin from the first running server; nil when absent.
 func plugin(t *testing.T, c *servertest.TestCluster, id string) *structs.CSIPlugin {
 	t.Helper()
 	var resp structs.CSIPluginGetResponse
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	must.NoError(t, c.Running()[0].RPC(ctx, "CSIPlugin.Get", &structs.CSIPluginGetRequest{ID: id}, &resp))
+	must.NoError(t, rpc(t, c.Running()[0], "CSIPlugin.Get", &structs.CSIPluginGetRequest{ID: id}, &resp))
 	return resp.Plugin
 }
 
 func node(t *testing.T, c *servertest.TestCluster, id string) *structs.Node {
 	t.Helper()
 	var resp structs.SingleNodeResponse
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	must.NoError(t, c.Running()[0].RPC(ctx, "Node.Get", &structs.NodeSpecificRequest{NodeID: id}, &resp))
+	must.NoError(t, rpc(t, c.Running()[0], "Node.Get", &structs.NodeSpecificRequest{NodeID: id}, &resp))
 	return resp.Node
 }
 
@@ -74,9 +78,7 @@ func hasEvent(n *structs.Node, substr string) bool {
 func volume(t *testing.T, c *servertest.TestCluster, id string) *structs.CSIVolume {
 	t.Helper()
 	var resp structs.CSIVolumeGetResponse
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	must.NoError(t, c.Running()[0].RPC(ctx, "CSIVolume.Get", &structs.CSIVolumeGetRequest{ID: id}, &resp))
+	must.NoError(t, rpc(t, c.Running()[0], "CSIVolume.Get", &structs.CSIVolumeGetRequest{ID: id}, &resp))
 	must.NotNil(t, resp.Volume, must.Sprintf("volume %q", id))
 	return resp.Volume
 }

@@ -1,7 +1,6 @@
 package integration
 
 import (
-	"context"
 	"testing"
 	"time"
 
@@ -9,17 +8,9 @@ import (
 
 	"github.com/berth-csi/berth/client/clienttest"
 	"github.com/berth-csi/berth/client/csitest"
-	"github.com/berth-csi/berth/server/servertest"
 	"github.com/berth-csi/berth/state/statetest"
 	"github.com/berth-csi/berth/structs"
 )
-
-func rpc(t *testing.T, s *servertest.TestServer, method string, args, reply any) error {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	return s.RPC(ctx, method, args, reply)
-}
 
 func createSpec(id string) *structs.CSIVolume {
 	vol := statetest.Volume(id, "hostpath")
