@@ -1,6 +1,7 @@
 package server
 
 import (
+	"strings"
 	"time"
 
 	"github.com/hashicorp/go-memdb"
@@ -128,7 +129,7 @@ func (v *CSIVolume) List(args *structs.CSIVolumeListRequest, reply *structs.CSIV
 		reply.Volumes = []*structs.CSIVolumeListStub{}
 		for raw := iter.Next(); raw != nil; raw = iter.Next() {
 			vol := raw.(*structs.CSIVolume)
-			if vol.Namespace != ns || (args.Prefix != "" && !hasPrefix(vol.ID, args.Prefix)) ||
+			if vol.Namespace != ns || (args.Prefix != "" && !strings.HasPrefix(vol.ID, args.Prefix)) ||
 				(args.PluginID != "" && vol.PluginID != args.PluginID) {
 				continue
 			}
@@ -171,5 +172,3 @@ func (v *CSIVolume) Get(args *structs.CSIVolumeGetRequest, reply *structs.CSIVol
 		return err
 	})
 }
-
-func hasPrefix(s, prefix string) bool { return len(s) >= len(prefix) && s[:len(prefix)] == prefix }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/berth-csi/berth/internal/testlog"
 	"github.com/berth-csi/berth/server"
+	"github.com/berth-csi/berth/structs"
 )
 
 // TestServer is one server of a test cluster, with what it needs to be
@@ -93,7 +94,7 @@ func (c *TestCluster) agreedLeader() *TestServer {
 	addr := ""
 	for _, s := range c.Running() {
 		var got string
-		if err := s.RPC(context.Background(), "Status.Leader", &structsGeneric, &got); err != nil || got == "" {
+		if err := s.RPC(context.Background(), "Status.Leader", &structs.GenericRequest{}, &got); err != nil || got == "" {
 			return nil
 		}
 		if addr != "" && got != addr {

@@ -4,11 +4,7 @@ import (
 	"net"
 	"strconv"
 	"testing"
-
-	"github.com/berth-csi/berth/structs"
 )
-
-var structsGeneric structs.GenericRequest
 
 func portOf(t testing.TB, addr string) int {
 	_, p, err := net.SplitHostPort(addr)
