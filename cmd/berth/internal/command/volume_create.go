@@ -38,18 +38,9 @@ var volumeCreateCommand = &command{
 var createProgressEvery = 10 * time.Second
 
 func runVolumeCreate(ctx context.Context, m *meta, args []string) int {
-	fs := m.flagSet()
-	pos, status, ok := m.parse(fs, args, 1, 1)
-	if !ok {
+	vol, c, status := m.specCommand(ctx, args, spec.ForCreate)
+	if vol == nil {
 		return status
-	}
-	vol, err := m.readVolumeSpec(pos[0], spec.ForCreate)
-	if err != nil {
-		return m.fail("%v", err)
-	}
-	c, err := m.client(ctx)
-	if err != nil {
-		return m.fail("%v", err)
 	}
 	fmt.Fprintf(m.stdout, "==> Creating volume %q with plugin %q...\n", vol.ID, vol.PluginID)
 	stop := m.progress(createProgressEvery, func(elapsed time.Duration) string {

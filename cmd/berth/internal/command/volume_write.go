@@ -27,18 +27,9 @@ var volumeRegisterCommand = &command{
 }
 
 func runVolumeRegister(ctx context.Context, m *meta, args []string) int {
-	fs := m.flagSet()
-	pos, status, ok := m.parse(fs, args, 1, 1)
-	if !ok {
+	vol, c, status := m.specCommand(ctx, args, spec.ForRegister)
+	if vol == nil {
 		return status
-	}
-	vol, err := m.readVolumeSpec(pos[0], spec.ForRegister)
-	if err != nil {
-		return m.fail("%v", err)
-	}
-	c, err := m.client(ctx)
-	if err != nil {
-		return m.fail("%v", err)
 	}
 	if _, err := c.CSIVolumes().Register(vol); err != nil {
 		return m.fail("%s", apiError("register volume "+strconv.Quote(vol.ID), err))
@@ -49,6 +40,25 @@ func runVolumeRegister(ctx context.Context, m *meta, args []string) int {
 
 // readVolumeSpec parses a spec file, or standard input for "-", and checks
 // it for purpose.
+// specCommand is the start of a command that takes one volume spec file:
+// parse the arguments and the spec, and make the API client. On failure vol
+// is nil and status is the exit status, the problem already reported.
+func (m *meta) specCommand(ctx context.Context, args []string, purpose spec.Purpose) (*api.VolumeSpec, *api.Client, int) {
+	pos, status, ok := m.parse(m.flagSet(), args, 1, 1)
+	if !ok {
+		return nil, nil, status
+	}
+	vol, err := m.readVolumeSpec(pos[0], purpose)
+	if err != nil {
+		return nil, nil, m.fail("%v", err)
+	}
+	c, err := m.client(ctx)
+	if err != nil {
+		return nil, nil, m.fail("%v", err)
+	}
+	return vol, c, exitOK
+}
+
 func (m *meta) readVolumeSpec(path string, purpose spec.Purpose) (*api.VolumeSpec, error) {
 	if path != "-" {
 		vol, err := spec.ParseVolumeFileFor(path, purpose)
