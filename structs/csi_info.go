@@ -1,6 +1,9 @@
 package structs
 
-import "time"
+import (
+	"strings"
+	"time"
+)
 
 // CSIPluginType says which CSI services a plugin instance provides.
 type CSIPluginType string
@@ -113,6 +116,52 @@ func (t *CSITopology) Equal(o *CSITopology) bool {
 		}
 	}
 	return true
+}
+
+// String shows the segments in key order: {rack=r1, zone=a}.
+func (t *CSITopology) String() string {
+	if t == nil {
+		return "{}"
+	}
+	keys := make([]string, 0, len(t.Segments))
+	for k := range t.Segments {
+		keys = append(keys, k)
+	}
+	sortStrings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = k + "=" + t.Segments[k]
+	}
+	return "{" + strings.Join(parts, ", ") + "}"
+}
+
+// Contains reports whether a node in topology node is in this topology:
+// node has every segment of t, with the same value. An empty topology
+// contains every node.
+func (t *CSITopology) Contains(node *CSITopology) bool {
+	if t == nil {
+		return true
+	}
+	for k, v := range t.Segments {
+		if node == nil || node.Segments[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+// AccessibleFrom reports whether a node in topology node can reach the
+// volume: the volume has no topologies, or one of them contains the node.
+func (v *CSIVolume) AccessibleFrom(node *CSITopology) bool {
+	if len(v.Topologies) == 0 {
+		return true
+	}
+	for _, t := range v.Topologies {
+		if t.Contains(node) {
+			return true
+		}
+	}
+	return false
 }
 
 func copyCSIInfoMap(m map[string]*CSIInfo) map[string]*CSIInfo {

@@ -66,4 +66,92 @@ type ClientCSIControllerValidateVolumeRequest struct {
 // confirmed the capabilities (false: it did not say either way).
 type ClientCSIControllerValidateVolumeResponse struct {
 	Confirmed bool
+	Message   string // the plugin's explanation when it did not confirm
+}
+
+// ClientCSIControllerExpandVolumeRequest asks a controller instance to
+// grow a volume to at least CapacityMin (and at most CapacityMax, if set).
+type ClientCSIControllerExpandVolumeRequest struct {
+	PluginID         string
+	NodeID           string
+	ExternalVolumeID string
+	CapacityMin      int64
+	CapacityMax      int64
+	Capability       *CSIVolumeCapability // one the volume is registered with; nil if it has none
+	MountOptions     *CSIMountOptions
+	Secrets          CSISecrets
+	QueryOptions
+}
+
+// ClientCSIControllerExpandVolumeResponse is the volume's new capacity and
+// whether each node that has it staged must also expand it.
+type ClientCSIControllerExpandVolumeResponse struct {
+	CapacityBytes         int64
+	NodeExpansionRequired bool
+}
+
+// ClientCSIControllerCreateSnapshotRequest asks a controller instance to
+// snapshot a volume. Name is the idempotency key.
+type ClientCSIControllerCreateSnapshotRequest struct {
+	PluginID               string
+	NodeID                 string
+	ExternalSourceVolumeID string
+	Name                   string
+	Secrets                CSISecrets
+	Parameters             map[string]string
+	QueryOptions
+}
+
+// ClientCSIControllerCreateSnapshotResponse is the snapshot made (or found
+// by name). Only the plugin's fields are set.
+type ClientCSIControllerCreateSnapshotResponse struct {
+	Snapshot *CSISnapshot
+}
+
+// ClientCSIControllerDeleteSnapshotRequest asks a controller instance to
+// delete a snapshot; deleting one already gone succeeds.
+type ClientCSIControllerDeleteSnapshotRequest struct {
+	PluginID   string
+	NodeID     string
+	SnapshotID string
+	Secrets    CSISecrets
+	QueryOptions
+}
+
+// ClientCSIControllerDeleteSnapshotResponse is empty: success is the answer.
+type ClientCSIControllerDeleteSnapshotResponse struct{}
+
+// ClientCSIControllerListSnapshotsRequest asks a controller instance for
+// one page of its snapshots. MaxEntries 0 lets the plugin choose.
+type ClientCSIControllerListSnapshotsRequest struct {
+	PluginID      string
+	NodeID        string
+	MaxEntries    int32
+	StartingToken string
+	Secrets       CSISecrets
+	QueryOptions
+}
+
+// ClientCSIControllerListSnapshotsResponse is one page; NextToken is empty
+// on the last. Only the plugin's fields of each snapshot are set.
+type ClientCSIControllerListSnapshotsResponse struct {
+	Snapshots []*CSISnapshot
+	NextToken string
+}
+
+// ClientCSIControllerListVolumesRequest asks a controller instance for one
+// page of its volumes. MaxEntries 0 lets the plugin choose.
+type ClientCSIControllerListVolumesRequest struct {
+	PluginID      string
+	NodeID        string
+	MaxEntries    int32
+	StartingToken string
+	QueryOptions
+}
+
+// ClientCSIControllerListVolumesResponse is one page; NextToken is empty on
+// the last. VolumeID is not set: the client does not know berth's IDs.
+type ClientCSIControllerListVolumesResponse struct {
+	Volumes   []*CSIExternalVolume
+	NextToken string
 }

@@ -9,8 +9,11 @@ type CSIVolumeRegisterRequest struct {
 	WriteRequest
 }
 
-// CSIVolumeRegisterResponse answers CSIVolumeRegisterRequest.
+// CSIVolumeRegisterResponse answers CSIVolumeRegisterRequest. Warnings
+// are what the plugin said of volumes it did not refuse, such as why it
+// did not confirm their capabilities.
 type CSIVolumeRegisterResponse struct {
+	Warnings []string `json:",omitempty"`
 	WriteMeta
 }
 
@@ -161,4 +164,70 @@ type CSIVolumeDeleteRequest struct {
 // CSIVolumeDeleteResponse answers CSIVolumeDeleteRequest.
 type CSIVolumeDeleteResponse struct {
 	WriteMeta
+}
+
+// CSISnapshotCreateRequest snapshots a registered volume through a
+// controller instance of its plugin. Name is the idempotency key (the
+// volume's ID and the time when empty); Secrets, when given, replace the
+// volume's own for this call.
+type CSISnapshotCreateRequest struct {
+	VolumeID   string
+	Name       string
+	Secrets    CSISecrets
+	Parameters map[string]string
+	WriteRequest
+}
+
+// CSISnapshotCreateResponse carries the snapshot made.
+type CSISnapshotCreateResponse struct {
+	Snapshot *CSISnapshot
+	WriteMeta
+}
+
+// CSISnapshotDeleteRequest deletes a snapshot at the provider.
+type CSISnapshotDeleteRequest struct {
+	PluginID   string
+	SnapshotID string
+	Secrets    CSISecrets
+	WriteRequest
+}
+
+// CSISnapshotDeleteResponse answers CSISnapshotDeleteRequest.
+type CSISnapshotDeleteResponse struct {
+	WriteMeta
+}
+
+// CSISnapshotListRequest reads one page of snapshots: of one plugin, or of
+// every plugin that can list them when PluginID is empty. PerPage 0 lets
+// the plugins choose; NextToken is the previous page's.
+type CSISnapshotListRequest struct {
+	PluginID  string
+	PerPage   int32
+	NextToken string
+	Secrets   CSISecrets
+	QueryOptions
+}
+
+// CSISnapshotListResponse is one page; NextToken is empty on the last.
+type CSISnapshotListResponse struct {
+	Snapshots []*CSISnapshot
+	NextToken string
+	QueryMeta
+}
+
+// CSIVolumeExternalListRequest reads one page of the volumes a plugin's
+// controller lists (ListVolumes).
+type CSIVolumeExternalListRequest struct {
+	PluginID  string
+	PerPage   int32
+	NextToken string
+	QueryOptions
+}
+
+// CSIVolumeExternalListResponse is one page; NextToken is empty on the
+// last. Volumes berth does not know have an empty VolumeID.
+type CSIVolumeExternalListResponse struct {
+	Volumes   []*CSIExternalVolume
+	NextToken string
+	QueryMeta
 }
