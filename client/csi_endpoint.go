@@ -3,6 +3,7 @@ package client
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 
 	"github.com/berth-csi/berth/client/csi"
@@ -14,9 +15,9 @@ import (
 const defaultControllerConcurrency = 1
 
 // clientCSI answers the servers' calls to the CSI plugins this client runs:
-// the controller volume operations. Each call dials the plugin's
-// controller socket, makes one CSI call and closes the connection; calls
-// to one plugin wait their turn (at most limit at once).
+// the controller volume and snapshot operations. Each call dials the
+// plugin's controller socket, makes one CSI call and closes the
+// connection; calls to one plugin wait their turn (at most limit at once).
 type clientCSI struct {
 	c     *Client
 	limit int // controller calls in flight per plugin; defaultControllerConcurrency if not positive
@@ -38,7 +39,7 @@ func newClientCSI(c *Client) *clientCSI {
 
 // ControllerCreateVolume creates a volume with the plugin's controller.
 func (e *clientCSI) ControllerCreateVolume(ctx context.Context, args *structs.ClientCSIControllerCreateVolumeRequest, reply *structs.ClientCSIControllerCreateVolumeResponse) error {
-	return e.controller(ctx, args.PluginID, args.NodeID, args.Name, func(ctx context.Context, cc *csi.Client) error {
+	return e.controller(ctx, args.PluginID, args.NodeID, volumeNamed(args.Name), func(ctx context.Context, cc *csi.Client) error {
 		resp, err := cc.CreateVolume(ctx, &csi.CreateVolumeRequest{
 			Name:                args.Name,
 			CapacityMin:         args.CapacityMin,
@@ -66,17 +67,18 @@ func (e *clientCSI) ControllerCreateVolume(ctx context.Context, args *structs.Cl
 // ControllerDeleteVolume deletes a volume with the plugin's controller;
 // one already gone is deleted.
 func (e *clientCSI) ControllerDeleteVolume(ctx context.Context, args *structs.ClientCSIControllerDeleteVolumeRequest, _ *structs.ClientCSIControllerDeleteVolumeResponse) error {
-	return e.controller(ctx, args.PluginID, args.NodeID, args.ExternalVolumeID, func(ctx context.Context, cc *csi.Client) error {
+	return e.controller(ctx, args.PluginID, args.NodeID, volumeNamed(args.ExternalVolumeID), func(ctx context.Context, cc *csi.Client) error {
 		return cc.DeleteVolume(ctx, args.ExternalVolumeID, args.Secrets)
 	})
 }
 
 // ControllerValidateVolume asks the plugin's controller whether a volume
-// supports its capabilities. Unconfirmed is Confirmed false and no error;
-// a confirmed set that differs from the request is BadRequest.
+// supports its capabilities. Unconfirmed is Confirmed false, with the
+// plugin's message, and no error; a confirmed set that differs from the
+// request is BadRequest.
 func (e *clientCSI) ControllerValidateVolume(ctx context.Context, args *structs.ClientCSIControllerValidateVolumeRequest, reply *structs.ClientCSIControllerValidateVolumeResponse) error {
-	return e.controller(ctx, args.PluginID, args.NodeID, args.ExternalVolumeID, func(ctx context.Context, cc *csi.Client) error {
-		ok, err := cc.ValidateVolumeCapabilities(ctx, &csi.ValidateRequest{
+	return e.controller(ctx, args.PluginID, args.NodeID, volumeNamed(args.ExternalVolumeID), func(ctx context.Context, cc *csi.Client) error {
+		resp, err := cc.ValidateVolumeCapabilities(ctx, &csi.ValidateRequest{
 			ExternalVolumeID: args.ExternalVolumeID,
 			Capabilities:     args.Capabilities,
 			MountOptions:     args.MountOptions,
@@ -84,28 +86,129 @@ func (e *clientCSI) ControllerValidateVolume(ctx context.Context, args *structs.
 			Parameters:       args.Parameters,
 			Context:          args.Context,
 		})
-		reply.Confirmed = ok
-		return err
+		if err != nil {
+			return err
+		}
+		reply.Confirmed, reply.Message = resp.Confirmed, resp.Message
+		return nil
 	})
 }
 
+// ControllerExpandVolume grows a volume with the plugin's controller. The
+// reply says whether the nodes that have it staged must expand it too.
+func (e *clientCSI) ControllerExpandVolume(ctx context.Context, args *structs.ClientCSIControllerExpandVolumeRequest, reply *structs.ClientCSIControllerExpandVolumeResponse) error {
+	return e.controller(ctx, args.PluginID, args.NodeID, volumeNamed(args.ExternalVolumeID), func(ctx context.Context, cc *csi.Client) error {
+		resp, err := cc.ControllerExpandVolume(ctx, &csi.ExpandVolumeRequest{
+			ExternalVolumeID: args.ExternalVolumeID,
+			CapacityMin:      args.CapacityMin,
+			CapacityMax:      args.CapacityMax,
+			Capability:       args.Capability,
+			MountOptions:     args.MountOptions,
+			Secrets:          args.Secrets,
+		})
+		if err != nil {
+			return err
+		}
+		reply.CapacityBytes = resp.CapacityBytes
+		reply.NodeExpansionRequired = resp.NodeExpansionRequired
+		return nil
+	})
+}
+
+// ControllerCreateSnapshot snapshots a volume with the plugin's
+// controller; the same name returns the same snapshot. The reply's
+// snapshot has the plugin's fields, the plugin ID and the name; berth's
+// source volume ID is the server's to fill in.
+func (e *clientCSI) ControllerCreateSnapshot(ctx context.Context, args *structs.ClientCSIControllerCreateSnapshotRequest, reply *structs.ClientCSIControllerCreateSnapshotResponse) error {
+	what := fmt.Sprintf("%s of %s", snapshotNamed(args.Name), volumeNamed(args.ExternalSourceVolumeID))
+	return e.controller(ctx, args.PluginID, args.NodeID, what, func(ctx context.Context, cc *csi.Client) error {
+		sn, err := cc.CreateSnapshot(ctx, &csi.CreateSnapshotRequest{
+			SourceVolumeID: args.ExternalSourceVolumeID,
+			Name:           args.Name,
+			Secrets:        args.Secrets,
+			Parameters:     args.Parameters,
+		})
+		if err != nil {
+			return err
+		}
+		reply.Snapshot = toSnapshot(args.PluginID, sn)
+		reply.Snapshot.Name = args.Name
+		return nil
+	})
+}
+
+// ControllerDeleteSnapshot deletes a snapshot with the plugin's
+// controller; one already gone is deleted.
+func (e *clientCSI) ControllerDeleteSnapshot(ctx context.Context, args *structs.ClientCSIControllerDeleteSnapshotRequest, _ *structs.ClientCSIControllerDeleteSnapshotResponse) error {
+	return e.controller(ctx, args.PluginID, args.NodeID, snapshotNamed(args.SnapshotID), func(ctx context.Context, cc *csi.Client) error {
+		return cc.DeleteSnapshot(ctx, args.SnapshotID, args.Secrets)
+	})
+}
+
+// ControllerListSnapshots reads one page of the plugin controller's
+// snapshots.
+func (e *clientCSI) ControllerListSnapshots(ctx context.Context, args *structs.ClientCSIControllerListSnapshotsRequest, reply *structs.ClientCSIControllerListSnapshotsResponse) error {
+	return e.controller(ctx, args.PluginID, args.NodeID, "snapshot list", func(ctx context.Context, cc *csi.Client) error {
+		resp, err := cc.ListSnapshots(ctx, &csi.ListSnapshotsRequest{
+			MaxEntries:    args.MaxEntries,
+			StartingToken: args.StartingToken,
+			Secrets:       args.Secrets,
+		})
+		if err != nil {
+			return err
+		}
+		reply.Snapshots = make([]*structs.CSISnapshot, 0, len(resp.Snapshots))
+		for _, sn := range resp.Snapshots {
+			reply.Snapshots = append(reply.Snapshots, toSnapshot(args.PluginID, sn))
+		}
+		reply.NextToken = resp.NextToken
+		return nil
+	})
+}
+
+// ControllerListVolumes reads one page of the plugin controller's volumes.
+func (e *clientCSI) ControllerListVolumes(ctx context.Context, args *structs.ClientCSIControllerListVolumesRequest, reply *structs.ClientCSIControllerListVolumesResponse) error {
+	return e.controller(ctx, args.PluginID, args.NodeID, "volume list", func(ctx context.Context, cc *csi.Client) error {
+		resp, err := cc.ListVolumes(ctx, args.MaxEntries, args.StartingToken)
+		if err != nil {
+			return err
+		}
+		reply.Volumes, reply.NextToken = resp.Volumes, resp.NextToken
+		return nil
+	})
+}
+
+// toSnapshot is berth's view of a snapshot of plugin pluginID.
+func toSnapshot(pluginID string, sn *csi.Snapshot) *structs.CSISnapshot {
+	return &structs.CSISnapshot{
+		ID:                     sn.ID,
+		PluginID:               pluginID,
+		ExternalSourceVolumeID: sn.SourceVolumeID,
+		SizeBytes:              sn.SizeBytes,
+		CreateTime:             sn.CreateTime,
+		IsReady:                sn.ReadyToUse,
+	}
+}
+
 // controller runs fn against the controller of plugin pluginID on this
-// node, in its turn, and codes its error for the server that asked.
-func (e *clientCSI) controller(ctx context.Context, pluginID, nodeID, volume string, fn func(context.Context, *csi.Client) error) error {
+// node, in its turn, and codes its error for the server that asked. what
+// names the object of the call in errors and logs (volumeNamed,
+// snapshotNamed, or a listing).
+func (e *clientCSI) controller(ctx context.Context, pluginID, nodeID, what string, fn func(context.Context, *csi.Client) error) error {
 	node := e.c.nodeID
 	if pluginID == "" {
-		return structs.NewError(structs.CodeBadRequest, "volume %q: a plugin ID is required", volume)
+		return structs.NewError(structs.CodeBadRequest, "%s: a plugin ID is required", what)
 	}
 	if nodeID != "" && nodeID != node {
-		return structs.NewError(structs.CodeBadRequest, "volume %q: a call for node %s reached node %s", volume, nodeID, node)
+		return structs.NewError(structs.CodeBadRequest, "%s: a call for node %s reached node %s", what, nodeID, node)
 	}
 	p, ok := e.c.registry.Get(pluginID)
 	if !ok {
-		return structs.NewError(structs.CodeNotFound, "volume %q: plugin %q is not running on node %s", volume, pluginID, node)
+		return structs.NewError(structs.CodeNotFound, "%s: plugin %q is not running on node %s", what, pluginID, node)
 	}
 	if !p.ProvidesController() {
-		return structs.NewError(structs.CodeBadRequest, "volume %q: plugin %q runs only a node instance on node %s, not a controller",
-			volume, pluginID, node)
+		return structs.NewError(structs.CodeBadRequest, "%s: plugin %q runs only a node instance on node %s, not a controller",
+			what, pluginID, node)
 	}
 	socket := p.ControllerSocket
 	if socket == "" {
@@ -114,11 +217,11 @@ func (e *clientCSI) controller(ctx context.Context, pluginID, nodeID, volume str
 
 	release, err := e.acquire(ctx, pluginID)
 	if err != nil {
-		return structs.NewError(structs.CodeUnavailable, "volume %q: waiting for plugin %q on node %s: %v", volume, pluginID, node, err)
+		return structs.NewError(structs.CodeUnavailable, "%s: waiting for plugin %q on node %s: %v", what, pluginID, node, err)
 	}
 	defer release()
 
-	logger := e.c.logger.With("plugin_id", pluginID, "volume", volume)
+	logger := e.c.logger.With("plugin_id", pluginID, "target", what)
 	cc, err := csi.Dial(ctx, socket, logger, csi.WithPluginID(pluginID))
 	if err == nil {
 		defer cc.Close()
@@ -126,7 +229,7 @@ func (e *clientCSI) controller(ctx context.Context, pluginID, nodeID, volume str
 	}
 	if err != nil {
 		logger.Debug("controller call failed", "error", err)
-		return controllerError(err, node, volume)
+		return controllerError(err, node, what)
 	}
 	return nil
 }
@@ -183,10 +286,10 @@ var csiErrorCodes = map[csi.Code]structs.ErrorCode{
 	csi.CodeUnauthenticated:    structs.CodePermissionDenied, // the secrets were refused
 }
 
-// controllerError codes a failed controller call. The message names the
-// volume and the node, then the plugin, the CSI call and what the plugin
-// said (csi.Error).
-func controllerError(err error, node, volume string) error {
+// controllerError codes a failed controller call. The message names what
+// the call was about (a volume, a snapshot) and the node, then the
+// plugin, the CSI call and what the plugin said (csi.Error).
+func controllerError(err error, node, what string) error {
 	code := structs.CodeInternal
 	switch {
 	case !csi.IsFinal(err):
@@ -200,5 +303,10 @@ func controllerError(err error, node, volume string) error {
 			code = c
 		}
 	}
-	return structs.NewError(code, "volume %q on node %s: %v", volume, node, err)
+	return structs.NewError(code, "%s on node %s: %v", what, node, err)
 }
+
+// volumeNamed and snapshotNamed name the object of a controller call in
+// its errors: `volume "vol-1"`.
+func volumeNamed(id string) string   { return fmt.Sprintf("volume %q", id) }
+func snapshotNamed(id string) string { return fmt.Sprintf("snapshot %q", id) }

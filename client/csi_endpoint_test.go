@@ -159,6 +159,143 @@ func TestClientCSI_Controller_Hostpath(t *testing.T) {
 	must.NoError(t, e.ControllerDeleteVolume(ctx, del, nil))
 }
 
+// TestClientCSI_Controller_HostpathExpandSnapshotsList drives expansion,
+// snapshots and listings through the client's RPC server, as a server
+// does: every reply crosses msgpack.
+func TestClientCSI_Controller_HostpathExpandSnapshotsList(t *testing.T) {
+	p := csitest.StartHostpath(t)
+	c := newCSIClient(t, monolith("hostpath", p.Socket))
+	node := c.NodeID()
+	call := func(method string, args, reply any) error {
+		t.Helper()
+		return callWire(t, c, "ClientCSI."+method, args, reply)
+	}
+
+	var v structs.ClientCSIControllerCreateVolumeResponse
+	must.NoError(t, call("ControllerCreateVolume", &structs.ClientCSIControllerCreateVolumeRequest{PluginID: "hostpath",
+		Name: "data", CapacityMin: 1 << 20, Capabilities: fsWriter}, &v))
+	must.Eq(t, int64(1<<20), v.CapacityBytes)
+
+	t.Run("expand", func(t *testing.T) {
+		expand := &structs.ClientCSIControllerExpandVolumeRequest{PluginID: "hostpath", NodeID: node,
+			ExternalVolumeID: v.ExternalVolumeID, CapacityMin: 2 << 20, Capability: fsWriter[0]}
+		var grown structs.ClientCSIControllerExpandVolumeResponse
+		must.NoError(t, call("ControllerExpandVolume", expand, &grown))
+		must.Eq(t, structs.ClientCSIControllerExpandVolumeResponse{CapacityBytes: 2 << 20}, grown)
+
+		expand.ExternalVolumeID = "vol-gone"
+		err := call("ControllerExpandVolume", expand, &grown)
+		must.ErrorIs(t, err, structs.ErrNotFound)
+		must.StrHasPrefix(t, `volume "vol-gone" on node `+node+`: plugin "hostpath": ControllerExpandVolume: NotFound: `, err.Error())
+
+		expand = &structs.ClientCSIControllerExpandVolumeRequest{PluginID: "hostpath", ExternalVolumeID: v.ExternalVolumeID}
+		err = call("ControllerExpandVolume", expand, &grown)
+		must.ErrorIs(t, err, structs.ErrBadRequest, must.Sprint("no capacity: refused before the call"))
+		must.StrHasPrefix(t, `volume "`+v.ExternalVolumeID+`" on node `+node+`: plugin "hostpath": ControllerExpandVolume: csi: invalid request`, err.Error())
+	})
+
+	t.Run("validate unconfirmed", func(t *testing.T) {
+		var r structs.ClientCSIControllerValidateVolumeResponse
+		must.NoError(t, call("ControllerValidateVolume", &structs.ClientCSIControllerValidateVolumeRequest{PluginID: "hostpath",
+			ExternalVolumeID: v.ExternalVolumeID, Capabilities: []*structs.CSIVolumeCapability{{
+				AccessMode: structs.CSIVolumeAccessModeSingleNodeWriter, AttachmentMode: structs.CSIVolumeAttachmentModeBlockDevice}}}, &r))
+		must.Eq(t, structs.ClientCSIControllerValidateVolumeResponse{
+			Message: "block access type is not supported: berth-hostpath volumes are directories"}, r)
+	})
+
+	t.Run("snapshots", func(t *testing.T) {
+		create := func(name string) *structs.CSISnapshot {
+			t.Helper()
+			var r structs.ClientCSIControllerCreateSnapshotResponse
+			must.NoError(t, call("ControllerCreateSnapshot", &structs.ClientCSIControllerCreateSnapshotRequest{PluginID: "hostpath",
+				ExternalSourceVolumeID: v.ExternalVolumeID, Name: name}, &r))
+			must.NotNil(t, r.Snapshot)
+			return r.Snapshot
+		}
+		sn := create("snap")
+		must.StrHasPrefix(t, "snap-", sn.ID)
+		must.False(t, sn.CreateTime.IsZero())
+		must.Eq(t, &structs.CSISnapshot{ID: sn.ID, PluginID: "hostpath", Name: "snap", ExternalSourceVolumeID: v.ExternalVolumeID,
+			SizeBytes: 2 << 20, CreateTime: sn.CreateTime, IsReady: true}, sn, must.Sprint("the size after the expansion"))
+		must.Eq(t, sn, create("snap"), must.Sprint("the name is the idempotency key"))
+		other := create("other")
+		must.NotEq(t, sn.ID, other.ID)
+
+		// One snapshot a page: both, then no token. Listed snapshots
+		// have no name.
+		list := func(token string) *structs.ClientCSIControllerListSnapshotsResponse {
+			t.Helper()
+			var r structs.ClientCSIControllerListSnapshotsResponse
+			must.NoError(t, call("ControllerListSnapshots", &structs.ClientCSIControllerListSnapshotsRequest{PluginID: "hostpath",
+				MaxEntries: 1, StartingToken: token}, &r))
+			return &r
+		}
+		first := list("")
+		must.SliceLen(t, 1, first.Snapshots)
+		must.NotEq(t, "", first.NextToken)
+		second := list(first.NextToken)
+		must.SliceLen(t, 1, second.Snapshots)
+		must.Eq(t, "", second.NextToken)
+		listed := map[string]*structs.CSISnapshot{first.Snapshots[0].ID: first.Snapshots[0], second.Snapshots[0].ID: second.Snapshots[0]}
+		for _, want := range []*structs.CSISnapshot{sn, other} {
+			unnamed := *want
+			unnamed.Name = ""
+			must.Eq(t, &unnamed, listed[want.ID])
+		}
+
+		del := &structs.ClientCSIControllerDeleteSnapshotRequest{PluginID: "hostpath", SnapshotID: sn.ID}
+		must.NoError(t, call("ControllerDeleteSnapshot", del, &structs.ClientCSIControllerDeleteSnapshotResponse{}))
+		must.NoError(t, call("ControllerDeleteSnapshot", del, &structs.ClientCSIControllerDeleteSnapshotResponse{}),
+			must.Sprint("already gone"))
+		rest := list("")
+		must.SliceLen(t, 1, rest.Snapshots)
+		must.Eq(t, other.ID, rest.Snapshots[0].ID)
+		must.Eq(t, "", rest.NextToken)
+
+		err := call("ControllerCreateSnapshot", &structs.ClientCSIControllerCreateSnapshotRequest{PluginID: "hostpath",
+			ExternalSourceVolumeID: "vol-gone", Name: "lost"}, &structs.ClientCSIControllerCreateSnapshotResponse{})
+		must.ErrorIs(t, err, structs.ErrNotFound)
+		must.StrHasPrefix(t, `snapshot "lost" of volume "vol-gone" on node `+node+`: plugin "hostpath": CreateSnapshot: NotFound: `, err.Error())
+		err = call("ControllerListSnapshots", &structs.ClientCSIControllerListSnapshotsRequest{PluginID: "hostpath",
+			StartingToken: "stale"}, &structs.ClientCSIControllerListSnapshotsResponse{})
+		must.ErrorIs(t, err, structs.ErrUnavailable, must.Sprint("ABORTED: list again"))
+		must.StrHasPrefix(t, `snapshot list on node `+node+`: plugin "hostpath": ListSnapshots: Aborted: `, err.Error())
+		err = call("ControllerDeleteSnapshot", &structs.ClientCSIControllerDeleteSnapshotRequest{SnapshotID: other.ID},
+			&structs.ClientCSIControllerDeleteSnapshotResponse{})
+		must.ErrorIs(t, err, structs.ErrBadRequest)
+		must.EqError(t, err, `snapshot "`+other.ID+`": a plugin ID is required`)
+	})
+
+	t.Run("list volumes", func(t *testing.T) {
+		var w structs.ClientCSIControllerCreateVolumeResponse
+		must.NoError(t, call("ControllerCreateVolume", &structs.ClientCSIControllerCreateVolumeRequest{PluginID: "hostpath",
+			Name: "more", CapacityMin: 3 << 20, Capabilities: fsWriter}, &w))
+		want := map[string]int64{v.ExternalVolumeID: 2 << 20, w.ExternalVolumeID: 3 << 20}
+
+		got := map[string]int64{}
+		var token string
+		for pages := 1; ; pages++ {
+			var r structs.ClientCSIControllerListVolumesResponse
+			must.NoError(t, call("ControllerListVolumes", &structs.ClientCSIControllerListVolumesRequest{PluginID: "hostpath",
+				MaxEntries: 1, StartingToken: token}, &r))
+			must.SliceLen(t, 1, r.Volumes)
+			must.Eq(t, "", r.Volumes[0].VolumeID, must.Sprint("the client does not know berth's IDs"))
+			got[r.Volumes[0].ExternalID] = r.Volumes[0].CapacityBytes
+			if token = r.NextToken; token == "" {
+				must.Eq(t, 2, pages)
+				break
+			}
+			must.Less(t, 2, pages, must.Sprint("no more pages than volumes"))
+		}
+		must.Eq(t, want, got)
+
+		err := call("ControllerListVolumes", &structs.ClientCSIControllerListVolumesRequest{PluginID: "hostpath", MaxEntries: -1},
+			&structs.ClientCSIControllerListVolumesResponse{})
+		must.ErrorIs(t, err, structs.ErrBadRequest)
+		must.StrHasPrefix(t, `volume list on node `+node+`: plugin "hostpath": ListVolumes: csi: invalid request`, err.Error())
+	})
+}
+
 func TestClientCSI_Controller_Refusals(t *testing.T) {
 	mock := csitest.StartMockDriver(t, csitest.MockOptions{Hooks: `createVolumeStart: |
   UNAVAILABLE;
@@ -313,7 +450,7 @@ func TestControllerError_Codes(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.err.Error(), func(t *testing.T) {
-			err := controllerError(tc.err, "n1", "vol")
+			err := controllerError(tc.err, "n1", volumeNamed("vol"))
 			must.Eq(t, tc.want, structs.ErrorCodeOf(err))
 			must.StrHasPrefix(t, `volume "vol" on node n1: `, err.Error())
 		})

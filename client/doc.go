@@ -2,8 +2,9 @@
 // stable ID kept in the data dir, heartbeats within the TTL the servers
 // give (failing over between servers), keeps one multiplexed session per
 // server on which the servers call it back (ClientStatus.Ping, and
-// ClientCSI for controller calls: create, delete and validate volumes; node
-// operations come with workloads), and turns plugin fingerprint changes into node
+// ClientCSI for controller calls: create, delete, validate, expand and
+// list volumes, and create, delete and list snapshots; node operations
+// come with workloads), and turns plugin fingerprint changes into node
 // updates that carry only what changed (nodeUpdater).
 //
 // Subpackages: csi (the ONLY importer of the CSI spec and gRPC),

@@ -147,22 +147,33 @@ func (c *Client) DeleteVolume(ctx context.Context, externalID string, secrets st
 	return err
 }
 
+// ValidateResponse is what ValidateVolumeCapabilities answered.
+type ValidateResponse struct {
+	// Confirmed is true when the plugin confirmed every capability asked
+	// for, as asked; false when it did not confirm them.
+	Confirmed bool
+	// Message is the plugin's message, if any: why it did not confirm.
+	Message string
+}
+
 // ValidateVolumeCapabilities asks the controller whether a volume supports
-// the capabilities asked for. An answer without confirmed is (false, nil):
-// the plugin did not confirm them, which is not a failure of the call. A
-// confirmed answer is compared with what was asked, field by field, as the
-// spec requires, and a difference fails with ErrCapabilityMismatch naming
-// the first field that differs (never a mount flag's value); the plugin's
-// message, if any, ends the error.
-func (c *Client) ValidateVolumeCapabilities(ctx context.Context, req *ValidateRequest) (confirmed bool, err error) {
+// the capabilities asked for. An answer without confirmed is Confirmed
+// false with the plugin's message, and no error: the plugin did not
+// confirm them, which is not a failure of the call. A confirmed answer is
+// compared with what was asked, field by field, as the spec requires, and
+// a difference fails with ErrCapabilityMismatch naming the first field
+// that differs (never a mount flag's value); the plugin's message, if
+// any, ends the error.
+func (c *Client) ValidateVolumeCapabilities(ctx context.Context, req *ValidateRequest) (*ValidateResponse, error) {
 	const call = "ValidateVolumeCapabilities"
 	if req == nil || req.ExternalVolumeID == "" {
-		return false, wrapError(c.plugin, call, fmt.Errorf("%w: a volume ID is required", ErrInvalidRequest))
+		return nil, wrapError(c.plugin, call, fmt.Errorf("%w: a volume ID is required", ErrInvalidRequest))
 	}
 	caps, err := volumeCapabilities(req.Capabilities, req.MountOptions)
 	if err != nil {
-		return false, wrapError(c.plugin, call, err)
+		return nil, wrapError(c.plugin, call, err)
 	}
+	var out *ValidateResponse
 	err = c.call(ctx, call, func(ctx context.Context) error {
 		resp, err := c.controller.ValidateVolumeCapabilities(ctx, &csipb.ValidateVolumeCapabilitiesRequest{
 			VolumeId:           req.ExternalVolumeID,
@@ -176,6 +187,7 @@ func (c *Client) ValidateVolumeCapabilities(ctx context.Context, req *ValidateRe
 		}
 		if resp.GetConfirmed() == nil {
 			c.logger.Debug("volume capabilities not confirmed", "volume_id", req.ExternalVolumeID, "message", resp.GetMessage())
+			out = &ValidateResponse{Message: resp.GetMessage()}
 			return nil
 		}
 		if err := compareConfirmed(caps, resp.GetConfirmed().GetVolumeCapabilities()); err != nil {
@@ -184,10 +196,13 @@ func (c *Client) ValidateVolumeCapabilities(ctx context.Context, req *ValidateRe
 			}
 			return err
 		}
-		confirmed = true
+		out = &ValidateResponse{Confirmed: true, Message: resp.GetMessage()}
 		return nil
 	})
-	return confirmed, err
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 func toTopologies(ts []*structs.CSITopology) []*csipb.Topology {

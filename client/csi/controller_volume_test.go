@@ -147,14 +147,14 @@ func TestClient_ValidateVolumeCapabilities_MockDriver(t *testing.T) {
 	// The mock confirms whatever it is asked, for a volume it knows.
 	for _, caps := range [][]*structs.CSIVolumeCapability{writer, block,
 		fsCaps(structs.CSIVolumeAccessModeMultiNodeReader, structs.CSIVolumeAccessModeMultiNodeMultiWriter)} {
-		ok, err := c.ValidateVolumeCapabilities(ctx, &ValidateRequest{ExternalVolumeID: "1", Capabilities: caps,
+		r, err := c.ValidateVolumeCapabilities(ctx, &ValidateRequest{ExternalVolumeID: "1", Capabilities: caps,
 			MountOptions: &structs.CSIMountOptions{FSType: "ext4", MountFlags: []string{"noatime"}}})
 		must.NoError(t, err)
-		must.True(t, ok)
+		must.Eq(t, &ValidateResponse{Confirmed: true}, r)
 	}
 
-	ok, err := c.ValidateVolumeCapabilities(ctx, &ValidateRequest{ExternalVolumeID: "99", Capabilities: writer})
-	must.False(t, ok)
+	r, err := c.ValidateVolumeCapabilities(ctx, &ValidateRequest{ExternalVolumeID: "99", Capabilities: writer})
+	must.Nil(t, r)
 	must.Eq(t, CodeNotFound, CodeOf(err))
 	must.StrHasPrefix(t, `plugin "mock": ValidateVolumeCapabilities: NotFound: 99`, err.Error())
 
@@ -191,22 +191,27 @@ func TestClient_Controller_Hostpath(t *testing.T) {
 	t.Run("validate", func(t *testing.T) {
 		// Hostpath confirms the mount access type with any access mode
 		// and bind-mount flags, echoing what it was asked...
-		ok, err := c.ValidateVolumeCapabilities(ctx, &ValidateRequest{ExternalVolumeID: v.ExternalVolumeID,
+		r, err := c.ValidateVolumeCapabilities(ctx, &ValidateRequest{ExternalVolumeID: v.ExternalVolumeID,
 			Capabilities: fsCaps(structs.CSIVolumeAccessModeSingleNodeWriter, structs.CSIVolumeAccessModeMultiNodeReader),
 			MountOptions: &structs.CSIMountOptions{MountFlags: []string{"ro", "noexec"}}, Parameters: map[string]string{"a": "1"}})
 		must.NoError(t, err)
-		must.True(t, ok)
+		must.Eq(t, &ValidateResponse{Confirmed: true}, r)
 		// ...and leaves confirmed unset, with a message, for block, other
 		// parameters and flags a bind mount cannot apply.
-		for _, r := range []*ValidateRequest{
-			{Capabilities: block},
-			{Capabilities: writer, Parameters: map[string]string{"a": "2"}},
-			{Capabilities: writer, MountOptions: &structs.CSIMountOptions{MountFlags: []string{"password=x"}}},
+		for _, tc := range []struct {
+			req *ValidateRequest
+			msg string
+		}{
+			{&ValidateRequest{Capabilities: block}, "block access type is not supported"},
+			{&ValidateRequest{Capabilities: writer, Parameters: map[string]string{"a": "2"}}, "parameters differ"},
+			{&ValidateRequest{Capabilities: writer, MountOptions: &structs.CSIMountOptions{MountFlags: []string{"password=x"}}},
+				"mount flag 1 of 1 is not supported"},
 		} {
-			r.ExternalVolumeID = v.ExternalVolumeID
-			ok, err := c.ValidateVolumeCapabilities(ctx, r)
+			tc.req.ExternalVolumeID = v.ExternalVolumeID
+			r, err := c.ValidateVolumeCapabilities(ctx, tc.req)
 			must.NoError(t, err)
-			must.False(t, ok)
+			must.False(t, r.Confirmed)
+			must.StrContains(t, r.Message, tc.msg)
 		}
 		_, err = c.ValidateVolumeCapabilities(ctx, &ValidateRequest{ExternalVolumeID: "vol-gone", Capabilities: writer})
 		must.Eq(t, CodeNotFound, CodeOf(err))
@@ -251,8 +256,8 @@ func TestClient_Controller_Hostpath(t *testing.T) {
 
 	must.NoError(t, c.DeleteVolume(ctx, v.ExternalVolumeID, nil))
 	must.NoError(t, c.DeleteVolume(ctx, v.ExternalVolumeID, nil), must.Sprint("delete twice"))
-	ok, err := c.ValidateVolumeCapabilities(ctx, &ValidateRequest{ExternalVolumeID: v.ExternalVolumeID, Capabilities: writer})
-	must.False(t, ok)
+	r, err := c.ValidateVolumeCapabilities(ctx, &ValidateRequest{ExternalVolumeID: v.ExternalVolumeID, Capabilities: writer})
+	must.Nil(t, r)
 	must.Eq(t, CodeNotFound, CodeOf(err))
 }
 
@@ -279,10 +284,10 @@ func TestClient_Controller_SecretsReachThePluginNotTheLog(t *testing.T) {
 
 	v, err := c.CreateVolume(ctx, &CreateVolumeRequest{Name: "v", Capabilities: writer, MountOptions: mo, Secrets: secrets})
 	must.NoError(t, err)
-	ok, err := c.ValidateVolumeCapabilities(ctx, &ValidateRequest{ExternalVolumeID: v.ExternalVolumeID,
+	r, err := c.ValidateVolumeCapabilities(ctx, &ValidateRequest{ExternalVolumeID: v.ExternalVolumeID,
 		Capabilities: writer, MountOptions: mo, Secrets: secrets})
 	must.NoError(t, err)
-	must.True(t, ok)
+	must.True(t, r.Confirmed)
 	sn, err := c.CreateSnapshot(ctx, &CreateSnapshotRequest{SourceVolumeID: v.ExternalVolumeID, Name: "s", Secrets: secrets})
 	must.NoError(t, err)
 	_, err = c.ListSnapshots(ctx, &ListSnapshotsRequest{SnapshotID: sn.ID, Secrets: secrets})
@@ -312,12 +317,13 @@ func TestClient_Controller_SecretsReachThePluginNotTheLog(t *testing.T) {
 
 // fakeController answers as told: for the answers and faults the real
 // plugins cannot be made to give (a confirmed set that differs from the
-// request, a volume without an ID, required secrets).
+// request, a created or listed volume without an ID, required secrets).
 type fakeController struct {
 	csipb.UnimplementedControllerServer
 	secrets  map[string]string // every call must carry these, if set
 	create   *csipb.CreateVolumeResponse
 	validate *csipb.ValidateVolumeCapabilitiesResponse
+	list     *csipb.ListVolumesResponse
 }
 
 var _ csipb.ControllerServer = (*fakeController)(nil)
@@ -349,6 +355,10 @@ func (f *fakeController) ValidateVolumeCapabilities(_ context.Context, req *csip
 		return nil, err
 	}
 	return f.validate, nil
+}
+
+func (f *fakeController) ListVolumes(context.Context, *csipb.ListVolumesRequest) (*csipb.ListVolumesResponse, error) {
+	return f.list, nil
 }
 
 func serveController(t *testing.T, srv *fakeController) string {
@@ -384,35 +394,38 @@ func TestClient_Controller_Fake(t *testing.T) {
 	cases := []struct {
 		name string
 		resp *csipb.ValidateVolumeCapabilitiesResponse
-		ok   bool
-		want string // the error; "" for none
+		want *ValidateResponse // the answer; nil with an error
+		err  string            // the error; "" for none
 	}{
 		{"confirmed as asked", &csipb.ValidateVolumeCapabilitiesResponse{Confirmed: &csipb.ValidateVolumeCapabilitiesResponse_Confirmed{
-			VolumeCapabilities: []*csipb.VolumeCapability{mountCap(snw, "ext4", "password=hunter2")}}}, true, ""},
-		{"not confirmed", &csipb.ValidateVolumeCapabilitiesResponse{Message: "no such thing"}, false, ""},
+			VolumeCapabilities: []*csipb.VolumeCapability{mountCap(snw, "ext4", "password=hunter2")}}}, &ValidateResponse{Confirmed: true}, ""},
+		{"confirmed with a message", &csipb.ValidateVolumeCapabilitiesResponse{Message: "fine", Confirmed: &csipb.ValidateVolumeCapabilitiesResponse_Confirmed{
+			VolumeCapabilities: []*csipb.VolumeCapability{mountCap(snw, "ext4", "password=hunter2")}}}, &ValidateResponse{Confirmed: true, Message: "fine"}, ""},
+		{"not confirmed", &csipb.ValidateVolumeCapabilitiesResponse{Message: "no such thing"}, &ValidateResponse{Message: "no such thing"}, ""},
+		{"not confirmed, no message", &csipb.ValidateVolumeCapabilitiesResponse{}, &ValidateResponse{}, ""},
 		{"other fs type", &csipb.ValidateVolumeCapabilitiesResponse{Message: "close enough", Confirmed: &csipb.ValidateVolumeCapabilitiesResponse_Confirmed{
-			VolumeCapabilities: []*csipb.VolumeCapability{mountCap(snw, "xfs", "password=hunter2")}}}, false,
+			VolumeCapabilities: []*csipb.VolumeCapability{mountCap(snw, "xfs", "password=hunter2")}}}, nil,
 			`plugin "mock": ValidateVolumeCapabilities: csi: confirmed capabilities differ from those requested: ` +
 				`capability single-node-writer/file-system: fs type "ext4" not confirmed (confirmed: "xfs") (plugin message: close enough)`},
 		{"other mount flags", &csipb.ValidateVolumeCapabilitiesResponse{Confirmed: &csipb.ValidateVolumeCapabilitiesResponse_Confirmed{
-			VolumeCapabilities: []*csipb.VolumeCapability{mountCap(snw, "ext4")}}}, false,
+			VolumeCapabilities: []*csipb.VolumeCapability{mountCap(snw, "ext4")}}}, nil,
 			`plugin "mock": ValidateVolumeCapabilities: csi: confirmed capabilities differ from those requested: ` +
 				`capability single-node-writer/file-system: mount flags differ`},
 		{"block confirmed as mount", &csipb.ValidateVolumeCapabilitiesResponse{Confirmed: &csipb.ValidateVolumeCapabilitiesResponse_Confirmed{
-			VolumeCapabilities: []*csipb.VolumeCapability{blockCap(snw)}}}, false, "attachment mode file-system not confirmed (confirmed: block-device)"},
+			VolumeCapabilities: []*csipb.VolumeCapability{blockCap(snw)}}}, nil, "attachment mode file-system not confirmed (confirmed: block-device)"},
 	}
 	for _, tc := range cases {
 		t.Run("validate "+tc.name, func(t *testing.T) {
 			c := dial(t, serveController(t, &fakeController{validate: tc.resp}))
-			ok, err := c.ValidateVolumeCapabilities(ctx, &ValidateRequest{ExternalVolumeID: "v", Capabilities: writer, MountOptions: mo})
-			must.Eq(t, tc.ok, ok)
-			if tc.want == "" {
+			r, err := c.ValidateVolumeCapabilities(ctx, &ValidateRequest{ExternalVolumeID: "v", Capabilities: writer, MountOptions: mo})
+			must.Eq(t, tc.want, r)
+			if tc.err == "" {
 				must.NoError(t, err)
 				return
 			}
 			must.ErrorIs(t, err, ErrCapabilityMismatch)
 			must.True(t, IsFinal(err))
-			must.StrContains(t, err.Error(), tc.want)
+			must.StrContains(t, err.Error(), tc.err)
 			must.StrNotContains(t, err.Error(), "hunter2")
 		})
 	}

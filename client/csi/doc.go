@@ -5,12 +5,14 @@
 // gRPC connection so that a lost plugin is an event.
 //
 // Controller calls: ControllerGetCapabilities, CreateVolume, DeleteVolume
-// (an already deleted volume, NOT_FOUND included, is success) and
-// ValidateVolumeCapabilities (an unconfirmed answer is (false, nil); a
-// confirmed one is compared with the request, field by field, as the spec
-// requires), and the snapshot calls CreateSnapshot, DeleteSnapshot and
-// ListSnapshots. A request berth can tell is invalid fails with
-// ErrInvalidRequest before any call.
+// (an already deleted volume, NOT_FOUND included, is success),
+// ValidateVolumeCapabilities (an unconfirmed answer is Confirmed false
+// with the plugin's message, and no error; a confirmed one is compared
+// with the request, field by field, as the spec requires),
+// ControllerExpandVolume, ListVolumes (one page), and the snapshot calls
+// CreateSnapshot, DeleteSnapshot and ListSnapshots. Node calls:
+// NodeGetInfo, NodeGetCapabilities and NodeExpandVolume. A request berth
+// can tell is invalid fails with ErrInvalidRequest before any call.
 //
 // Errors are classified once, here: every failed call returns an *Error
 // that names the plugin, the call and the gRPC code (`plugin "hostpath":
