@@ -26,11 +26,36 @@ func (c *ClientCSI) ControllerValidateVolume(ctx context.Context, args *structs.
 	return c.relay(ctx, args.NodeID, "ClientCSI.ControllerValidateVolume", args, args, reply)
 }
 
+// ControllerExpandVolume relays an expand to a controller instance.
+func (c *ClientCSI) ControllerExpandVolume(ctx context.Context, args *structs.ClientCSIControllerExpandVolumeRequest, reply *structs.ClientCSIControllerExpandVolumeResponse) error {
+	return c.relay(ctx, args.NodeID, "ClientCSI.ControllerExpandVolume", args, args, reply)
+}
+
+// ControllerCreateSnapshot relays a snapshot create to a controller instance.
+func (c *ClientCSI) ControllerCreateSnapshot(ctx context.Context, args *structs.ClientCSIControllerCreateSnapshotRequest, reply *structs.ClientCSIControllerCreateSnapshotResponse) error {
+	return c.relay(ctx, args.NodeID, "ClientCSI.ControllerCreateSnapshot", args, args, reply)
+}
+
+// ControllerDeleteSnapshot relays a snapshot delete to a controller instance.
+func (c *ClientCSI) ControllerDeleteSnapshot(ctx context.Context, args *structs.ClientCSIControllerDeleteSnapshotRequest, reply *structs.ClientCSIControllerDeleteSnapshotResponse) error {
+	return c.relay(ctx, args.NodeID, "ClientCSI.ControllerDeleteSnapshot", args, args, reply)
+}
+
+// ControllerListSnapshots relays a snapshot list to a controller instance.
+func (c *ClientCSI) ControllerListSnapshots(ctx context.Context, args *structs.ClientCSIControllerListSnapshotsRequest, reply *structs.ClientCSIControllerListSnapshotsResponse) error {
+	return c.relay(ctx, args.NodeID, "ClientCSI.ControllerListSnapshots", args, args, reply)
+}
+
+// ControllerListVolumes relays a volume list to a controller instance.
+func (c *ClientCSI) ControllerListVolumes(ctx context.Context, args *structs.ClientCSIControllerListVolumesRequest, reply *structs.ClientCSIControllerListVolumesResponse) error {
+	return c.relay(ctx, args.NodeID, "ClientCSI.ControllerListVolumes", args, args, reply)
+}
+
 func (c *ClientCSI) relay(ctx context.Context, nodeID, method string, info rpcInfo, args, reply any) error {
 	if nodeID == "" {
 		return structs.NewError(structs.CodeBadRequest, "%s: missing node ID", method)
 	}
-	ctx, cancel := context.WithTimeout(ctx, clientCallTimeout)
+	ctx, cancel := context.WithTimeout(ctx, controllerCallTimeout)
 	defer cancel()
 	return c.srv.callClient(ctx, nodeID, method, method, info, args, reply)
 }

@@ -4,9 +4,13 @@ import (
 	"context"
 	"errors"
 	"sort"
+	"time"
 
 	"github.com/berth-csi/berth/structs"
 )
+
+// controllerCallTimeout bounds one controller call made for a user's request.
+const controllerCallTimeout = 2 * time.Minute
 
 // controllerNodes lists the nodes running a healthy controller instance of
 // a plugin, in a stable order, so calls keep going to the same instance
@@ -63,4 +67,56 @@ func (s *Server) onController(ctx context.Context, nodes []string, call func(ctx
 		s.logger.Warn("controller instance unavailable; trying the next", "node_id", nodeID, "error", err)
 	}
 	return err
+}
+
+// controllerCap is a controller capability a call needs: has reports
+// whether an instance offers it, name says which it is in errors.
+type controllerCap struct {
+	name string
+	has  func(*structs.CSIControllerInfo) bool
+}
+
+var (
+	capCreateDelete = controllerCap{"creating and deleting volumes (CREATE_DELETE_VOLUME)",
+		func(c *structs.CSIControllerInfo) bool { return c.SupportsCreateDelete }}
+	capSnapshot = controllerCap{"snapshots (CREATE_DELETE_SNAPSHOT)",
+		func(c *structs.CSIControllerInfo) bool { return c.SupportsCreateDeleteSnapshot }}
+	capListSnapshots = controllerCap{"listing snapshots (LIST_SNAPSHOTS)",
+		func(c *structs.CSIControllerInfo) bool { return c.SupportsListSnapshots }}
+	capListVolumes = controllerCap{"listing volumes (LIST_VOLUMES)",
+		func(c *structs.CSIControllerInfo) bool { return c.SupportsListVolumes }}
+	capExpand = controllerCap{"expanding volumes (EXPAND_VOLUME)",
+		func(c *structs.CSIControllerInfo) bool { return c.SupportsExpand }}
+	capClone = controllerCap{"cloning volumes (CLONE_VOLUME)",
+		func(c *structs.CSIControllerInfo) bool { return c.SupportsClone }}
+	// capAny is for the calls every controller serves (ValidateVolumeCapabilities).
+	capAny = controllerCap{"a controller service", func(*structs.CSIControllerInfo) bool { return true }}
+)
+
+// controllerCall is one ClientCSI call to a controller instance of a
+// plugin. node and opts point into args: the call routes by *node, and
+// opts carries the forwarding mark between servers.
+type controllerCall struct {
+	plugin      string
+	need        controllerCap
+	method      string // the ClientCSI method, relayed as the same name
+	node        *string
+	opts        *structs.QueryOptions
+	args, reply any
+}
+
+// callController makes the call on the healthy controller instances with
+// the capability, in their stable order, until one answers.
+func (s *Server) callController(ctx context.Context, c controllerCall) error {
+	nodes, err := s.controllerNodes(c.plugin, c.need.has, c.need.name)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, controllerCallTimeout)
+	defer cancel()
+	return s.onController(ctx, nodes, func(ctx context.Context, nodeID string) error {
+		*c.node = nodeID
+		c.opts.Forwarded = false
+		return s.callClient(ctx, nodeID, c.method, c.method, c.opts, c.args, c.reply)
+	})
 }

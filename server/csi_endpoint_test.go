@@ -53,7 +53,7 @@ func seed(t *testing.T, s *Server) {
 	t.Helper()
 	var nresp structs.NodeUpdateResponse
 	must.NoError(t, rpcCall(t, s, "Node.Register", &structs.NodeRegisterRequest{
-		Node: statetest.NodeWithPlugin("node-1", "hostpath", true, true, true)}, &nresp))
+		Node: statetest.NodeWithPlugin("node-1", "hostpath", false, true, true)}, &nresp))
 	var vresp structs.CSIVolumeRegisterResponse
 	must.NoError(t, rpcCall(t, s, "CSIVolume.Register", &structs.CSIVolumeRegisterRequest{
 		Volumes: []*structs.CSIVolume{statetest.Volume("data", "hostpath")}}, &vresp))
@@ -155,7 +155,7 @@ func TestCSIVolume_Get_NoSecrets(t *testing.T) {
 	s := testServer(t)
 	var nresp structs.NodeUpdateResponse
 	must.NoError(t, rpcCall(t, s, "Node.Register", &structs.NodeRegisterRequest{
-		Node: statetest.NodeWithPlugin("node-1", "hostpath", true, true, true)}, &nresp))
+		Node: statetest.NodeWithPlugin("node-1", "hostpath", false, true, true)}, &nresp))
 	vol := statetest.Volume("data", "hostpath")
 	vol.Secrets = structs.CSISecrets{"token": "hunter2"}
 	vol.MountOptions = &structs.CSIMountOptions{FSType: "ext4", MountFlags: []string{"pass=hunter2"}}

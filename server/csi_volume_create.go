@@ -3,13 +3,9 @@ package server
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/berth-csi/berth/structs"
 )
-
-// controllerCallTimeout bounds one controller call made for a user's request.
-const controllerCallTimeout = 2 * time.Minute
 
 // Create makes volumes through a controller instance of their plugin and
 // registers what the plugin made. The volume's name is the plugin's
@@ -69,17 +65,19 @@ func (v *CSIVolume) create(ctx context.Context, vol *structs.CSIVolume) (*struct
 				"volume %q is already registered with plugin %q and name %q; deregister or delete it first",
 				vol.ID, existing.PluginID, existing.Name)
 		}
-		return existing, nil // created before: the retry finds it
+		return v.regrow(ctx, existing, vol) // created before: the retry finds it
 	}
-	nodes, err := v.srv.controllerNodes(vol.PluginID,
-		func(c *structs.CSIControllerInfo) bool { return c.SupportsCreateDelete }, "creating volumes (CREATE_DELETE_VOLUME)")
-	if err != nil {
-		return nil, fmt.Errorf("volume %q: %w", vol.ID, err)
+	if err := v.srv.checkTopology(vol); err != nil {
+		return nil, err
 	}
 	name := vol.Name
 	if name == "" {
 		name = vol.ID
 		vol.Name = name
+	}
+	cloneID, err := v.cloneSource(vol)
+	if err != nil {
+		return nil, err
 	}
 	req := &structs.ClientCSIControllerCreateVolumeRequest{
 		PluginID:           vol.PluginID,
@@ -91,17 +89,17 @@ func (v *CSIVolume) create(ctx context.Context, vol *structs.CSIVolume) (*struct
 		Secrets:            vol.Secrets,
 		Parameters:         vol.Parameters,
 		SnapshotID:         vol.SnapshotID,
-		CloneID:            vol.CloneID,
+		CloneID:            cloneID,
 		RequiredTopologies: vol.Topologies,
 	}
+	need := capCreateDelete
+	if cloneID != "" {
+		need = controllerCap{"cloning volumes (CREATE_DELETE_VOLUME and CLONE_VOLUME)",
+			func(c *structs.CSIControllerInfo) bool { return c.SupportsCreateDelete && c.SupportsClone }}
+	}
 	var resp structs.ClientCSIControllerCreateVolumeResponse
-	ctx, cancel := context.WithTimeout(ctx, controllerCallTimeout)
-	defer cancel()
-	err = v.srv.onController(ctx, nodes, func(ctx context.Context, nodeID string) error {
-		req.NodeID = nodeID
-		req.Forwarded = false
-		return v.srv.callClient(ctx, nodeID, "ClientCSI.ControllerCreateVolume", "ClientCSI.ControllerCreateVolume", req, req, &resp)
-	})
+	err = v.srv.callController(ctx, controllerCall{plugin: vol.PluginID, need: need,
+		method: "ClientCSI.ControllerCreateVolume", node: &req.NodeID, opts: &req.QueryOptions, args: req, reply: &resp})
 	if err != nil {
 		return nil, fmt.Errorf("volume %q: create with plugin %q: %w", vol.ID, vol.PluginID, err)
 	}
@@ -153,24 +151,14 @@ func (v *CSIVolume) Delete(ctx context.Context, args *structs.CSIVolumeDeleteReq
 				"volume %q is claimed by allocs %v: stop them and let their claims be released before deleting it",
 				id, vol.ClaimingAllocs())
 		}
-		nodes, err := v.srv.controllerNodes(vol.PluginID,
-			func(c *structs.CSIControllerInfo) bool { return c.SupportsCreateDelete }, "deleting volumes (CREATE_DELETE_VOLUME)")
-		if err != nil {
-			return fmt.Errorf("volume %q: %w", id, err)
-		}
 		secrets := vol.Secrets
 		if len(args.Secrets) > 0 {
 			secrets = args.Secrets
 		}
 		req := &structs.ClientCSIControllerDeleteVolumeRequest{PluginID: vol.PluginID, ExternalVolumeID: vol.ExternalID, Secrets: secrets}
-		cctx, cancel := context.WithTimeout(ctx, controllerCallTimeout)
-		err = v.srv.onController(cctx, nodes, func(ctx context.Context, nodeID string) error {
-			req.NodeID = nodeID
-			req.Forwarded = false
-			return v.srv.callClient(ctx, nodeID, "ClientCSI.ControllerDeleteVolume", "ClientCSI.ControllerDeleteVolume",
-				req, req, &structs.ClientCSIControllerDeleteVolumeResponse{})
-		})
-		cancel()
+		err = v.srv.callController(ctx, controllerCall{plugin: vol.PluginID, need: capCreateDelete,
+			method: "ClientCSI.ControllerDeleteVolume", node: &req.NodeID, opts: &req.QueryOptions,
+			args: req, reply: &structs.ClientCSIControllerDeleteVolumeResponse{}})
 		if err != nil {
 			return fmt.Errorf("volume %q: delete with plugin %q: %w; it is still registered", id, vol.PluginID, err)
 		}
@@ -183,4 +171,43 @@ func (v *CSIVolume) Delete(ctx context.Context, args *structs.CSIVolumeDeleteReq
 		reply.Index = index
 	}
 	return nil
+}
+
+// cloneSource returns the plugin's ID of the volume to clone: clone_id
+// names a registered volume of the same plugin by berth's ID, or the
+// plugin's own volume ID.
+func (v *CSIVolume) cloneSource(vol *structs.CSIVolume) (string, error) {
+	if vol.CloneID == "" {
+		return "", nil
+	}
+	src, err := v.srv.State().CSIVolumeByID(nil, vol.Namespace, vol.CloneID)
+	if err != nil || src == nil {
+		return vol.CloneID, err
+	}
+	if src.PluginID != vol.PluginID {
+		return "", structs.NewError(structs.CodeBadRequest,
+			"volume %q: clone_id %q is a volume of plugin %q; a clone must come from a volume of the same plugin (%q)",
+			vol.ID, vol.CloneID, src.PluginID, vol.PluginID)
+	}
+	return src.ExternalID, nil
+}
+
+// regrow answers a create of a volume that exists: the same volume, grown
+// first when the create asks for more capacity than it has.
+func (v *CSIVolume) regrow(ctx context.Context, existing, vol *structs.CSIVolume) (*structs.CSIVolume, error) {
+	upd := existing.Copy()
+	upd.RequestedCapacityMin, upd.RequestedCapacityMax = vol.RequestedCapacityMin, vol.RequestedCapacityMax
+	if err := v.expand(ctx, existing, upd); err != nil {
+		return nil, err
+	}
+	if upd.Capacity == existing.Capacity && upd.RequestedCapacityMin == existing.RequestedCapacityMin &&
+		upd.RequestedCapacityMax == existing.RequestedCapacityMax {
+		return existing, nil
+	}
+	if _, _, err := raftApply[any](v.srv, structs.CSIVolumeRegisterRequestType,
+		&structs.CSIVolumeRegisterRequest{Volumes: []*structs.CSIVolume{upd}}); err != nil {
+		return nil, fmt.Errorf("volume %q was expanded by plugin %q to %d bytes but could not be recorded: %w; run the create again",
+			vol.ID, vol.PluginID, upd.Capacity, err)
+	}
+	return v.srv.State().CSIVolumeByID(nil, vol.Namespace, vol.ID)
 }

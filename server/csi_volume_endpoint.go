@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"strings"
 	"time"
 
@@ -14,7 +15,7 @@ import (
 type CSIVolume struct{ srv *Server }
 
 // Register registers volumes or updates the mutable fields of known ones.
-func (v *CSIVolume) Register(args *structs.CSIVolumeRegisterRequest, reply *structs.CSIVolumeRegisterResponse) error {
+func (v *CSIVolume) Register(ctx context.Context, args *structs.CSIVolumeRegisterRequest, reply *structs.CSIVolumeRegisterResponse) error {
 	if done, err := v.srv.forward("CSIVolume.Register", args, args, reply); done {
 		return err
 	}
@@ -40,6 +41,15 @@ func (v *CSIVolume) Register(args *structs.CSIVolumeRegisterRequest, reply *stru
 		vol.ReadClaims, vol.WriteClaims, vol.PastClaims = nil, nil, nil
 		vol.ReadAllocs, vol.WriteAllocs = nil, nil
 		vol.AccessMode, vol.AttachmentMode = "", ""
+	}
+	for _, vol := range args.Volumes {
+		warning, err := v.checkRegister(ctx, vol)
+		if err != nil {
+			return err
+		}
+		if warning != "" {
+			reply.Warnings = append(reply.Warnings, warning)
+		}
 	}
 	_, index, err := raftApply[any](v.srv, structs.CSIVolumeRegisterRequestType, args)
 	if err != nil {

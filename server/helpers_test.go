@@ -19,12 +19,13 @@ func call(t *testing.T, s *servertest.TestServer, method string, args, reply any
 	return s.RPC(ctx, method, args, reply)
 }
 
-// registerPluginNode registers a ready node running a monolith plugin.
+// registerPluginNode registers a ready node running a node-only plugin:
+// with no controller, registering a volume asks no client to validate it.
 func registerPluginNode(t *testing.T, s *servertest.TestServer, nodeID, pluginID string) uint64 {
 	t.Helper()
 	var resp structs.NodeUpdateResponse
 	must.NoError(t, call(t, s, "Node.Register", &structs.NodeRegisterRequest{
-		Node: statetest.NodeWithPlugin(nodeID, pluginID, true, true, true),
+		Node: statetest.NodeWithPlugin(nodeID, pluginID, false, true, true),
 	}, &resp))
 	must.Positive(t, resp.Index)
 	return resp.Index

@@ -172,7 +172,7 @@ func TestProcess_ThreeServers_VolumeRegisteredAndRead(t *testing.T) {
 	defer cancel()
 	var nresp structs.NodeUpdateResponse
 	must.NoError(t, pool.Call(ctx, agents[2].rpcAddr(), "Node.Register", &structs.NodeRegisterRequest{
-		Node: statetest.NodeWithPlugin("client-1", "hostpath", true, true, true)}, &nresp))
+		Node: statetest.NodeWithPlugin("client-1", "hostpath", false, true, true)}, &nresp))
 	must.Eq(t, leader, nresp.LeaderRPCAddr)
 
 	spec := filepath.Join(t.TempDir(), "data.hcl")

@@ -10,7 +10,6 @@ import (
 
 	"github.com/berth-csi/berth/client/clienttest"
 	"github.com/berth-csi/berth/client/csitest"
-	"github.com/berth-csi/berth/state/statetest"
 	"github.com/berth-csi/berth/structs"
 )
 
@@ -55,10 +54,11 @@ func pluginLifecycle(t *testing.T, mock *csitest.Plugin, provider, version strin
 	must.NotEq(t, "", p.Version)
 	must.MapContainsKey(t, p.Nodes, cl.NodeID())
 
-	vol := statetest.Volume("data", "mock")
-	var vresp structs.CSIVolumeRegisterResponse
-	must.NoError(t, c.Leader().RPC(context.Background(), "CSIVolume.Register",
-		&structs.CSIVolumeRegisterRequest{Volumes: []*structs.CSIVolume{vol}}, &vresp))
+	vol := createSpec("data")
+	vol.PluginID = "mock"
+	var vresp structs.CSIVolumeCreateResponse
+	must.NoError(t, c.Leader().RPC(context.Background(), "CSIVolume.Create",
+		&structs.CSIVolumeCreateRequest{Volumes: []*structs.CSIVolume{vol}}, &vresp))
 
 	mock.Kill()
 	took := eventually(t, 20*time.Second, "the killed plugin to be unhealthy", func() bool {

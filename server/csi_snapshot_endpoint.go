@@ -1,0 +1,239 @@
+package server
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/berth-csi/berth/state"
+	"github.com/berth-csi/berth/structs"
+)
+
+// Snapshots and the provider's volume list live at the provider only:
+// these endpoints relay to a healthy controller instance and store
+// nothing. Replies carry berth's IDs for the volumes berth knows.
+
+// CreateSnapshot snapshots a registered volume. The name is the plugin's
+// idempotency key: creating again with the same name returns the same
+// snapshot.
+func (v *CSIVolume) CreateSnapshot(ctx context.Context, args *structs.CSISnapshotCreateRequest, reply *structs.CSISnapshotCreateResponse) error {
+	if done, err := v.srv.forward("CSIVolume.CreateSnapshot", args, args, reply); done {
+		return err
+	}
+	if args.VolumeID == "" {
+		return structs.NewError(structs.CodeBadRequest, "snapshot create: missing the volume to snapshot")
+	}
+	vol, err := v.srv.State().CSIVolumeByID(nil, args.RequestNamespace(), args.VolumeID)
+	if err != nil {
+		return err
+	}
+	if vol == nil {
+		return structs.NewError(structs.CodeNotFound,
+			"snapshot create: volume %q not found; run `berth volume status` to list volumes", args.VolumeID)
+	}
+	name := args.Name
+	if name == "" {
+		name = vol.ID + "-" + time.Now().UTC().Format("20060102T150405Z")
+	}
+	secrets := vol.Secrets
+	if len(args.Secrets) > 0 {
+		secrets = args.Secrets
+	}
+	req := &structs.ClientCSIControllerCreateSnapshotRequest{PluginID: vol.PluginID, ExternalSourceVolumeID: vol.ExternalID,
+		Name: name, Secrets: secrets, Parameters: args.Parameters}
+	var resp structs.ClientCSIControllerCreateSnapshotResponse
+	err = v.srv.callController(ctx, controllerCall{plugin: vol.PluginID, need: capSnapshot,
+		method: "ClientCSI.ControllerCreateSnapshot", node: &req.NodeID, opts: &req.QueryOptions, args: req, reply: &resp})
+	if err != nil {
+		return fmt.Errorf("volume %q: snapshot %q with plugin %q: %w", vol.ID, name, vol.PluginID, err)
+	}
+	if resp.Snapshot == nil {
+		return structs.NewError(structs.CodeInternal, "volume %q: plugin %q answered snapshot %q with no snapshot", vol.ID, vol.PluginID, name)
+	}
+	snap := resp.Snapshot
+	snap.PluginID, snap.Name, snap.SourceVolumeID = vol.PluginID, name, vol.ID
+	reply.Snapshot = snap
+	reply.Index, err = v.srv.State().LatestIndex()
+	return err
+}
+
+// DeleteSnapshot deletes a snapshot at the provider; one already gone is
+// deleted.
+func (v *CSIVolume) DeleteSnapshot(ctx context.Context, args *structs.CSISnapshotDeleteRequest, reply *structs.CSISnapshotDeleteResponse) error {
+	if done, err := v.srv.forward("CSIVolume.DeleteSnapshot", args, args, reply); done {
+		return err
+	}
+	if args.PluginID == "" || args.SnapshotID == "" {
+		return structs.NewError(structs.CodeBadRequest, "snapshot delete: give the plugin ID and the snapshot ID (got plugin %q, snapshot %q)",
+			args.PluginID, args.SnapshotID)
+	}
+	req := &structs.ClientCSIControllerDeleteSnapshotRequest{PluginID: args.PluginID, SnapshotID: args.SnapshotID, Secrets: args.Secrets}
+	err := v.srv.callController(ctx, controllerCall{plugin: args.PluginID, need: capSnapshot,
+		method: "ClientCSI.ControllerDeleteSnapshot", node: &req.NodeID, opts: &req.QueryOptions,
+		args: req, reply: &structs.ClientCSIControllerDeleteSnapshotResponse{}})
+	if err != nil {
+		return fmt.Errorf("snapshot %q: delete with plugin %q: %w", args.SnapshotID, args.PluginID, err)
+	}
+	var ierr error
+	reply.Index, ierr = v.srv.State().LatestIndex()
+	return ierr
+}
+
+// ListSnapshots reads one page of snapshots, of one plugin or of every
+// plugin that can list them, in plugin ID order.
+func (v *CSIVolume) ListSnapshots(ctx context.Context, args *structs.CSISnapshotListRequest, reply *structs.CSISnapshotListResponse) error {
+	if done, err := v.srv.forward("CSIVolume.ListSnapshots", args, args, reply); done {
+		return err
+	}
+	if args.PerPage < 0 {
+		return structs.NewError(structs.CodeBadRequest, "snapshot list: per_page must not be negative (got %d)", args.PerPage)
+	}
+	plugins := []string{args.PluginID}
+	pos := pageToken{Plugin: args.PluginID, Token: args.NextToken}
+	if args.PluginID == "" {
+		var err error
+		if plugins, err = v.srv.pluginsWith(capListSnapshots); err != nil {
+			return err
+		}
+		if pos, err = decodePageToken(args.NextToken, plugins); err != nil {
+			return err
+		}
+	}
+	for i, id := range plugins {
+		if id != pos.Plugin {
+			continue
+		}
+		req := &structs.ClientCSIControllerListSnapshotsRequest{PluginID: id, MaxEntries: args.PerPage,
+			StartingToken: pos.Token, Secrets: args.Secrets}
+		var resp structs.ClientCSIControllerListSnapshotsResponse
+		err := v.srv.callController(ctx, controllerCall{plugin: id, need: capListSnapshots,
+			method: "ClientCSI.ControllerListSnapshots", node: &req.NodeID, opts: &req.QueryOptions, args: req, reply: &resp})
+		if err != nil {
+			return fmt.Errorf("snapshot list of plugin %q: %w", id, err)
+		}
+		known, err := knownVolumes(v.srv.State(), args.RequestNamespace(), id)
+		if err != nil {
+			return err
+		}
+		for _, sn := range resp.Snapshots {
+			sn.PluginID = id
+			sn.SourceVolumeID = known[sn.ExternalSourceVolumeID]
+		}
+		reply.Snapshots = resp.Snapshots
+		switch {
+		case args.PluginID != "":
+			reply.NextToken = resp.NextToken
+		case resp.NextToken != "":
+			reply.NextToken = encodePageToken(pageToken{Plugin: id, Token: resp.NextToken})
+		case i+1 < len(plugins):
+			reply.NextToken = encodePageToken(pageToken{Plugin: plugins[i+1]})
+		}
+		break
+	}
+	var err error
+	reply.Index, err = v.srv.State().LatestIndex()
+	return err
+}
+
+// ListExternal reads one page of the volumes a plugin's controller lists,
+// with berth's ID for each volume berth knows.
+func (v *CSIVolume) ListExternal(ctx context.Context, args *structs.CSIVolumeExternalListRequest, reply *structs.CSIVolumeExternalListResponse) error {
+	if done, err := v.srv.forward("CSIVolume.ListExternal", args, args, reply); done {
+		return err
+	}
+	if args.PluginID == "" {
+		return structs.NewError(structs.CodeBadRequest, "volume list at the provider: missing plugin_id")
+	}
+	if args.PerPage < 0 {
+		return structs.NewError(structs.CodeBadRequest, "volume list at the provider: per_page must not be negative (got %d)", args.PerPage)
+	}
+	req := &structs.ClientCSIControllerListVolumesRequest{PluginID: args.PluginID, MaxEntries: args.PerPage, StartingToken: args.NextToken}
+	var resp structs.ClientCSIControllerListVolumesResponse
+	err := v.srv.callController(ctx, controllerCall{plugin: args.PluginID, need: capListVolumes,
+		method: "ClientCSI.ControllerListVolumes", node: &req.NodeID, opts: &req.QueryOptions, args: req, reply: &resp})
+	if err != nil {
+		return fmt.Errorf("volume list of plugin %q: %w", args.PluginID, err)
+	}
+	known, err := knownVolumes(v.srv.State(), args.RequestNamespace(), args.PluginID)
+	if err != nil {
+		return err
+	}
+	for _, ev := range resp.Volumes {
+		ev.VolumeID = known[ev.ExternalID]
+	}
+	reply.Volumes, reply.NextToken = resp.Volumes, resp.NextToken
+	reply.Index, err = v.srv.State().LatestIndex()
+	return err
+}
+
+// knownVolumes maps the external IDs of a plugin's registered volumes to
+// berth's IDs.
+func knownVolumes(st *state.StateStore, namespace, pluginID string) (map[string]string, error) {
+	iter, err := st.CSIVolumesByPluginID(nil, namespace, pluginID)
+	if err != nil {
+		return nil, err
+	}
+	known := map[string]string{}
+	for raw := iter.Next(); raw != nil; raw = iter.Next() {
+		vol := raw.(*structs.CSIVolume)
+		known[vol.ExternalID] = vol.ID
+	}
+	return known, nil
+}
+
+// pluginsWith lists, in ID order, the plugins with a controller instance
+// that has the capability, healthy or not.
+func (s *Server) pluginsWith(need controllerCap) ([]string, error) {
+	iter, err := s.State().CSIPlugins(nil)
+	if err != nil {
+		return nil, err
+	}
+	var ids []string
+	for raw := iter.Next(); raw != nil; raw = iter.Next() {
+		plug := raw.(*structs.CSIPlugin)
+		for _, info := range plug.Controllers {
+			if info.ControllerInfo != nil && need.has(info.ControllerInfo) {
+				ids = append(ids, plug.ID)
+				break
+			}
+		}
+	}
+	sort.Strings(ids)
+	return ids, nil
+}
+
+// pageToken is where a listing across plugins stands: the plugin to ask
+// next and that plugin's own token.
+type pageToken struct {
+	Plugin string `json:"p"`
+	Token  string `json:"t,omitempty"`
+}
+
+func encodePageToken(p pageToken) string {
+	b, _ := json.Marshal(p) // two strings always marshal
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+// decodePageToken reads a token encodePageToken made; empty is the first
+// plugin's first page.
+func decodePageToken(tok string, plugins []string) (pageToken, error) {
+	if tok == "" {
+		if len(plugins) == 0 {
+			return pageToken{}, nil
+		}
+		return pageToken{Plugin: plugins[0]}, nil
+	}
+	var p pageToken
+	b, err := base64.RawURLEncoding.DecodeString(tok)
+	if err == nil {
+		err = json.Unmarshal(b, &p)
+	}
+	if err != nil || p.Plugin == "" {
+		return pageToken{}, structs.NewError(structs.CodeBadRequest,
+			"snapshot list: next_token %q is not one this list returned; start again without it", tok)
+	}
+	return p, nil
+}
