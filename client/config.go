@@ -39,6 +39,9 @@ type Config struct {
 	UpdateCoalesce time.Duration
 	// RPCTimeout bounds each call to a server.
 	RPCTimeout time.Duration
+	// ControllerConcurrency is how many controller calls this client makes
+	// to one plugin at once (the servers' creates, deletes, snapshots).
+	ControllerConcurrency int
 
 	Logger hclog.Logger
 }
@@ -47,13 +50,14 @@ type Config struct {
 func DefaultConfig() *Config {
 	host, _ := os.Hostname()
 	return &Config{
-		NodeName:       host,
-		Datacenter:     "dc1",
-		ProbeInterval:  2 * time.Second,
-		ProbeTimeout:   2 * time.Second,
-		UpdateCoalesce: 100 * time.Millisecond,
-		RPCTimeout:     10 * time.Second,
-		Logger:         hclog.NewNullLogger(),
+		NodeName:              host,
+		Datacenter:            "dc1",
+		ProbeInterval:         2 * time.Second,
+		ProbeTimeout:          2 * time.Second,
+		UpdateCoalesce:        100 * time.Millisecond,
+		RPCTimeout:            10 * time.Second,
+		ControllerConcurrency: defaultControllerConcurrency,
+		Logger:                hclog.NewNullLogger(),
 	}
 }
 
@@ -70,6 +74,9 @@ func (c *Config) Validate() error {
 		if _, _, err := net.SplitHostPort(s); err != nil {
 			errs = append(errs, fmt.Errorf("client: server address %q is not HOST:PORT: %v", s, err))
 		}
+	}
+	if c.ControllerConcurrency < 1 {
+		errs = append(errs, fmt.Errorf("client: controller_concurrency must be at least 1 (got %d)", c.ControllerConcurrency))
 	}
 	seen := map[string]bool{}
 	for _, p := range c.Plugins {

@@ -34,7 +34,7 @@ type pluginSem struct {
 }
 
 func newClientCSI(c *Client) *clientCSI {
-	return &clientCSI{c: c, limit: defaultControllerConcurrency}
+	return &clientCSI{c: c, limit: c.config.ControllerConcurrency}
 }
 
 // ControllerCreateVolume creates a volume with the plugin's controller.

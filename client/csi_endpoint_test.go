@@ -456,3 +456,31 @@ func TestControllerError_Codes(t *testing.T) {
 		})
 	}
 }
+
+func TestClientCSI_Controller_ConfiguredConcurrency(t *testing.T) {
+	slow := csitest.StartMockDriver(t, csitest.MockOptions{})
+	c := newCSIClient(t, monolith("slow", slow.Socket))
+	e := &clientCSI{c: c, limit: 2}
+	slow.Pause()
+	waitStopped(t, slow.PID())
+	ctx, cancel := context.WithCancel(context.Background())
+	errs := make(chan error, 3)
+	for _, name := range []string{"a", "b", "c"} {
+		go func() {
+			errs <- e.ControllerCreateVolume(ctx, &structs.ClientCSIControllerCreateVolumeRequest{
+				PluginID: "slow", Name: name, Capabilities: fsWriter}, &structs.ClientCSIControllerCreateVolumeResponse{})
+		}()
+	}
+	// Two calls hold turns and the third waits behind them.
+	must.Wait(t, wait.InitialSuccess(wait.BoolFunc(func() bool {
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		s := e.sems["slow"]
+		return s != nil && len(s.slots) == 2 && s.users == 3
+	}), wait.Timeout(10*time.Second), wait.Gap(5*time.Millisecond)))
+	cancel()
+	for range 3 {
+		must.ErrorIs(t, <-errs, structs.ErrUnavailable)
+	}
+	slow.Resume()
+}

@@ -121,6 +121,9 @@ func startClient(ctx context.Context, cfg *Config, logger hclog.Logger) (*client
 	if cfg.Name != "" {
 		ccfg.NodeName = cfg.Name
 	}
+	if cfg.Client.ControllerConcurrency != 0 {
+		ccfg.ControllerConcurrency = cfg.Client.ControllerConcurrency
+	}
 	if cfg.Client.Datacenter != "" {
 		ccfg.Datacenter = cfg.Client.Datacenter
 	}

@@ -48,6 +48,9 @@ type ClientConfig struct {
 	Enabled    bool     `hcl:"enabled,optional"`
 	Servers    []string `hcl:"servers,optional"`
 	Datacenter string   `hcl:"datacenter,optional"`
+	// ControllerConcurrency bounds the controller calls to one plugin on
+	// this client; 0 keeps the default (1).
+	ControllerConcurrency int `hcl:"controller_concurrency,optional"`
 }
 
 // PluginConfig is a `plugin "ID" { type, socket }` block: a CSI plugin run
