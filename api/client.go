@@ -88,11 +88,16 @@ func (c *Client) WithContext(ctx context.Context) *Client {
 
 // query sends a GET and decodes the JSON answer into out.
 func (c *Client) query(endpoint string, params url.Values, out any, q *QueryOptions) (*QueryMeta, error) {
+	return c.queryWithHeader(endpoint, params, nil, out, q)
+}
+
+// queryWithHeader is query with extra request headers.
+func (c *Client) queryWithHeader(endpoint string, params url.Values, header http.Header, out any, q *QueryOptions) (*QueryMeta, error) {
 	if params == nil {
 		params = url.Values{}
 	}
 	q.encode(params)
-	resp, err := c.do(http.MethodGet, endpoint, params, nil, nil)
+	resp, err := c.do(http.MethodGet, endpoint, params, header, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -191,14 +191,14 @@ func TestClient_IDs_AreEscaped(t *testing.T) {
 
 func TestClient_Writes_SendBodies(t *testing.T) {
 	cs, c := newCannedServer(t, map[string]canned{
-		"PUT /v1/volume/csi/data":       {index: "21", body: `{"Index":21}`},
+		"PUT /v1/volume/csi/data":       {index: "21", body: `{"Warnings":["plugin \"hp\" did not confirm"],"Index":21}`},
 		"DELETE /v1/volume/csi/data":    {index: "22", body: `{"Index":22}`},
 		"DELETE /v1/plugin/csi/hp":      {index: "23", body: `{"Index":23}`},
 		"PUT /v1/volume/csi/data/claim": {index: "24", body: `{"Volume":{"ID":"data","ReadClaims":{"a1":{"AllocID":"a1"}}},"Index":24}`},
 	})
 
 	t.Run("register carries secrets and mount flags unredacted", func(t *testing.T) {
-		wm, err := c.CSIVolumes().Register(&VolumeSpec{
+		warnings, wm, err := c.CSIVolumes().Register(&VolumeSpec{
 			ID: "data", PluginID: "hp", ExternalID: "ext-1",
 			Secrets:      map[string]string{"token": "s3cret"},
 			MountOptions: &MountOptions{FSType: "ext4", MountFlags: []string{"uid=1000"}},
@@ -207,6 +207,7 @@ func TestClient_Writes_SendBodies(t *testing.T) {
 		})
 		must.NoError(t, err)
 		must.EqOp(t, uint64(21), wm.LastIndex)
+		must.Eq(t, []string{`plugin "hp" did not confirm`}, warnings)
 		// The server decodes the body into structs types: check it reads back intact.
 		var req structs.CSIVolumeRegisterRequest
 		must.NoError(t, json.Unmarshal([]byte(cs.last(t).body), &req))
@@ -216,7 +217,7 @@ func TestClient_Writes_SendBodies(t *testing.T) {
 		must.EqOp(t, structs.CSIVolumeAccessModeSingleNodeWriter, req.Volumes[0].RequestedCapabilities[0].AccessMode)
 	})
 	t.Run("register without id", func(t *testing.T) {
-		_, err := c.CSIVolumes().Register(&VolumeSpec{PluginID: "hp"})
+		_, _, err := c.CSIVolumes().Register(&VolumeSpec{PluginID: "hp"})
 		must.ErrorContains(t, err, "has no ID")
 	})
 	t.Run("deregister", func(t *testing.T) {

@@ -64,13 +64,20 @@ type CSIVolumes struct{ c *Client }
 func (c *Client) CSIVolumes() *CSIVolumes { return &CSIVolumes{c} }
 
 // Register registers a volume that exists outside berth, or updates the
-// mutable fields of one already registered.
-func (v *CSIVolumes) Register(vol *VolumeSpec) (*WriteMeta, error) {
+// mutable fields of one already registered. warnings are what the plugin
+// said of a volume it did not refuse (why it did not confirm its
+// capabilities).
+func (v *CSIVolumes) Register(vol *VolumeSpec) (warnings []string, wm *WriteMeta, err error) {
 	if vol == nil || vol.ID == "" {
-		return nil, fmt.Errorf("api: register volume: the volume spec has no ID")
+		return nil, nil, fmt.Errorf("api: register volume: the volume spec has no ID")
 	}
 	body := struct{ Volumes []*VolumeSpec }{Volumes: []*VolumeSpec{vol}}
-	return v.c.write(http.MethodPut, "/v1/volume/csi/"+escape(vol.ID), nil, body, nil)
+	var out structs.CSIVolumeRegisterResponse
+	wm, err = v.c.write(http.MethodPut, "/v1/volume/csi/"+escape(vol.ID), nil, body, &out)
+	if err != nil {
+		return nil, nil, err
+	}
+	return out.Warnings, wm, nil
 }
 
 // Deregister forgets a volume. force allows it while claims remain, but
@@ -116,15 +123,24 @@ func (v *CSIVolumes) Delete(id string, secrets map[string]string) (*WriteMeta, e
 	if id == "" {
 		return nil, fmt.Errorf("api: delete volume: no volume ID given")
 	}
-	var header http.Header
-	if len(secrets) > 0 {
-		hv, err := encodeSecrets(secrets)
-		if err != nil {
-			return nil, fmt.Errorf("api: delete volume %q: %w", id, err)
-		}
-		header = http.Header{HeaderCSISecrets: []string{hv}}
+	header, err := secretsHeader(secrets)
+	if err != nil {
+		return nil, fmt.Errorf("api: delete volume %q: %w", id, err)
 	}
 	return v.c.writeWithHeader(http.MethodDelete, "/v1/volume/csi/"+escape(id)+"/delete", nil, header, nil, nil)
+}
+
+// secretsHeader is the X-Berth-CSI-Secrets header carrying secrets; nil
+// when there are none.
+func secretsHeader(secrets map[string]string) (http.Header, error) {
+	if len(secrets) == 0 {
+		return nil, nil
+	}
+	hv, err := encodeSecrets(secrets)
+	if err != nil {
+		return nil, err
+	}
+	return http.Header{HeaderCSISecrets: []string{hv}}, nil
 }
 
 // encodeSecrets writes secrets as the X-Berth-CSI-Secrets header's value,

@@ -51,6 +51,9 @@ var commands = []*command{
 	volumeStatusCommand,
 	volumeDeregisterCommand,
 	volumeDeleteCommand,
+	volumeSnapshotCreateCommand,
+	volumeSnapshotListCommand,
+	volumeSnapshotDeleteCommand,
 }
 
 // Run runs the command args name and returns its exit status.

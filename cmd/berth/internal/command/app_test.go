@@ -22,9 +22,25 @@ func TestApp_Run_UsageAndHelp(t *testing.T) {
 		{"help for a noun", []string{"help", "volume"}, 0, "Usage: berth volume <subcommand>", ""},
 		{"help for nothing", []string{"help", "nope"}, 2, "", `unknown command "nope"`},
 		{"unknown command", []string{"nope"}, 2, "", `Error: unknown command "nope"`},
-		{"noun alone", []string{"volume"}, 2, "", "register    Register an existing CSI volume"},
-		{"noun alone lists create", []string{"volume"}, 2, "", "    create      Create a CSI volume through its plugin\n"},
-		{"noun alone lists delete", []string{"volume"}, 2, "", "    delete      Delete a CSI volume in its storage provider\n"},
+		{"noun alone", []string{"volume"}, 2, "", "register         Register an existing CSI volume"},
+		{"noun alone lists create", []string{"volume"}, 2, "", "    create           Create a CSI volume through its plugin\n"},
+		{"noun alone lists delete", []string{"volume"}, 2, "", "    delete           Delete a CSI volume in its storage provider\n"},
+		{"noun alone lists snapshot verbs", []string{"volume"}, 2, "", "    snapshot create  Snapshot a CSI volume through its plugin\n" +
+			"    snapshot list    List the snapshots CSI plugins hold\n" +
+			"    snapshot delete  Delete a snapshot through its CSI plugin\n"},
+		{"snapshot group alone", []string{"volume", "snapshot"}, 2, "", "Usage: berth volume snapshot <subcommand> [options] [args]\n\n" +
+			"Subcommands:\n" +
+			"    create  Snapshot a CSI volume through its plugin\n" +
+			"    list    List the snapshots CSI plugins hold\n" +
+			"    delete  Delete a snapshot through its CSI plugin\n"},
+		{"snapshot group -h", []string{"volume", "snapshot", "-h"}, 0, "Usage: berth volume snapshot <subcommand>", ""},
+		{"help for the snapshot group", []string{"help", "volume", "snapshot"}, 0, "    list    List the snapshots CSI plugins hold\n", ""},
+		{"unknown snapshot verb", []string{"volume", "snapshot", "restore"}, 2, "", `Error: unknown command "volume snapshot restore"`},
+		{"main help lists snapshot create", []string{"-h"}, 0, "volume snapshot create    Snapshot a CSI volume through its plugin", ""},
+		{"help for snapshot create", []string{"help", "volume", "snapshot", "create"}, 0,
+			"Usage: berth volume snapshot create [options] <volume> [<name>]", ""},
+		{"help for snapshot delete", []string{"volume", "snapshot", "delete", "-h"}, 0,
+			"Usage: berth volume snapshot delete [options] <plugin> <snapshot>", ""},
 		{"main help lists create", []string{"-h"}, 0, "volume create", ""},
 		{"help for create", []string{"help", "volume", "create"}, 0, "Usage: berth volume create [options] <file>", ""},
 		{"help for delete", []string{"help", "volume", "delete"}, 0, "-secret <key>=<value>", ""},

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -86,8 +87,37 @@ func fixtureVolumes() []*structs.CSIVolume {
 				Mode: structs.CSIVolumeClaimRead, State: structs.CSIVolumeClaimStateUnpublishing,
 				Attempts: 3, LastError: "node unpublish: rpc error:\n node down"}},
 			CreateIndex: 10, ModifyIndex: 12},
-		{ID: "data2", Name: "data2", PluginID: "hostpath", Schedulable: false},
-		{ID: "logs", Name: "logs", PluginID: "hostpath", Schedulable: true},
+		{ID: "data2", Name: "data2", ExternalID: "vol-0002", PluginID: "hostpath", Schedulable: false},
+		{ID: "logs", Name: "logs", ExternalID: "vol-0003", PluginID: "hostpath", Schedulable: true, Capacity: 512 << 20},
+	}
+}
+
+// fixtureSnapshots are what plugin hostpath lists, two to a page unless
+// per_page says otherwise.
+func fixtureSnapshots() []*structs.CSISnapshot {
+	return []*structs.CSISnapshot{
+		{ID: "snap-0001", PluginID: "hostpath", SourceVolumeID: "data", ExternalSourceVolumeID: "vol-0001",
+			SizeBytes: 1 << 30, CreateTime: fixtureTime, IsReady: true},
+		{ID: "snap-0002", PluginID: "hostpath", ExternalSourceVolumeID: "vol-9999",
+			SizeBytes: 3 << 29, CreateTime: fixtureTime.Add(time.Hour), IsReady: true},
+		{ID: "snap-0003", PluginID: "hostpath", SourceVolumeID: "logs", ExternalSourceVolumeID: "vol-0003"},
+		{ID: "snap-0004", PluginID: "hostpath", SizeBytes: 512, CreateTime: fixtureTime.Add(2 * time.Hour), IsReady: true},
+		{ID: "snap-0005", PluginID: "hostpath", SourceVolumeID: "data", ExternalSourceVolumeID: "vol-0001",
+			SizeBytes: 1 << 30, CreateTime: fixtureTime.Add(3 * time.Hour), IsReady: true},
+	}
+}
+
+// fixtureExternalVolumes are the volumes plugin hostpath's controller
+// lists, two to a page unless per_page says otherwise: data's is on the
+// second page of three, data2's is missing, two berth does not know.
+func fixtureExternalVolumes() []*structs.CSIExternalVolume {
+	return []*structs.CSIExternalVolume{
+		{ExternalID: "vol-7777", CapacityBytes: 2 << 30, IsAbnormal: true, Status: "backing file\n missing"},
+		{ExternalID: "vol-0003", VolumeID: "logs", CapacityBytes: 512 << 20},
+		{ExternalID: "vol-0001", VolumeID: "data", CapacityBytes: 1 << 30,
+			PublishedExternalNodeIDs: []string{"hp-node-1", "hp-node-2"}, Status: "healthy"},
+		{ExternalID: "vol-8888"},
+		{ExternalID: "vol-9999", CapacityBytes: 3 << 29, Topologies: []*structs.CSITopology{{Segments: map[string]string{"zone": "b"}}}},
 	}
 }
 
@@ -97,6 +127,11 @@ type fixture struct {
 
 	mu     sync.Mutex
 	writes []fixtureWrite
+	reads  []fixtureWrite // of the snapshot and external volume lists
+
+	// externalErr, when set, is the BadRequest message every external
+	// volume list answers with, as from a plugin that cannot list.
+	externalErr string
 }
 
 type fixtureWrite struct {
@@ -135,7 +170,11 @@ func newFixture(t *testing.T) *fixture {
 			replyError(w, 400, "BadRequest", `volume "bad": capability 1: access_mode "x" is not valid`)
 			return
 		}
-		reply(w, 80, &structs.CSIVolumeRegisterResponse{WriteMeta: structs.WriteMeta{Index: 80}})
+		resp := &structs.CSIVolumeRegisterResponse{WriteMeta: structs.WriteMeta{Index: 80}}
+		if r.PathValue("id") == "block" {
+			resp.Warnings = []string{`volume "block": plugin "hostpath" did not confirm its capabilities (block access type is not supported); registered anyway`}
+		}
+		reply(w, 80, resp)
 	})
 	mux.HandleFunc("DELETE /v1/volume/csi/{id}", func(w http.ResponseWriter, r *http.Request) {
 		f.record(r)
@@ -176,6 +215,7 @@ func newFixture(t *testing.T) *fixture {
 		}
 		reply(w, 83, &structs.CSIVolumeDeleteResponse{WriteMeta: structs.WriteMeta{Index: 83}})
 	})
+	f.snapshotRoutes(mux)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		replyError(w, 404, "NotFound", "no such API route: "+r.Method+" "+r.URL.Path)
 	})
@@ -219,6 +259,156 @@ func (f *fixture) record(r *http.Request) []byte {
 	return body
 }
 
+// snapshotRoutes answers the snapshot and external volume routes as the
+// server does. Plugin hostpath has snapshots and volumes; hostpath2 has no
+// snapshots and cannot list volumes.
+func (f *fixture) snapshotRoutes(mux *http.ServeMux) {
+	// Create answers with a snapshot of the volume. Volume data2's plugin
+	// is refused as having no healthy controller; the name "slow" takes a
+	// while; logs' snapshot is not ready yet.
+	mux.HandleFunc("POST /v1/volumes/snapshot", func(w http.ResponseWriter, r *http.Request) {
+		body := f.record(r)
+		var req struct {
+			VolumeID, Name string
+			Parameters     map[string]string
+		}
+		if err := json.Unmarshal(body, &req); err != nil {
+			replyError(w, 400, "BadRequest", "fixture: bad snapshot body")
+			return
+		}
+		var vol *structs.CSIVolume
+		for _, v := range fixtureVolumes() {
+			if v.ID == req.VolumeID {
+				vol = v
+			}
+		}
+		switch {
+		case vol == nil:
+			replyError(w, 404, "NotFound", `volume "`+req.VolumeID+`" not found`)
+			return
+		case vol.ID == "data2":
+			replyError(w, 503, "Unavailable", `snapshot volume "data2": plugin "hostpath" has no healthy controller; `+
+				`run "berth plugin status hostpath" and start its controller`)
+			return
+		case req.Name == "slow":
+			time.Sleep(150 * time.Millisecond)
+		}
+		if req.Name == "" {
+			req.Name = vol.ID + "-1772366400"
+		}
+		reply(w, 84, &structs.CSISnapshotCreateResponse{
+			Snapshot: &structs.CSISnapshot{ID: "snap-" + vol.ExternalID, PluginID: vol.PluginID, Name: req.Name,
+				SourceVolumeID: vol.ID, ExternalSourceVolumeID: vol.ExternalID, SizeBytes: vol.Capacity,
+				CreateTime: fixtureTime, IsReady: vol.ID != "logs"},
+			WriteMeta: structs.WriteMeta{Index: 84},
+		})
+	})
+	mux.HandleFunc("DELETE /v1/volumes/snapshot", func(w http.ResponseWriter, r *http.Request) {
+		f.record(r)
+		q := r.URL.Query()
+		for _, p := range []string{"plugin_id", "snapshot_id"} {
+			if q.Get(p) == "" {
+				replyError(w, 400, "BadRequest", "query parameter "+p+" is required")
+				return
+			}
+		}
+		if q.Get("snapshot_id") == "snap-busy" {
+			replyError(w, 409, "Conflict", `snapshot "snap-busy" of plugin "`+q.Get("plugin_id")+
+				`" is in use by volume "restored"; delete that volume first`)
+			return
+		}
+		reply(w, 85, &structs.CSISnapshotDeleteResponse{WriteMeta: structs.WriteMeta{Index: 85}})
+	})
+	mux.HandleFunc("GET /v1/volumes/snapshot", func(w http.ResponseWriter, r *http.Request) {
+		f.recordRead(r)
+		switch r.URL.Query().Get("plugin_id") {
+		case "", "hostpath":
+		case "hostpath2":
+			reply(w, 86, map[string]any{"Snapshots": []any{}, "NextToken": ""})
+			return
+		default:
+			replyError(w, 404, "NotFound", `plugin "`+r.URL.Query().Get("plugin_id")+`" not found`)
+			return
+		}
+		page, next, ok := paginate(w, r, fixtureSnapshots())
+		if ok {
+			reply(w, 86, map[string]any{"Snapshots": page, "NextToken": next})
+		}
+	})
+	mux.HandleFunc("GET /v1/volumes/external", func(w http.ResponseWriter, r *http.Request) {
+		f.recordRead(r)
+		f.mu.Lock()
+		failMsg := f.externalErr
+		f.mu.Unlock()
+		plugin := r.URL.Query().Get("plugin_id")
+		switch {
+		case plugin == "":
+			replyError(w, 400, "BadRequest", "query parameter plugin_id is required")
+			return
+		case failMsg != "":
+			replyError(w, 400, "BadRequest", failMsg)
+			return
+		case plugin == "hostpath2":
+			replyError(w, 400, "BadRequest", `plugin "hostpath2" has no controller; it cannot list volumes`)
+			return
+		case plugin != "hostpath":
+			replyError(w, 404, "NotFound", `plugin "`+plugin+`" not found`)
+			return
+		}
+		page, next, ok := paginate(w, r, fixtureExternalVolumes())
+		if ok {
+			reply(w, 87, map[string]any{"Volumes": page, "NextToken": next})
+		}
+	})
+}
+
+// paginate cuts one page out of items: per_page of them (2 when absent or
+// 0) from the offset next_token names ("page-N"). A bad parameter is
+// answered with a 400 and ok false.
+func paginate[T any](w http.ResponseWriter, r *http.Request, items []T) (page []T, next string, ok bool) {
+	size, start := 2, 0
+	if s := r.URL.Query().Get("per_page"); s != "" && s != "0" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 0 {
+			replyError(w, 400, "BadRequest", "fixture: bad per_page")
+			return nil, "", false
+		}
+		size = n
+	}
+	if tok := r.URL.Query().Get("next_token"); tok != "" {
+		n, err := strconv.Atoi(strings.TrimPrefix(tok, "page-"))
+		if err != nil || !strings.HasPrefix(tok, "page-") || n < 0 || n >= len(items) {
+			replyError(w, 400, "BadRequest", `next_token "`+tok+`" is not one this listing handed out; start again without it`)
+			return nil, "", false
+		}
+		start = n
+	}
+	end := min(start+size, len(items))
+	if end < len(items) {
+		next = "page-" + strconv.Itoa(end)
+	}
+	return nonNil(items[start:end]), next, true
+}
+
+func (f *fixture) recordRead(r *http.Request) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.reads = append(f.reads, fixtureWrite{r.Method, r.URL.Path, r.URL.RawQuery, "", r.Header.Values("X-Berth-CSI-Secrets")})
+}
+
+// readsOf returns the recorded list reads of path.
+func (f *fixture) readsOf(path string) []fixtureWrite {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []fixtureWrite
+	for _, rd := range f.reads {
+		if rd.path == path {
+			out = append(out, rd)
+		}
+	}
+	return out
+}
+
 func (f *fixture) count() int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -229,6 +419,16 @@ func (f *fixture) reset() {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.writes = nil
+	f.reads = nil
+	f.externalErr = ""
+}
+
+// failExternal makes every external volume list answer a BadRequest with
+// msg.
+func (f *fixture) failExternal(msg string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.externalErr = msg
 }
 
 func (f *fixture) lastWrite() (fixtureWrite, bool) {

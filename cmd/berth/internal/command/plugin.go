@@ -23,7 +23,8 @@ var pluginStatusCommand = &command{
 Status Options:
 
   -verbose
-    Show full node and allocation IDs.
+    Show full node and allocation IDs. With a plugin, also list the
+    volumes its controller reports, marking those berth does not know.
 
   -json
     Print the API's JSON.
@@ -50,6 +51,8 @@ var pluginStatus = statusSpec[*structs.CSIPluginListStub, *structs.CSIPlugin]{
 	},
 	printList: func(m *meta, plugins []*structs.CSIPluginListStub, _ bool) { m.pluginList(plugins) },
 	printOne:  (*meta).pluginInfo,
+
+	verboseOne: (*meta).pluginProviderView,
 }
 
 func (m *meta) pluginList(plugins []*structs.CSIPluginListStub) {

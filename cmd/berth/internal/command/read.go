@@ -3,6 +3,7 @@ package command
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/url"
 
 	"github.com/berth-csi/berth/api"
@@ -93,4 +94,36 @@ func rawGet(c *api.Client, endpoint string, params url.Values) (json.RawMessage,
 	var raw json.RawMessage
 	_, err := c.Raw().Query(endpoint, params, &raw, nil)
 	return raw, err
+}
+
+// maxPages bounds how many pages a command follows, in case a plugin
+// keeps handing out next tokens.
+const maxPages = 10000
+
+// allPages reads pages with fetch, from the one of token start ("" for
+// the first) while each hands back a next token, and returns their items
+// in order. found, if not nil, ends the reading early once it holds for a
+// page's items. A token handed out twice is an error, as the reading
+// would never end.
+func allPages[T any](start string, fetch func(token string) ([]T, string, error), found func([]T) bool) ([]T, error) {
+	var all []T
+	seen := map[string]bool{start: start != ""}
+	token := start
+	for pages := 1; ; pages++ {
+		items, next, err := fetch(token)
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, items...)
+		switch {
+		case next == "" || found != nil && found(items):
+			return all, nil
+		case seen[next]:
+			return nil, fmt.Errorf("page %d hands back next token %q a second time; the listing would never end", pages, next)
+		case pages >= maxPages:
+			return nil, fmt.Errorf("stopped after %d pages, which is more than any listing should take", maxPages)
+		}
+		seen[next] = true
+		token = next
+	}
 }

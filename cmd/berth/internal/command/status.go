@@ -3,6 +3,7 @@ package command
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/url"
 	"strconv"
 
@@ -23,6 +24,12 @@ type statusSpec[L, O any] struct {
 	get       func(c *api.Client, id string) (O, *api.QueryMeta, error)
 	printList func(m *meta, items []L, verbose bool)
 	printOne  func(m *meta, obj O, verbose bool)
+
+	// verboseList and verboseOne, when set, print more after the list or
+	// the object under -verbose (never with -json), reading what they
+	// need with c.
+	verboseList func(m *meta, c *api.Client, items []L)
+	verboseOne  func(m *meta, c *api.Client, obj O)
 }
 
 // runStatus lists the objects, or shows the one given by a unique prefix
@@ -38,7 +45,12 @@ func runStatus[L, O any](ctx context.Context, m *meta, args []string, s statusSp
 			return items, err
 		}
 		return show(r, s.listPath, s.listQuery, "list "+s.noun+"s", list,
-			func(items []L) { s.printList(m, items, r.verbose) })
+			func(items []L) {
+				s.printList(m, items, r.verbose)
+				if r.verbose && s.verboseList != nil {
+					s.verboseList(m, r.c, items)
+				}
+			})
 	}
 	id, err := s.resolve(r.c, r.pos[0])
 	if err != nil {
@@ -49,18 +61,43 @@ func runStatus[L, O any](ctx context.Context, m *meta, args []string, s statusSp
 		return obj, err
 	}
 	return show(r, s.getPath+url.PathEscape(id), nil, "read "+s.noun+" "+strconv.Quote(id), get,
-		func(obj O) { s.printOne(m, obj, r.verbose) })
+		func(obj O) {
+			s.printOne(m, obj, r.verbose)
+			if r.verbose && s.verboseOne != nil {
+				s.verboseOne(m, r.c, obj)
+			}
+		})
 }
 
 // resolve finds the object whose ID is id or starts with it.
 func (s statusSpec[L, O]) resolve(c *api.Client, id string) (string, error) {
+	item, err := s.find(c, id)
+	if err != nil {
+		return "", err
+	}
+	return s.id(item), nil
+}
+
+// find returns the list item of the object whose ID is id or starts with
+// it.
+func (s statusSpec[L, O]) find(c *api.Client, id string) (L, error) {
+	var zero L
 	items, _, err := s.list(c, &api.QueryOptions{Prefix: id})
 	if err != nil {
-		return "", errors.New(apiError("look up "+s.noun+" "+strconv.Quote(id), err))
+		return zero, errors.New(apiError("look up "+s.noun+" "+strconv.Quote(id), err))
 	}
 	ids := make([]string, len(items))
 	for i, it := range items {
 		ids[i] = s.id(it)
 	}
-	return resolve(s.noun, s.listCmd, id, ids)
+	full, err := resolve(s.noun, s.listCmd, id, ids)
+	if err != nil {
+		return zero, err
+	}
+	for _, it := range items {
+		if s.id(it) == full {
+			return it, nil
+		}
+	}
+	return zero, fmt.Errorf("%s %q not found; run %q to list them", s.noun, id, s.listCmd)
 }

@@ -3,9 +3,7 @@ package command
 import (
 	"context"
 	"fmt"
-	"sort"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -118,7 +116,7 @@ Delete Options:
 
 func runVolumeDelete(ctx context.Context, m *meta, args []string) int {
 	fs := m.flagSet()
-	var secrets secretFlag
+	secrets := secretFlag{cmd: m.cmd.name}
 	fs.Var(&secrets, "secret", "")
 	pos, status, ok := m.parse(fs, args, 1, 1)
 	if !ok {
@@ -140,58 +138,4 @@ func runVolumeDelete(ctx context.Context, m *meta, args []string) int {
 	}
 	fmt.Fprintf(m.stdout, "Deleted volume %q\n", id)
 	return exitOK
-}
-
-// secretFlag collects repeated -secret key=value flags. A bad one is kept
-// in err rather than returned from Set, because the flag package would
-// print the rejected value, which may be a secret.
-type secretFlag struct {
-	m   map[string]string
-	n   int
-	err error
-}
-
-func (s *secretFlag) String() string {
-	if s == nil || len(s.m) == 0 {
-		return ""
-	}
-	keys := make([]string, 0, len(s.m))
-	for k := range s.m {
-		keys = append(keys, k+"="+structs.Redacted)
-	}
-	sort.Strings(keys)
-	return strings.Join(keys, ",")
-}
-
-func (s *secretFlag) Set(v string) error {
-	s.n++
-	if s.err != nil {
-		return nil
-	}
-	key, value, found := strings.Cut(v, "=")
-	switch {
-	case !found:
-		s.err = fmt.Errorf("-secret number %d has no '='; write -secret key=value", s.n)
-	case strings.TrimSpace(key) == "":
-		s.err = fmt.Errorf("-secret number %d has no key before '='; write -secret key=value", s.n)
-	case strings.Contains(key, ","):
-		s.err = fmt.Errorf("-secret key %q holds ','; secret keys cannot", key)
-	case strings.Contains(value, ","):
-		s.err = fmt.Errorf("-secret %q: the value holds ','; secrets sent with volume delete cannot", key)
-	case hasKey(s.m, key):
-		s.err = fmt.Errorf("-secret %q is given twice; give each secret once", key)
-	}
-	if s.err != nil {
-		return nil
-	}
-	if s.m == nil {
-		s.m = map[string]string{}
-	}
-	s.m[key] = value
-	return nil
-}
-
-func hasKey(m map[string]string, k string) bool {
-	_, ok := m[k]
-	return ok
 }

@@ -23,7 +23,10 @@ Status Options:
 
   -verbose
     Show full node and allocation IDs, and the volume's parameters,
-    context and requested capacity.
+    context and requested capacity. Also show the provider view: how the
+    plugin's controller reports the volume (capacity, the nodes it is
+    published to, its condition), or, without a volume, every volume each
+    plugin reports, marking those berth does not know.
 
   -json
     Print the API's JSON.
@@ -51,6 +54,9 @@ var volumeStatus = statusSpec[*structs.CSIVolumeListStub, *structs.CSIVolume]{
 	},
 	printList: func(m *meta, vols []*structs.CSIVolumeListStub, _ bool) { m.volumeList(vols) },
 	printOne:  (*meta).volumeInfo,
+
+	verboseList: (*meta).volumeListProviderViews,
+	verboseOne:  (*meta).volumeProviderView,
 }
 
 func (m *meta) volumeList(vols []*structs.CSIVolumeListStub) {

@@ -31,8 +31,12 @@ func runVolumeRegister(ctx context.Context, m *meta, args []string) int {
 	if vol == nil {
 		return status
 	}
-	if _, err := c.CSIVolumes().Register(vol); err != nil {
+	warnings, _, err := c.CSIVolumes().Register(vol)
+	if err != nil {
 		return m.fail("%s", apiError("register volume "+strconv.Quote(vol.ID), err))
+	}
+	for _, w := range warnings {
+		fmt.Fprintf(m.stderr, "Warning: %s\n", w)
 	}
 	fmt.Fprintf(m.stdout, "Volume %q registered\n", vol.ID)
 	return exitOK

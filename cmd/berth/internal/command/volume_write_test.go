@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/shoenig/test/must"
@@ -56,6 +57,8 @@ capability {
 	refused := writeSpec(t, "bad.json", `{"id": "bad", "type": "csi", "plugin_id": "hostpath", "external_id": "x",
  "capability": {"access_mode": "single-node-writer", "attachment_mode": "file-system"}}`)
 
+	unconfirmed := writeSpec(t, "block.hcl", strings.Replace(registerSpec, `id          = "data"`, `id          = "block"`, 1))
+
 	cases := []struct {
 		name       string
 		args       []string
@@ -76,6 +79,8 @@ capability {
 			`Error: ` + noExternal + `:1: external_id: missing; registering needs the storage provider's ID of an existing volume (to have the plugin make a new volume, use "berth volume create")` + "\n", false},
 		{"server refuses", []string{"volume", "register", refused}, "", 1, "",
 			"Error: volume \"bad\": capability 1: access_mode \"x\" is not valid\n", true},
+		{"plugin did not confirm", []string{"volume", "register", unconfirmed}, "", 0, "Volume \"block\" registered\n",
+			"Warning: volume \"block\": plugin \"hostpath\" did not confirm its capabilities (block access type is not supported)", true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

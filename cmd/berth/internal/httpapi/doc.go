@@ -1,8 +1,9 @@
 // Package httpapi serves berth's HTTP API: JSON over HTTP in Nomad's shape
-// (/v1/volumes, /v1/volume/csi/:id, /v1/plugins, /v1/nodes, /v1/status/...).
-// Each route parses its query and body into a structs request, calls one
-// RPC on the agent's server in-process through Backend, and writes the
-// reply as JSON with the raft index in the X-Berth-Index header.
+// (/v1/volumes, /v1/volume/csi/:id, /v1/volumes/snapshot, /v1/plugins,
+// /v1/nodes, /v1/status/...). Each route parses its query and body into a
+// structs request, calls one RPC on the agent's server in-process through
+// Backend, and writes the reply as JSON with the raft index in the
+// X-Berth-Index header.
 //
 // It owns routing, query parsing (blocking queries: ?index=&wait=, ?stale,
 // ?prefix=, ?namespace=), the mapping of structs error codes to HTTP status,

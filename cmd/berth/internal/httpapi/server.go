@@ -61,6 +61,12 @@ func (h *handler) routes() {
 	})
 
 	h.handle("/v1/volumes", route{http.MethodGet: h.volumeList})
+	h.handle("/v1/volumes/snapshot", route{
+		http.MethodGet:    h.snapshotList,
+		http.MethodPost:   h.snapshotCreate,
+		http.MethodDelete: h.snapshotDelete,
+	})
+	h.handle("/v1/volumes/external", route{http.MethodGet: h.externalVolumeList})
 	h.handle("/v1/volume/csi/{id}", route{
 		http.MethodGet:    h.volumeGet,
 		http.MethodPut:    h.volumeRegister,

@@ -121,6 +121,13 @@ func TestHandler_Routes_CallTheirRPC(t *testing.T) {
 		"CSIVolume.Create": &structs.CSIVolumeCreateResponse{
 			Volumes: []*structs.CSIVolume{{ID: "data", ExternalID: "vol-1", Capacity: 1 << 30}}, WriteMeta: structs.WriteMeta{Index: 47}},
 		"CSIVolume.Delete": &structs.CSIVolumeDeleteResponse{WriteMeta: structs.WriteMeta{Index: 48}},
+		"CSIVolume.CreateSnapshot": &structs.CSISnapshotCreateResponse{
+			Snapshot: &structs.CSISnapshot{ID: "snap-1", PluginID: "hostpath"}, WriteMeta: structs.WriteMeta{Index: 49}},
+		"CSIVolume.DeleteSnapshot": &structs.CSISnapshotDeleteResponse{WriteMeta: structs.WriteMeta{Index: 50}},
+		"CSIVolume.ListSnapshots": &structs.CSISnapshotListResponse{
+			Snapshots: []*structs.CSISnapshot{{ID: "snap-1", PluginID: "hostpath"}}, QueryMeta: meta},
+		"CSIVolume.ListExternal": &structs.CSIVolumeExternalListResponse{
+			Volumes: []*structs.CSIExternalVolume{{ExternalID: "vol-1", VolumeID: "data"}}, QueryMeta: meta},
 	}
 	cases := []struct {
 		name, method, target, body string
@@ -146,6 +153,10 @@ func TestHandler_Routes_CallTheirRPC(t *testing.T) {
 		{"volume claim post", "POST", "/v1/volume/csi/data/claim", `{"AllocationID":"a1","Mode":"read"}`, "CSIVolume.Claim", "46", `"Index":46`},
 		{"volume create", "PUT", "/v1/volume/csi/data/create", `{"Volumes":[{"PluginID":"hostpath"}]}`, "CSIVolume.Create", "47", `[{"ID":"data","Namespace":"","Name":"","ExternalID":"vol-1"`},
 		{"volume delete", "DELETE", "/v1/volume/csi/data/delete", "", "CSIVolume.Delete", "48", `{"Index":48}`},
+		{"snapshot create", "POST", "/v1/volumes/snapshot", `{"VolumeID":"data"}`, "CSIVolume.CreateSnapshot", "49", `{"Snapshot":{"ID":"snap-1","PluginID":"hostpath"`},
+		{"snapshot delete", "DELETE", "/v1/volumes/snapshot?plugin_id=hostpath&snapshot_id=snap-1", "", "CSIVolume.DeleteSnapshot", "50", `{"Index":50}`},
+		{"snapshot list", "GET", "/v1/volumes/snapshot?plugin_id=hostpath", "", "CSIVolume.ListSnapshots", "42", `{"Snapshots":[{"ID":"snap-1"`},
+		{"external volume list", "GET", "/v1/volumes/external?plugin_id=hostpath", "", "CSIVolume.ListExternal", "42", `{"Volumes":[{"ExternalID":"vol-1","VolumeID":"data"`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
