@@ -87,8 +87,8 @@ var (
 		func(c *structs.CSIControllerInfo) bool { return c.SupportsListVolumes }}
 	capExpand = controllerCap{"expanding volumes (EXPAND_VOLUME)",
 		func(c *structs.CSIControllerInfo) bool { return c.SupportsExpand }}
-	capClone = controllerCap{"cloning volumes (CLONE_VOLUME)",
-		func(c *structs.CSIControllerInfo) bool { return c.SupportsClone }}
+	capClone = controllerCap{"cloning volumes (CREATE_DELETE_VOLUME and CLONE_VOLUME)",
+		func(c *structs.CSIControllerInfo) bool { return c.SupportsCreateDelete && c.SupportsClone }}
 	// capAny is for the calls every controller serves (ValidateVolumeCapabilities).
 	capAny = controllerCap{"a controller service", func(*structs.CSIControllerInfo) bool { return true }}
 )

@@ -94,8 +94,7 @@ func (v *CSIVolume) create(ctx context.Context, vol *structs.CSIVolume) (*struct
 	}
 	need := capCreateDelete
 	if cloneID != "" {
-		need = controllerCap{"cloning volumes (CREATE_DELETE_VOLUME and CLONE_VOLUME)",
-			func(c *structs.CSIControllerInfo) bool { return c.SupportsCreateDelete && c.SupportsClone }}
+		need = capClone
 	}
 	var resp structs.ClientCSIControllerCreateVolumeResponse
 	err = v.srv.callController(ctx, controllerCall{plugin: vol.PluginID, need: need,
