@@ -53,7 +53,7 @@ func (c *Client) ListVolumes(ctx context.Context, maxEntries int32, startingToke
 
 // fromListedVolume turns one ListVolumes entry into berth's view of it.
 // PublishedExternalNodeIDs is set only by a plugin that offers
-// LIST_VOLUMES_PUBLISHED_NODES. IsAbnormal and Status are never set: the
+// LIST_VOLUMES_PUBLISHED_NODES. IsAbnormal and Status are never set here: the
 // spec (v1.13.0) removed the entry's volume_condition, and a volume's
 // health is now the alpha ControllerListVolumeHealth, which berth does
 // not call.

@@ -150,5 +150,5 @@ func condition(v *structs.CSIExternalVolume) string {
 	case msg != "":
 		return msg
 	}
-	return "no problem reported"
+	return "not reported"
 }

@@ -11,10 +11,10 @@ import (
 // three pages of it.
 const hostpathProviderTable = `External ID  Berth Volume        Capacity   Published Nodes       Condition
 vol-7777     (unknown to berth)  2.0 GiB    <none>                abnormal: backing file missing
-vol-0003     logs                512.0 MiB  <none>                no problem reported
+vol-0003     logs                512.0 MiB  <none>                not reported
 vol-0001     data                1.0 GiB    hp-node-1, hp-node-2  healthy
-vol-8888     (unknown to berth)  unknown    <none>                no problem reported
-vol-9999     (unknown to berth)  1.5 GiB    <none>                no problem reported
+vol-8888     (unknown to berth)  unknown    <none>                not reported
+vol-9999     (unknown to berth)  1.5 GiB    <none>                not reported
 `
 
 func TestStatusCommands_ProviderView(t *testing.T) {
