@@ -26,8 +26,29 @@ type Allocation struct {
 	DesiredStatus string
 	ClientStatus  string
 
+	// Job is the job as it was when the allocation was placed: what the
+	// client runs.
+	Job *Job `json:",omitempty"`
+	// ClientDescription says why the client status is what it is.
+	ClientDescription string
+	// TaskStates by task name, reported by the client.
+	TaskStates map[string]*TaskState
+
 	CreateIndex uint64
 	ModifyIndex uint64
+}
+
+// LookupTaskGroup returns the allocation's task group from its job, or nil.
+func (a *Allocation) LookupTaskGroup() *TaskGroup {
+	if a == nil || a.Job == nil {
+		return nil
+	}
+	for _, tg := range a.Job.TaskGroups {
+		if tg.Name == a.TaskGroup {
+			return tg
+		}
+	}
+	return nil
 }
 
 // TerminalStatus reports whether the allocation has stopped or will never run
@@ -49,6 +70,13 @@ func (a *Allocation) Copy() *Allocation {
 		return nil
 	}
 	c := *a
+	c.Job = a.Job.Copy()
+	if a.TaskStates != nil {
+		c.TaskStates = make(map[string]*TaskState, len(a.TaskStates))
+		for k, v := range a.TaskStates {
+			c.TaskStates[k] = v.Copy()
+		}
+	}
 	return &c
 }
 

@@ -1,5 +1,7 @@
 package structs
 
+import "time"
+
 // Job types.
 const (
 	JobTypeService = "service"
@@ -44,8 +46,11 @@ type VolumeRequest struct {
 type Task struct {
 	Name            string
 	Driver          string
-	Config          map[string]any
+	Config          map[string]any // exec: "command" (string), "args" ([]string)
 	Env             map[string]string
+	Restart         *RestartPolicy `json:",omitempty"`
+	KillTimeout     time.Duration  // from the stop signal to SIGKILL; 0 means 5s
+	VolumeMounts    []*VolumeMount
 	CSIPluginConfig *TaskCSIPluginConfig `json:",omitempty"`
 }
 
@@ -115,6 +120,17 @@ func (tg *TaskGroup) Copy() *TaskGroup {
 			if t.CSIPluginConfig != nil {
 				pc := *t.CSIPluginConfig
 				tc.CSIPluginConfig = &pc
+			}
+			if t.Restart != nil {
+				rp := *t.Restart
+				tc.Restart = &rp
+			}
+			if t.VolumeMounts != nil {
+				tc.VolumeMounts = make([]*VolumeMount, len(t.VolumeMounts))
+				for j, vm := range t.VolumeMounts {
+					vmc := *vm
+					tc.VolumeMounts[j] = &vmc
+				}
 			}
 			c.Tasks[i] = &tc
 		}

@@ -155,3 +155,57 @@ type ClientCSIControllerListVolumesResponse struct {
 	Volumes   []*CSIExternalVolume
 	NextToken string
 }
+
+// ClientCSIControllerAttachVolumeRequest asks a controller instance to
+// publish a volume to a node (ControllerPublishVolume). ExternalNodeID is
+// the plugin's node ID of the claiming node (its NodeGetInfo answer).
+type ClientCSIControllerAttachVolumeRequest struct {
+	PluginID         string
+	NodeID           string // the controller instance's node: where the call runs
+	ExternalVolumeID string
+	ExternalNodeID   string
+	Capability       *CSIVolumeCapability
+	MountOptions     *CSIMountOptions
+	ReadOnly         bool
+	Secrets          CSISecrets
+	VolumeContext    map[string]string
+	QueryOptions
+}
+
+// ClientCSIControllerAttachVolumeResponse carries the publish context the
+// node calls need.
+type ClientCSIControllerAttachVolumeResponse struct {
+	PublishContext map[string]string
+}
+
+// ClientCSIControllerDetachVolumeRequest asks a controller instance to
+// unpublish a volume from a node (ControllerUnpublishVolume); one not
+// published is detached.
+type ClientCSIControllerDetachVolumeRequest struct {
+	PluginID         string
+	NodeID           string
+	ExternalVolumeID string
+	ExternalNodeID   string
+	Secrets          CSISecrets
+	QueryOptions
+}
+
+// ClientCSIControllerDetachVolumeResponse is empty.
+type ClientCSIControllerDetachVolumeResponse struct{}
+
+// ClientCSINodeDetachVolumeRequest asks the claiming node to unpublish a
+// volume for an allocation and, when no other allocation on the node uses
+// it, unstage it. A volume the node no longer has is detached.
+type ClientCSINodeDetachVolumeRequest struct {
+	PluginID         string
+	NodeID           string // the claiming node
+	AllocID          string
+	VolumeID         string
+	ExternalVolumeID string
+	AccessMode       CSIVolumeAccessMode
+	AttachmentMode   CSIVolumeAttachmentMode
+	QueryOptions
+}
+
+// ClientCSINodeDetachVolumeResponse is empty.
+type ClientCSINodeDetachVolumeResponse struct{}

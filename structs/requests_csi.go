@@ -74,6 +74,9 @@ type CSIVolumeClaimBatchRequest struct {
 // CSIVolumeClaimResponse answers a claim.
 type CSIVolumeClaimResponse struct {
 	Volume *CSIVolume // the volume after the claim, sanitized
+	// PublishContext is the controller's answer to ControllerPublish for a
+	// taken claim, when the plugin publishes; the node calls need it.
+	PublishContext map[string]string
 	WriteMeta
 }
 

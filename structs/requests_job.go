@@ -19,3 +19,125 @@ type AllocUpsertRequest struct {
 	Allocs []*Allocation
 	WriteRequest
 }
+
+// JobRegisterResponse answers a job register: the allocations the
+// scheduler placed in the same write, and why the others could not be.
+type JobRegisterResponse struct {
+	Placed   []*AllocListStub
+	Failures []*PlacementFailure
+	WriteMeta
+}
+
+// PlacementFailure says why allocations of a task group could not be
+// placed: one line per node class of reason, each naming the volume, the
+// alloc holding it and the node where that explains it.
+type PlacementFailure struct {
+	TaskGroup string
+	Missing   int // allocations not placed
+	Reasons   []string
+}
+
+// JobListRequest lists jobs.
+type JobListRequest struct {
+	QueryOptions
+}
+
+// JobListResponse answers JobListRequest.
+type JobListResponse struct {
+	Jobs []*JobListStub
+	QueryMeta
+}
+
+// JobListStub is a job as lists show it.
+type JobListStub struct {
+	ID          string
+	Namespace   string
+	Name        string
+	Type        string
+	Stop        bool
+	Status      string // pending, running, dead
+	CreateIndex uint64
+	ModifyIndex uint64
+}
+
+// JobSpecificRequest reads one job, or its allocations.
+type JobSpecificRequest struct {
+	JobID string
+	QueryOptions
+}
+
+// SingleJobResponse answers JobSpecificRequest; Job is nil when absent.
+type SingleJobResponse struct {
+	Job *Job
+	QueryMeta
+}
+
+// JobAllocationsResponse lists a job's allocations.
+type JobAllocationsResponse struct {
+	Allocations []*AllocListStub
+	QueryMeta
+}
+
+// JobDeregisterResponse answers JobDeregisterRequest.
+type JobDeregisterResponse struct {
+	WriteMeta
+}
+
+// AllocListRequest lists allocations.
+type AllocListRequest struct {
+	QueryOptions
+}
+
+// AllocListResponse answers AllocListRequest.
+type AllocListResponse struct {
+	Allocations []*AllocListStub
+	QueryMeta
+}
+
+// AllocSpecificRequest reads one allocation.
+type AllocSpecificRequest struct {
+	AllocID string
+	QueryOptions
+}
+
+// SingleAllocResponse answers AllocSpecificRequest; Alloc is nil when
+// absent.
+type SingleAllocResponse struct {
+	Alloc *Allocation
+	QueryMeta
+}
+
+// NodeClientAllocsResponse answers Node.GetClientAllocs (a
+// NodeSpecificRequest, blocking): every allocation placed on the node,
+// with its job.
+type NodeClientAllocsResponse struct {
+	Allocs []*Allocation
+	QueryMeta
+}
+
+// AllocUpdateRequest is a client's report of its allocations: ID,
+// ClientStatus, ClientDescription and TaskStates are read; every other
+// field is the servers'.
+type AllocUpdateRequest struct {
+	Allocs []*Allocation
+	WriteRequest
+}
+
+// ClientAllocLogsRequest reads a task's log (Kind "stdout" or "stderr")
+// from the client that runs the allocation. Offset is where to start;
+// Limit 0 means all.
+type ClientAllocLogsRequest struct {
+	AllocID string
+	NodeID  string
+	Task    string
+	Kind    string
+	Offset  int64
+	Limit   int64
+	QueryOptions
+}
+
+// ClientAllocLogsResponse is the log's bytes from Offset, and its size.
+type ClientAllocLogsResponse struct {
+	Data []byte
+	Size int64
+}
