@@ -234,3 +234,20 @@ type CSIVolumeExternalListResponse struct {
 	NextToken string
 	QueryMeta
 }
+
+// CSIVolumeDetachRequest asks the servers to release every claim a node
+// holds on a volume, driving each through node and controller detach
+// (`berth volume detach VOLUME NODE`). The node may be given by ID prefix
+// at the CLI; here it is a whole ID.
+type CSIVolumeDetachRequest struct {
+	VolumeID string
+	NodeID   string
+	WriteRequest
+}
+
+// CSIVolumeDetachResponse answers CSIVolumeDetachRequest: the claims it
+// started to release.
+type CSIVolumeDetachResponse struct {
+	Released []string // allocation IDs
+	WriteMeta
+}
