@@ -1,6 +1,10 @@
 package fsm
 
-import "github.com/berth-csi/berth/structs"
+import (
+	"time"
+
+	"github.com/berth-csi/berth/structs"
+)
 
 // dispatch maps every message type to its apply function. Adding a message
 // type means adding a row here and a golden test entry.
@@ -16,6 +20,8 @@ var dispatch = map[structs.MessageType]applyFn{
 	structs.JobDeregisterRequestType:       applyJobDeregister,
 	structs.AllocUpsertRequestType:         applyAllocUpsert,
 	structs.NodeFingerprintRequestType:     applyNodeFingerprint,
+	structs.PlanApplyRequestType:           applyPlan,
+	structs.AllocClientUpdateRequestType:   applyAllocClientUpdate,
 }
 
 func applyNodeRegister(f *FSM, index uint64, buf []byte) any {
@@ -108,20 +114,23 @@ func applyJobDeregister(f *FSM, index uint64, buf []byte) any {
 	if err := decode(structs.JobDeregisterRequestType, index, buf, &req); err != nil {
 		return err
 	}
-	st := f.State()
-	if req.Purge {
-		return st.DeleteJob(index, req.RequestNamespace(), req.JobID)
-	}
-	job, err := st.JobByID(nil, req.RequestNamespace(), req.JobID)
-	if err != nil {
+	return f.State().StopJob(index, req.RequestNamespace(), req.JobID, req.Purge, time.Unix(0, req.Timestamp))
+}
+
+func applyPlan(f *FSM, index uint64, buf []byte) any {
+	var req structs.PlanApplyRequest
+	if err := decode(structs.PlanApplyRequestType, index, buf, &req); err != nil {
 		return err
 	}
-	if job == nil {
-		return structs.NewError(structs.CodeNotFound, "job %q not found", req.JobID)
+	return f.State().ApplyPlan(index, &req)
+}
+
+func applyAllocClientUpdate(f *FSM, index uint64, buf []byte) any {
+	var req structs.AllocClientUpdateRequest
+	if err := decode(structs.AllocClientUpdateRequestType, index, buf, &req); err != nil {
+		return err
 	}
-	job = job.Copy()
-	job.Stop = true
-	return st.UpsertJob(index, job)
+	return f.State().UpdateAllocsFromClient(index, req.Allocs, time.Unix(0, req.Timestamp))
 }
 
 func applyAllocUpsert(f *FSM, index uint64, buf []byte) any {

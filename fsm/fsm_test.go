@@ -107,6 +107,9 @@ func goldenScenarios() map[string][]entry {
 		Name: "plugin", Count: 1, Tasks: []*structs.Task{{Name: "plugin", Driver: "exec",
 			CSIPluginConfig: &structs.TaskCSIPluginConfig{ID: "other", Type: structs.CSIPluginTypeNode}}},
 	}}}
+	placed := alloc.Copy()
+	placed.ClientStatus = structs.AllocClientStatusPending
+	placed.JobID = job.ID
 	return map[string][]entry{
 		"node_plugin_volume_claim": {
 			{structs.NodeRegisterRequestType, &structs.NodeRegisterRequest{Node: node}},
@@ -122,6 +125,16 @@ func goldenScenarios() map[string][]entry {
 				{PluginID: "hostpath", Node: node.CSINodePlugins["hostpath"]}, // controller side gone
 				{PluginID: "other", Node: otherInfo},
 			}, Events: []*structs.NodeEvent{{Message: `plugin "other" became healthy`, Subsystem: "CSI", Timestamp: stamp}}}},
+		},
+		"plan_then_client_completes": {
+			{structs.NodeRegisterRequestType, &structs.NodeRegisterRequest{Node: node}},
+			{structs.CSIVolumeRegisterRequestType, &structs.CSIVolumeRegisterRequest{Volumes: []*structs.CSIVolume{vol}}},
+			{structs.PlanApplyRequestType, &structs.PlanApplyRequest{Job: job, Allocs: []*structs.Allocation{placed},
+				Claims: []structs.CSIVolumeClaimRequest{{VolumeID: "data", AllocationID: "alloc-1", NodeID: "node-1",
+					Mode: structs.CSIVolumeClaimWrite, State: structs.CSIVolumeClaimStateTaken, Timestamp: stamp}}}},
+			{structs.AllocClientUpdateRequestType, &structs.AllocClientUpdateRequest{Timestamp: stamp.UnixNano(),
+				Allocs: []*structs.Allocation{{ID: "alloc-1", ClientStatus: structs.AllocClientStatusComplete,
+					TaskStates: map[string]*structs.TaskState{"web": {State: structs.TaskStateDead, FinishedAt: stamp}}}}}},
 		},
 		"release_and_teardown": {
 			{structs.NodeRegisterRequestType, &structs.NodeRegisterRequest{Node: node}},

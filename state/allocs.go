@@ -1,16 +1,20 @@
 package state
 
 import (
+	"time"
+
 	"github.com/berth-csi/berth/structs"
 	"github.com/hashicorp/go-memdb"
 )
 
 // UpsertAllocs stores allocations, defaulting their namespace and keeping
-// the CreateIndex of a version they replace. All or nothing.
+// the CreateIndex of a version they replace. All or nothing. A terminal
+// allocation starts releasing its claims in the same write.
 func (s *StateStore) UpsertAllocs(index uint64, allocs []*structs.Allocation) error {
 	txn := s.db.Txn(true)
 	defer txn.Abort()
 
+	written := make([]*structs.Allocation, 0, len(allocs))
 	for i, alloc := range allocs {
 		if alloc == nil || alloc.ID == "" {
 			return errBadRequest("alloc %d of %d: missing id", i+1, len(allocs))
@@ -31,8 +35,9 @@ func (s *StateStore) UpsertAllocs(index uint64, allocs []*structs.Allocation) er
 		if err := txn.Insert(TableAllocs, a); err != nil {
 			return errInternal("insert alloc "+a.ID, err)
 		}
+		written = append(written, a)
 	}
-	if err := bumpIndex(txn, index, TableAllocs); err != nil {
+	if err := finishAllocWrite(txn, index, written, time.Time{}); err != nil {
 		return err
 	}
 	txn.Commit()

@@ -16,13 +16,30 @@ func (s *StateStore) UpsertJob(index uint64, job *structs.Job) error {
 	txn := s.db.Txn(true)
 	defer txn.Abort()
 
+	plugins, err := upsertJobTxn(txn, index, job)
+	if err != nil {
+		return err
+	}
+	if err := finishJobWrite(txn, index, plugins); err != nil {
+		return err
+	}
+	txn.Commit()
+	return nil
+}
+
+// upsertJobTxn inserts a job and returns the plugins its new and old
+// versions run, for finishJobWrite.
+func upsertJobTxn(txn *memdb.Txn, index uint64, job *structs.Job) ([]string, error) {
+	if job == nil || job.ID == "" {
+		return nil, errBadRequest("job: missing id")
+	}
 	j := job.Copy()
 	if j.Namespace == "" {
 		j.Namespace = structs.DefaultNamespace
 	}
 	existing, err := jobByIDTxn(txn, nil, j.Namespace, j.ID)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	j.CreateIndex = index
 	if existing != nil {
@@ -30,18 +47,13 @@ func (s *StateStore) UpsertJob(index uint64, job *structs.Job) error {
 	}
 	j.ModifyIndex = index
 	if err := txn.Insert(TableJobs, j); err != nil {
-		return errInternal("insert job "+j.ID, err)
+		return nil, errInternal("insert job "+j.ID, err)
 	}
-
 	plugins := j.CSIPluginIDs()
 	if existing != nil {
 		plugins = append(plugins, existing.CSIPluginIDs()...)
 	}
-	if err := finishJobWrite(txn, index, plugins); err != nil {
-		return err
-	}
-	txn.Commit()
-	return nil
+	return plugins, nil
 }
 
 // DeleteJob removes a job and deletes the plugin rows it ran that are left

@@ -1,9 +1,12 @@
 package state
 
 import (
-	"github.com/berth-csi/berth/structs"
-	"github.com/hashicorp/go-memdb"
 	"maps"
+	"time"
+
+	"github.com/hashicorp/go-memdb"
+
+	"github.com/berth-csi/berth/structs"
 )
 
 // maxNodeEvents is how many events a node keeps; older ones are dropped.
@@ -124,6 +127,11 @@ func (s *StateStore) UpdateNodeStatus(index uint64, nodeID, status string, updat
 	}
 	if err := bumpIndex(txn, index, TableNodes); err != nil {
 		return err
+	}
+	if status == structs.NodeStatusDown {
+		if err := loseNodeAllocsTxn(txn, index, nodeID, time.Unix(0, updatedAt)); err != nil {
+			return err
+		}
 	}
 	txn.Commit()
 	return nil

@@ -19,6 +19,8 @@ const (
 	JobDeregisterRequestType       MessageType = 8
 	AllocUpsertRequestType         MessageType = 9
 	NodeFingerprintRequestType     MessageType = 10
+	PlanApplyRequestType           MessageType = 11
+	AllocClientUpdateRequestType   MessageType = 12
 )
 
 var messageTypeNames = map[MessageType]string{
@@ -33,6 +35,8 @@ var messageTypeNames = map[MessageType]string{
 	JobDeregisterRequestType:       "JobDeregister",
 	AllocUpsertRequestType:         "AllocUpsert",
 	NodeFingerprintRequestType:     "NodeFingerprint",
+	PlanApplyRequestType:           "PlanApply",
+	AllocClientUpdateRequestType:   "AllocClientUpdate",
 }
 
 func (t MessageType) String() string {

@@ -6,10 +6,12 @@ type JobRegisterRequest struct {
 	WriteRequest
 }
 
-// JobDeregisterRequest stops a job, or removes it with Purge.
+// JobDeregisterRequest stops a job and its allocations, or removes it
+// with Purge. Timestamp (unix nanoseconds) is stamped by the endpoint.
 type JobDeregisterRequest struct {
-	JobID string
-	Purge bool
+	JobID     string
+	Purge     bool
+	Timestamp int64
 	WriteRequest
 }
 
@@ -140,4 +142,22 @@ type ClientAllocLogsRequest struct {
 type ClientAllocLogsResponse struct {
 	Data []byte
 	Size int64
+}
+
+// PlanApplyRequest is the raft entry of a placement: the job (when the
+// placement comes with its registration), the new allocations and the
+// claims they reserve, applied all or nothing.
+type PlanApplyRequest struct {
+	Job    *Job
+	Allocs []*Allocation
+	Claims []CSIVolumeClaimRequest
+	WriteRequest
+}
+
+// AllocClientUpdateRequest is the raft entry of a client's report of its
+// allocations (see AllocUpdateRequest). Timestamp is stamped by the
+// endpoint.
+type AllocClientUpdateRequest struct {
+	Allocs    []*Allocation
+	Timestamp int64 // unix nanoseconds
 }

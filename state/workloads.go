@@ -1,0 +1,262 @@
+package state
+
+import (
+	"time"
+
+	"github.com/hashicorp/go-memdb"
+
+	"github.com/berth-csi/berth/structs"
+)
+
+// Release starts in the same transaction that makes an allocation
+// terminal, whatever made it so (the client, a job stop, its node going
+// down): every taken claim of the allocation moves to unpublishing, and
+// the leader's volumewatcher drives it from there.
+
+// releaseAllocClaimsTxn moves the taken claims of the allocations to
+// unpublishing, stamped at. It reports whether it wrote a volume.
+func releaseAllocClaimsTxn(txn *memdb.Txn, index uint64, allocIDs []string, at time.Time) (bool, error) {
+	wrote := false
+	for _, allocID := range allocIDs {
+		iter, err := txn.Get(TableCSIVolumes, indexClaimAlloc, allocID)
+		if err != nil {
+			return false, errInternal("volumes claimed by alloc "+allocID, err)
+		}
+		var vols []*structs.CSIVolume
+		for raw := iter.Next(); raw != nil; raw = iter.Next() {
+			vols = append(vols, raw.(*structs.CSIVolume))
+		}
+		for _, vol := range vols {
+			if c := findClaim(vol, allocID); c == nil || c.State != structs.CSIVolumeClaimStateTaken {
+				continue
+			}
+			next, err := releaseClaim(vol, &structs.CSIVolumeClaimRequest{VolumeID: vol.ID, AllocationID: allocID,
+				State: structs.CSIVolumeClaimStateUnpublishing, Timestamp: at})
+			if err != nil {
+				return false, err
+			}
+			next.ModifyIndex = index
+			if err := txn.Insert(TableCSIVolumes, next); err != nil {
+				return false, errInternal("insert volume "+vol.ID, err)
+			}
+			wrote = true
+		}
+	}
+	return wrote, nil
+}
+
+// finishAllocWrite releases the claims of the terminal allocations among
+// allocs and bumps the allocs index, and the volumes index when a claim
+// moved.
+func finishAllocWrite(txn *memdb.Txn, index uint64, allocs []*structs.Allocation, at time.Time) error {
+	var terminal []string
+	for _, a := range allocs {
+		if a.TerminalStatus() {
+			terminal = append(terminal, a.ID)
+		}
+	}
+	wrote, err := releaseAllocClaimsTxn(txn, index, terminal, at)
+	if err != nil {
+		return err
+	}
+	tables := []string{TableAllocs}
+	if wrote {
+		tables = append(tables, TableCSIVolumes)
+	}
+	return bumpIndexes(txn, index, tables...)
+}
+
+// UpdateAllocsFromClient records what a client reports of its
+// allocations: ClientStatus, ClientDescription and TaskStates; the rest is
+// the servers'. An allocation the servers no longer have is skipped. One
+// that becomes terminal starts releasing its claims in the same write.
+func (s *StateStore) UpdateAllocsFromClient(index uint64, allocs []*structs.Allocation, at time.Time) error {
+	txn := s.db.Txn(true)
+	defer txn.Abort()
+
+	var updated []*structs.Allocation
+	for _, in := range allocs {
+		if in == nil || in.ID == "" {
+			return errBadRequest("alloc update: an allocation without an ID")
+		}
+		existing, err := allocByIDTxn(txn, nil, in.ID)
+		if err != nil {
+			return err
+		}
+		if existing == nil {
+			continue
+		}
+		a := existing.Copy()
+		if in.ClientStatus != "" {
+			a.ClientStatus = in.ClientStatus
+		}
+		a.ClientDescription = in.ClientDescription
+		if in.TaskStates != nil {
+			a.TaskStates = in.Copy().TaskStates
+		}
+		a.ModifyIndex = index
+		if err := txn.Insert(TableAllocs, a); err != nil {
+			return errInternal("insert alloc "+a.ID, err)
+		}
+		updated = append(updated, a)
+	}
+	if len(updated) == 0 {
+		return nil
+	}
+	if err := finishAllocWrite(txn, index, updated, at); err != nil {
+		return err
+	}
+	txn.Commit()
+	return nil
+}
+
+// stopAllocsTxn sets the allocations' desired status to stop, or their
+// client status to lost when lost is set (their node went down), and
+// returns the ones it changed.
+func stopAllocsTxn(txn *memdb.Txn, index uint64, allocs []*structs.Allocation, lost bool) ([]*structs.Allocation, error) {
+	var changed []*structs.Allocation
+	for _, existing := range allocs {
+		if existing.TerminalStatus() {
+			continue
+		}
+		a := existing.Copy()
+		if lost {
+			a.ClientStatus = structs.AllocClientStatusLost
+			a.ClientDescription = "its node went down"
+		} else {
+			a.DesiredStatus = structs.AllocDesiredStatusStop
+		}
+		a.ModifyIndex = index
+		if err := txn.Insert(TableAllocs, a); err != nil {
+			return nil, errInternal("insert alloc "+a.ID, err)
+		}
+		changed = append(changed, a)
+	}
+	return changed, nil
+}
+
+// allocsTxn collects the allocations an index lookup finds.
+func allocsTxn(txn *memdb.Txn, index string, args ...any) ([]*structs.Allocation, error) {
+	iter, err := txn.Get(TableAllocs, index, args...)
+	if err != nil {
+		return nil, errInternal("read allocs", err)
+	}
+	var out []*structs.Allocation
+	for raw := iter.Next(); raw != nil; raw = iter.Next() {
+		out = append(out, raw.(*structs.Allocation))
+	}
+	return out, nil
+}
+
+// StopJob marks a job stopped and stops its allocations, releasing their
+// claims, in one write. With purge the job is deleted too.
+func (s *StateStore) StopJob(index uint64, namespace, id string, purge bool, at time.Time) error {
+	if namespace == "" {
+		namespace = structs.DefaultNamespace
+	}
+	txn := s.db.Txn(true)
+	defer txn.Abort()
+
+	existing, err := jobByIDTxn(txn, nil, namespace, id)
+	if err != nil {
+		return err
+	}
+	if existing == nil {
+		return errNotFound("job %q not found in namespace %q; check the job id (berth job status)", id, namespace)
+	}
+	if purge {
+		if err := txn.Delete(TableJobs, existing); err != nil {
+			return errInternal("delete job "+id, err)
+		}
+	} else {
+		j := existing.Copy()
+		j.Stop = true
+		j.ModifyIndex = index
+		if err := txn.Insert(TableJobs, j); err != nil {
+			return errInternal("insert job "+id, err)
+		}
+	}
+	allocs, err := allocsTxn(txn, indexJob, namespace, id)
+	if err != nil {
+		return err
+	}
+	stopped, err := stopAllocsTxn(txn, index, allocs, false)
+	if err != nil {
+		return err
+	}
+	if err := finishAllocWrite(txn, index, stopped, at); err != nil {
+		return err
+	}
+	if err := finishJobWrite(txn, index, existing.CSIPluginIDs()); err != nil {
+		return err
+	}
+	txn.Commit()
+	return nil
+}
+
+// loseNodeAllocsTxn marks the live allocations of a node that went down
+// lost and releases their claims.
+func loseNodeAllocsTxn(txn *memdb.Txn, index uint64, nodeID string, at time.Time) error {
+	allocs, err := allocsTxn(txn, indexNodeID, nodeID)
+	if err != nil {
+		return err
+	}
+	lost, err := stopAllocsTxn(txn, index, allocs, true)
+	if err != nil || len(lost) == 0 {
+		return err
+	}
+	return finishAllocWrite(txn, index, lost, at)
+}
+
+// ApplyPlan writes a scheduler's placement in one transaction: the job,
+// when given, the new allocations, and the claims they reserve. All or
+// nothing: a claim that cannot be taken fails the whole plan, so two
+// placements never share a single-writer volume.
+func (s *StateStore) ApplyPlan(index uint64, req *structs.PlanApplyRequest) error {
+	txn := s.db.Txn(true)
+	defer txn.Abort()
+
+	tables := []string{}
+	if req.Job != nil {
+		plugins, err := upsertJobTxn(txn, index, req.Job)
+		if err != nil {
+			return err
+		}
+		if err := finishJobWrite(txn, index, plugins); err != nil {
+			return err
+		}
+	}
+	for _, alloc := range req.Allocs {
+		if alloc == nil || alloc.ID == "" {
+			return errBadRequest("plan: an allocation without an ID")
+		}
+		a := alloc.Copy()
+		if a.Namespace == "" {
+			a.Namespace = structs.DefaultNamespace
+		}
+		a.CreateIndex, a.ModifyIndex = index, index
+		if err := txn.Insert(TableAllocs, a); err != nil {
+			return errInternal("insert alloc "+a.ID, err)
+		}
+	}
+	if len(req.Allocs) > 0 {
+		tables = append(tables, TableAllocs)
+	}
+	for i := range req.Claims {
+		c := &req.Claims[i]
+		if c.State != structs.CSIVolumeClaimStateTaken {
+			return errBadRequest("plan: claim of alloc %s on volume %q must be taken, not %s", c.AllocationID, c.VolumeID, c.State)
+		}
+		if _, err := applyClaim(txn, index, c); err != nil {
+			return err
+		}
+	}
+	if len(req.Claims) > 0 {
+		tables = append(tables, TableCSIVolumes)
+	}
+	if err := bumpIndexes(txn, index, tables...); err != nil {
+		return err
+	}
+	txn.Commit()
+	return nil
+}

@@ -1,0 +1,85 @@
+package state_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/shoenig/test/must"
+
+	"github.com/berth-csi/berth/state/statetest"
+	"github.com/berth-csi/berth/structs"
+)
+
+func planClaim(vol, alloc string) structs.CSIVolumeClaimRequest {
+	return structs.CSIVolumeClaimRequest{VolumeID: vol, AllocationID: alloc, Mode: write, State: structs.CSIVolumeClaimStateTaken}
+}
+
+func TestStateStore_ApplyPlan_AllOrNothing(t *testing.T) {
+	s := claimWorld(t)
+	p1, p2 := statetest.Alloc("p1", "n1"), statetest.Alloc("p2", "n1")
+
+	// Two writers on a single-writer volume in one plan: neither lands.
+	err := s.ApplyPlan(10, &structs.PlanApplyRequest{Allocs: []*structs.Allocation{p1, p2},
+		Claims: []structs.CSIVolumeClaimRequest{planClaim("snw", "p1"), planClaim("snw", "p2")}})
+	must.ErrorIs(t, err, structs.ErrConflict)
+	must.ErrorContains(t, err, "p1")
+	got, err := s.AllocByID(nil, "p1")
+	must.NoError(t, err)
+	must.Nil(t, got, must.Sprint("a failed plan writes no allocation"))
+
+	// One writer: the alloc and its claim land in the same write.
+	must.NoError(t, s.ApplyPlan(11, &structs.PlanApplyRequest{Allocs: []*structs.Allocation{p1},
+		Claims: []structs.CSIVolumeClaimRequest{planClaim("snw", "p1")}}))
+	vol, err := s.CSIVolumeByID(nil, "", "snw")
+	must.NoError(t, err)
+	must.MapContainsKey(t, vol.WriteClaims, "p1")
+	must.EqOp(t, uint64(11), vol.ModifyIndex)
+	got, err = s.AllocByID(nil, "p1")
+	must.NoError(t, err)
+	must.EqOp(t, uint64(11), got.CreateIndex)
+}
+
+func TestStateStore_ReleaseStartsInTheSameWrite(t *testing.T) {
+	at := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
+	t.Run("client reports the alloc complete", func(t *testing.T) {
+		s := claimWorld(t)
+		must.NoError(t, s.ApplyPlan(10, &structs.PlanApplyRequest{Allocs: []*structs.Allocation{statetest.Alloc("p1", "n1")},
+			Claims: []structs.CSIVolumeClaimRequest{planClaim("snw", "p1")}}))
+		must.NoError(t, s.UpdateAllocsFromClient(11, []*structs.Allocation{{ID: "p1", ClientStatus: structs.AllocClientStatusComplete}}, at))
+		vol, err := s.CSIVolumeByID(nil, "", "snw")
+		must.NoError(t, err)
+		must.MapNotContainsKey(t, vol.WriteClaims, "p1")
+		must.EqOp(t, structs.CSIVolumeClaimStateUnpublishing, vol.PastClaims["p1"].State)
+		must.EqOp(t, uint64(11), vol.ModifyIndex)
+	})
+	t.Run("job stopped", func(t *testing.T) {
+		s := claimWorld(t)
+		job := &structs.Job{ID: statetest.JobID, Type: structs.JobTypeService}
+		p1 := statetest.Alloc("p1", "n1")
+		must.NoError(t, s.ApplyPlan(10, &structs.PlanApplyRequest{Job: job, Allocs: []*structs.Allocation{p1},
+			Claims: []structs.CSIVolumeClaimRequest{planClaim("snw", "p1")}}))
+		must.NoError(t, s.StopJob(11, "", statetest.JobID, false, at))
+		a, err := s.AllocByID(nil, "p1")
+		must.NoError(t, err)
+		must.EqOp(t, structs.AllocDesiredStatusStop, a.DesiredStatus)
+		vol, err := s.CSIVolumeByID(nil, "", "snw")
+		must.NoError(t, err)
+		must.EqOp(t, structs.CSIVolumeClaimStateUnpublishing, vol.PastClaims["p1"].State)
+		j, err := s.JobByID(nil, "", statetest.JobID)
+		must.NoError(t, err)
+		must.True(t, j.Stop)
+	})
+	t.Run("node goes down", func(t *testing.T) {
+		s := claimWorld(t)
+		must.NoError(t, s.ApplyPlan(10, &structs.PlanApplyRequest{Allocs: []*structs.Allocation{statetest.Alloc("p1", "n1")},
+			Claims: []structs.CSIVolumeClaimRequest{planClaim("snw", "p1")}}))
+		must.NoError(t, s.UpdateNodeStatus(11, "n1", structs.NodeStatusDown, at.UnixNano(), nil))
+		a, err := s.AllocByID(nil, "p1")
+		must.NoError(t, err)
+		must.EqOp(t, structs.AllocClientStatusLost, a.ClientStatus)
+		vol, err := s.CSIVolumeByID(nil, "", "snw")
+		must.NoError(t, err)
+		must.EqOp(t, structs.CSIVolumeClaimStateUnpublishing, vol.PastClaims["p1"].State)
+		must.EqOp(t, uint64(11), vol.ModifyIndex)
+	})
+}
