@@ -87,6 +87,8 @@ var (
 		func(c *structs.CSIControllerInfo) bool { return c.SupportsListVolumes }}
 	capExpand = controllerCap{"expanding volumes (EXPAND_VOLUME)",
 		func(c *structs.CSIControllerInfo) bool { return c.SupportsExpand }}
+	capAttach = controllerCap{"publishing volumes to nodes (PUBLISH_UNPUBLISH_VOLUME)",
+		func(c *structs.CSIControllerInfo) bool { return c.SupportsAttachDetach }}
 	capClone = controllerCap{"cloning volumes (CREATE_DELETE_VOLUME and CLONE_VOLUME)",
 		func(c *structs.CSIControllerInfo) bool { return c.SupportsCreateDelete && c.SupportsClone }}
 	// capAny is for the calls every controller serves (ValidateVolumeCapabilities).

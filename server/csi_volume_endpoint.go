@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"time"
 
@@ -77,7 +78,7 @@ func (v *CSIVolume) Deregister(args *structs.CSIVolumeDeregisterRequest, reply *
 }
 
 // Claim takes a claim for an allocation or moves one along its release.
-func (v *CSIVolume) Claim(args *structs.CSIVolumeClaimRequest, reply *structs.CSIVolumeClaimResponse) error {
+func (v *CSIVolume) Claim(ctx context.Context, args *structs.CSIVolumeClaimRequest, reply *structs.CSIVolumeClaimResponse) error {
 	if done, err := v.srv.forward("CSIVolume.Claim", args, args, reply); done {
 		return err
 	}
@@ -108,9 +109,57 @@ func (v *CSIVolume) Claim(args *structs.CSIVolumeClaimRequest, reply *structs.CS
 	}
 	if vol != nil {
 		reply.Volume = vol.Sanitized()
+		if args.State == structs.CSIVolumeClaimStateTaken {
+			if reply.PublishContext, err = v.attach(ctx, vol, args.AllocationID); err != nil {
+				return err
+			}
+		}
 	}
 	reply.Index = index
 	return nil
+}
+
+// attach publishes a claimed volume to the claiming node through a
+// controller instance (ControllerPublishVolume), when the plugin needs it,
+// and returns the publish context the node calls take. Publishing again
+// is idempotent at the plugin.
+func (v *CSIVolume) attach(ctx context.Context, vol *structs.CSIVolume, allocID string) (map[string]string, error) {
+	claim := vol.WriteClaims[allocID]
+	if claim == nil {
+		claim = vol.ReadClaims[allocID]
+	}
+	if claim == nil || !vol.ControllerRequired {
+		return nil, nil
+	}
+	plug, err := v.srv.State().CSIPluginByID(nil, vol.PluginID)
+	if err != nil || plug == nil {
+		return nil, err
+	}
+	attaches := false
+	for _, c := range plug.Controllers {
+		attaches = attaches || (c.ControllerInfo != nil && c.ControllerInfo.SupportsAttachDetach)
+	}
+	if !attaches {
+		return nil, nil
+	}
+	req := &structs.ClientCSIControllerAttachVolumeRequest{
+		PluginID:         vol.PluginID,
+		ExternalVolumeID: vol.ExternalID,
+		ExternalNodeID:   claim.ExternalNodeID,
+		Capability:       &structs.CSIVolumeCapability{AccessMode: claim.AccessMode, AttachmentMode: claim.AttachmentMode},
+		MountOptions:     vol.MountOptions,
+		ReadOnly:         claim.Mode == structs.CSIVolumeClaimRead,
+		Secrets:          vol.Secrets,
+		VolumeContext:    vol.Context,
+	}
+	var resp structs.ClientCSIControllerAttachVolumeResponse
+	err = v.srv.callController(ctx, controllerCall{plugin: vol.PluginID, need: capAttach,
+		method: "ClientCSI.ControllerAttachVolume", node: &req.NodeID, opts: &req.QueryOptions, args: req, reply: &resp})
+	if err != nil {
+		return nil, fmt.Errorf("volume %q for alloc %s on node %s: controller publish with plugin %q: %w",
+			vol.ID, allocID, claim.NodeID, vol.PluginID, err)
+	}
+	return resp.PublishContext, nil
 }
 
 // List lists volumes, filtered by ID prefix, plugin or claiming node.

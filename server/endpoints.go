@@ -12,6 +12,10 @@ func (s *Server) registerEndpoints() error {
 		"CSIPlugin":    &CSIPlugin{srv: s},
 		"ClientStatus": &ClientStatus{srv: s},
 		"ClientCSI":    &ClientCSI{srv: s},
+		"Job":          &Job{srv: s},
+		"Alloc":        &Alloc{srv: s},
+
+		"ClientAllocations": &ClientAllocations{srv: s},
 	}
 	for name, e := range endpoints {
 		if err := s.rpcServer.Register(name, e); err != nil {

@@ -72,6 +72,7 @@ func (s *Server) leaderLoop(ctx context.Context) {
 		s.logger.Error("start heartbeat timers", "error", err)
 	}
 	s.autopilot.Start(ctx)
+	go s.watchVolumes(ctx)
 
 	ticker := time.NewTicker(s.config.ReconcileInterval)
 	defer ticker.Stop()

@@ -31,6 +31,12 @@ type Server struct {
 	logger hclog.Logger
 	id     string
 
+	// planMu makes scheduling passes one at a time on the leader, so two
+	// never plan the same claim.
+	planMu sync.Mutex
+	// volumeKick wakes the volumewatcher (buffered, one pending wake).
+	volumeKick chan struct{}
+
 	ctx    context.Context // the server's lifetime; cancelled by Shutdown
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
@@ -97,6 +103,7 @@ func New(cfg *Config) (*Server, error) {
 		raftNotifyCh: make(chan bool, 16),
 		serfEventCh:  make(chan serf.Event, 256),
 		reconcileCh:  make(chan struct{}, 1),
+		volumeKick:   make(chan struct{}, 1),
 		nodeConns:    newNodeConns(),
 	}
 	if err := s.start(); err != nil {

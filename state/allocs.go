@@ -69,3 +69,8 @@ func (s *StateStore) AllocsByJob(ws memdb.WatchSet, namespace, jobID string) (me
 	}
 	return getWatch(s.db.Txn(false), ws, TableAllocs, indexJob, namespace, jobID)
 }
+
+// Allocs iterates every allocation.
+func (s *StateStore) Allocs(ws memdb.WatchSet) (memdb.ResultIterator, error) {
+	return getWatch(s.db.Txn(false), ws, TableAllocs, indexID)
+}

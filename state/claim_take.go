@@ -84,6 +84,15 @@ func takeClaim(txn *memdb.Txn, vol *structs.CSIVolume, req *structs.CSIVolumeCla
 	return next, nil
 }
 
+// CheckClaim applies the claim rules to a claim request of
+// req.AllocationID on nodeID with the given modes, against the volume as
+// given (the scheduler passes a copy that holds the claims of the
+// placements it is planning). It returns the error a claim would get.
+func CheckClaim(vol *structs.CSIVolume, req *structs.CSIVolumeClaimRequest,
+	nodeID string, access structs.CSIVolumeAccessMode, attach structs.CSIVolumeAttachmentMode) error {
+	return checkClaimModes(vol, req, nodeID, access, attach)
+}
+
 // checkClaimModes applies the capability and access mode rules to a claim
 // of alloc req.AllocationID on nodeID with the given modes.
 func checkClaimModes(vol *structs.CSIVolume, req *structs.CSIVolumeClaimRequest,

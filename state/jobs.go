@@ -116,3 +116,8 @@ func jobByIDTxn(txn *memdb.Txn, ws memdb.WatchSet, namespace, id string) (*struc
 	}
 	return raw.(*structs.Job), nil
 }
+
+// Jobs iterates every job of every namespace.
+func (s *StateStore) Jobs(ws memdb.WatchSet) (memdb.ResultIterator, error) {
+	return getWatch(s.db.Txn(false), ws, TableJobs, indexID)
+}

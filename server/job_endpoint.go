@@ -1,0 +1,202 @@
+package server
+
+import (
+	"strings"
+	"time"
+
+	"github.com/hashicorp/go-memdb"
+
+	"github.com/berth-csi/berth/state"
+	"github.com/berth-csi/berth/structs"
+)
+
+// Job serves job registration, stop and reads, and Alloc the allocations.
+type Job struct{ srv *Server }
+
+// Register stores a job and places its missing allocations, with the
+// claims they reserve, in one raft write. Allocations that cannot be
+// placed are reported with the reasons, per node class of reason.
+func (j *Job) Register(args *structs.JobRegisterRequest, reply *structs.JobRegisterResponse) error {
+	if done, err := j.srv.forward("Job.Register", args, args, reply); done {
+		return err
+	}
+	if args.Job == nil {
+		return structs.NewError(structs.CodeBadRequest, "job register: the request carries no job")
+	}
+	job := args.Job.Copy()
+	if job.Namespace == "" {
+		job.Namespace = args.RequestNamespace()
+	}
+	if err := job.Validate(); err != nil {
+		return err
+	}
+	job.Stop = false
+	// One scheduling pass at a time: two passes must not plan the same claim.
+	j.srv.planMu.Lock()
+	defer j.srv.planMu.Unlock()
+	plan, failures, err := j.srv.schedule(job)
+	if err != nil {
+		return err
+	}
+	plan.Namespace = job.Namespace
+	for i := range plan.Claims {
+		plan.Claims[i].Timestamp = time.Now()
+	}
+	_, index, err := raftApply[any](j.srv, structs.PlanApplyRequestType, plan)
+	if err != nil {
+		return err
+	}
+	for _, a := range plan.Allocs {
+		reply.Placed = append(reply.Placed, a.Stub())
+	}
+	reply.Failures = failures
+	reply.Index = index
+	return nil
+}
+
+// Deregister stops a job and its allocations, which starts releasing
+// their claims in the same write; Purge deletes the job too.
+func (j *Job) Deregister(args *structs.JobDeregisterRequest, reply *structs.JobDeregisterResponse) error {
+	if done, err := j.srv.forward("Job.Deregister", args, args, reply); done {
+		return err
+	}
+	if args.JobID == "" {
+		return structs.NewError(structs.CodeBadRequest, "job stop: missing the job ID")
+	}
+	args.Timestamp = time.Now().UnixNano()
+	_, index, err := raftApply[any](j.srv, structs.JobDeregisterRequestType, args)
+	if err != nil {
+		return err
+	}
+	reply.Index = index
+	return nil
+}
+
+// List lists jobs, with a status derived from their allocations.
+func (j *Job) List(args *structs.JobListRequest, reply *structs.JobListResponse) error {
+	if done, err := j.srv.forward("Job.List", args, args, reply); done {
+		return err
+	}
+	ns := args.RequestNamespace()
+	return j.srv.blockingQuery(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) error {
+		iter, err := st.Jobs(ws)
+		if err != nil {
+			return err
+		}
+		reply.Jobs = []*structs.JobListStub{}
+		for raw := iter.Next(); raw != nil; raw = iter.Next() {
+			job := raw.(*structs.Job)
+			if job.Namespace != ns || !strings.HasPrefix(job.ID, args.Prefix) {
+				continue
+			}
+			status, err := jobStatus(ws, st, job)
+			if err != nil {
+				return err
+			}
+			reply.Jobs = append(reply.Jobs, &structs.JobListStub{ID: job.ID, Namespace: job.Namespace, Name: job.Name,
+				Type: job.Type, Stop: job.Stop, Status: status, CreateIndex: job.CreateIndex, ModifyIndex: job.ModifyIndex})
+		}
+		reply.Index, err = maxIndex(st, state.TableJobs, state.TableAllocs)
+		return err
+	})
+}
+
+// jobStatus is running while any allocation is live, pending before any
+// was placed, dead after.
+func jobStatus(ws memdb.WatchSet, st *state.StateStore, job *structs.Job) (string, error) {
+	iter, err := st.AllocsByJob(ws, job.Namespace, job.ID)
+	if err != nil {
+		return "", err
+	}
+	placed := false
+	for raw := iter.Next(); raw != nil; raw = iter.Next() {
+		placed = true
+		if !raw.(*structs.Allocation).TerminalStatus() {
+			return "running", nil
+		}
+	}
+	if !placed && !job.Stop {
+		return "pending", nil
+	}
+	return "dead", nil
+}
+
+// Get reads one job.
+func (j *Job) Get(args *structs.JobSpecificRequest, reply *structs.SingleJobResponse) error {
+	if done, err := j.srv.forward("Job.Get", args, args, reply); done {
+		return err
+	}
+	return j.srv.blockingQuery(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) error {
+		job, err := st.JobByID(ws, args.RequestNamespace(), args.JobID)
+		if err != nil {
+			return err
+		}
+		reply.Job = job
+		reply.Index, err = maxIndex(st, state.TableJobs)
+		return err
+	})
+}
+
+// Allocations lists a job's allocations.
+func (j *Job) Allocations(args *structs.JobSpecificRequest, reply *structs.JobAllocationsResponse) error {
+	if done, err := j.srv.forward("Job.Allocations", args, args, reply); done {
+		return err
+	}
+	return j.srv.blockingQuery(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) error {
+		iter, err := st.AllocsByJob(ws, args.RequestNamespace(), args.JobID)
+		if err != nil {
+			return err
+		}
+		reply.Allocations = allocStubs(iter)
+		reply.Index, err = maxIndex(st, state.TableAllocs)
+		return err
+	})
+}
+
+// Alloc serves allocation reads.
+type Alloc struct{ srv *Server }
+
+// List lists allocations, filtered by ID prefix.
+func (a *Alloc) List(args *structs.AllocListRequest, reply *structs.AllocListResponse) error {
+	if done, err := a.srv.forward("Alloc.List", args, args, reply); done {
+		return err
+	}
+	return a.srv.blockingQuery(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) error {
+		iter, err := st.Allocs(ws)
+		if err != nil {
+			return err
+		}
+		reply.Allocations = []*structs.AllocListStub{}
+		for _, s := range allocStubs(iter) {
+			if strings.HasPrefix(s.ID, args.Prefix) {
+				reply.Allocations = append(reply.Allocations, s)
+			}
+		}
+		reply.Index, err = maxIndex(st, state.TableAllocs)
+		return err
+	})
+}
+
+// Get reads one allocation with its job and task states.
+func (a *Alloc) Get(args *structs.AllocSpecificRequest, reply *structs.SingleAllocResponse) error {
+	if done, err := a.srv.forward("Alloc.Get", args, args, reply); done {
+		return err
+	}
+	return a.srv.blockingQuery(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) error {
+		alloc, err := st.AllocByID(ws, args.AllocID)
+		if err != nil {
+			return err
+		}
+		reply.Alloc = alloc
+		reply.Index, err = maxIndex(st, state.TableAllocs)
+		return err
+	})
+}
+
+func allocStubs(iter memdb.ResultIterator) []*structs.AllocListStub {
+	out := []*structs.AllocListStub{}
+	for raw := iter.Next(); raw != nil; raw = iter.Next() {
+		out = append(out, raw.(*structs.Allocation).Stub())
+	}
+	return out
+}

@@ -1,0 +1,73 @@
+package server
+
+import (
+	"context"
+	"time"
+
+	"github.com/hashicorp/go-memdb"
+
+	"github.com/berth-csi/berth/state"
+	"github.com/berth-csi/berth/structs"
+)
+
+// GetClientAllocs returns every allocation placed on a node, with its job:
+// the client's blocking query for what to run and stop.
+func (n *Node) GetClientAllocs(args *structs.NodeSpecificRequest, reply *structs.NodeClientAllocsResponse) error {
+	if done, err := n.srv.forward("Node.GetClientAllocs", args, args, reply); done {
+		return err
+	}
+	if args.NodeID == "" {
+		return structs.NewError(structs.CodeBadRequest, "node allocations: missing node ID")
+	}
+	return n.srv.blockingQuery(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) error {
+		iter, err := st.AllocsByNode(ws, args.NodeID)
+		if err != nil {
+			return err
+		}
+		reply.Allocs = []*structs.Allocation{}
+		for raw := iter.Next(); raw != nil; raw = iter.Next() {
+			reply.Allocs = append(reply.Allocs, raw.(*structs.Allocation))
+		}
+		reply.Index, err = maxIndex(st, state.TableAllocs)
+		return err
+	})
+}
+
+// UpdateAlloc records a client's report of its allocations. One that
+// becomes terminal starts releasing its claims in the same write.
+func (n *Node) UpdateAlloc(args *structs.AllocUpdateRequest, reply *structs.GenericResponse) error {
+	if done, err := n.srv.forward("Node.UpdateAlloc", args, args, reply); done {
+		return err
+	}
+	if len(args.Allocs) == 0 {
+		return structs.NewError(structs.CodeBadRequest, "alloc update: no allocations given")
+	}
+	req := &structs.AllocClientUpdateRequest{Allocs: args.Allocs, Timestamp: time.Now().UnixNano()}
+	_, index, err := raftApply[any](n.srv, structs.AllocClientUpdateRequestType, req)
+	if err != nil {
+		return err
+	}
+	reply.Index = index
+	return nil
+}
+
+// ClientAllocations relays allocation calls to the client that runs the
+// allocation.
+type ClientAllocations struct{ srv *Server }
+
+// Logs reads a task's log from the client running its allocation.
+func (c *ClientAllocations) Logs(ctx context.Context, args *structs.ClientAllocLogsRequest, reply *structs.ClientAllocLogsResponse) error {
+	if args.NodeID == "" {
+		alloc, err := c.srv.State().AllocByID(nil, args.AllocID)
+		if err != nil {
+			return err
+		}
+		if alloc == nil {
+			return structs.NewError(structs.CodeNotFound, "alloc %s not found; list allocations with `berth job status JOB`", args.AllocID)
+		}
+		args.NodeID = alloc.NodeID
+	}
+	ctx, cancel := context.WithTimeout(ctx, clientCallTimeout)
+	defer cancel()
+	return c.srv.callClient(ctx, args.NodeID, "ClientAllocations.Logs", "ClientAllocations.Logs", args, args, reply)
+}

@@ -1,0 +1,336 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/berth-csi/berth/state"
+	"github.com/berth-csi/berth/structs"
+)
+
+// The scheduler runs on the leader, in the endpoint that registers a job:
+// it places the allocations the job is missing on ready nodes that can
+// mount every volume the group asks for, and reserves their claims in the
+// same plan, so the placement and its claims land in one raft write.
+
+// planner holds one scheduling pass: the state it reads and the volumes
+// as the plan has claimed them so far.
+type planner struct {
+	st      *state.StateStore
+	job     *structs.Job
+	nodes   []*structs.Node
+	vols    map[string]*structs.CSIVolume // copies, with the plan's claims added
+	perNode map[string]map[string]int     // node -> plugin -> volumes claimed there, plan included
+	plan    *structs.PlanApplyRequest
+}
+
+// schedule plans the job's missing allocations. The plan carries the job
+// itself, so an empty placement still registers it.
+func (s *Server) schedule(job *structs.Job) (*structs.PlanApplyRequest, []*structs.PlacementFailure, error) {
+	st := s.State()
+	p := &planner{st: st, job: job, vols: map[string]*structs.CSIVolume{}, perNode: map[string]map[string]int{},
+		plan: &structs.PlanApplyRequest{Job: job}}
+	iter, err := st.Nodes(nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	for raw := iter.Next(); raw != nil; raw = iter.Next() {
+		if n := raw.(*structs.Node); n.Ready() {
+			p.nodes = append(p.nodes, n)
+		}
+	}
+	sort.Slice(p.nodes, func(i, j int) bool { return p.nodes[i].ID < p.nodes[j].ID })
+	if job.Stop {
+		return p.plan, nil, nil
+	}
+	live, err := p.liveAllocs()
+	if err != nil {
+		return nil, nil, err
+	}
+	var failures []*structs.PlacementFailure
+	for _, tg := range job.TaskGroups {
+		f, err := p.placeGroup(tg, live[tg.Name])
+		if err != nil {
+			return nil, nil, err
+		}
+		if f != nil {
+			failures = append(failures, f)
+		}
+	}
+	return p.plan, failures, nil
+}
+
+// liveAllocs lists the job's allocations that are not terminal, by group.
+func (p *planner) liveAllocs() (map[string][]*structs.Allocation, error) {
+	iter, err := p.st.AllocsByJob(nil, p.job.Namespace, p.job.ID)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string][]*structs.Allocation{}
+	for raw := iter.Next(); raw != nil; raw = iter.Next() {
+		a := raw.(*structs.Allocation)
+		if !a.TerminalStatus() {
+			out[a.TaskGroup] = append(out[a.TaskGroup], a)
+		}
+	}
+	return out, nil
+}
+
+// placeGroup plans the group's missing allocations: up to Count, or one
+// per eligible node for a system job.
+func (p *planner) placeGroup(tg *structs.TaskGroup, live []*structs.Allocation) (*structs.PlacementFailure, error) {
+	used := map[int]bool{}
+	onNode := map[string]bool{}
+	for _, a := range live {
+		used[allocIndex(a.Name)] = true
+		onNode[a.NodeID] = true
+	}
+	reasons := map[string]int{} // reason -> nodes that gave it
+	missing := 0
+	place := func(idx int, candidates []*structs.Node) error {
+		for _, n := range candidates {
+			claims, why, err := p.fits(tg, n, idx)
+			if err != nil {
+				return err
+			}
+			if why != "" {
+				reasons[why]++
+				continue
+			}
+			return p.add(tg, n, idx, claims)
+		}
+		missing++
+		return nil
+	}
+	if p.job.Type == structs.JobTypeSystem {
+		placed := len(live)
+		for _, n := range p.nodes {
+			if onNode[n.ID] {
+				continue
+			}
+			before := missing
+			if err := place(nextIndex(used), []*structs.Node{n}); err != nil {
+				return nil, err
+			}
+			if missing == before {
+				placed++
+			}
+		}
+		// A system job runs on the nodes that can run it; it fails only
+		// where no node can.
+		missing = 0
+		if placed == 0 {
+			missing = 1
+		}
+	} else {
+		for i := len(live); i < tg.Count; i++ {
+			idx := nextIndex(used)
+			if err := place(idx, p.spread(tg.Name)); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if missing == 0 {
+		return nil, nil
+	}
+	f := &structs.PlacementFailure{TaskGroup: tg.Name, Missing: missing}
+	if len(p.nodes) == 0 {
+		f.Reasons = append(f.Reasons, "no node is ready")
+	}
+	for why, n := range reasons {
+		f.Reasons = append(f.Reasons, fmt.Sprintf("%s (%d node%s)", why, n, plural(n)))
+	}
+	sort.Strings(f.Reasons)
+	return f, nil
+}
+
+// spread orders the ready nodes by how many of the group's allocations
+// the plan and the state put on each, fewest first.
+func (p *planner) spread(group string) []*structs.Node {
+	count := map[string]int{}
+	for _, a := range p.plan.Allocs {
+		if a.TaskGroup == group {
+			count[a.NodeID]++
+		}
+	}
+	nodes := append([]*structs.Node(nil), p.nodes...)
+	sort.SliceStable(nodes, func(i, j int) bool { return count[nodes[i].ID] < count[nodes[j].ID] })
+	return nodes
+}
+
+// fits checks whether allocation idx of the group can run on node n: a
+// healthy node plugin for each volume, room under its max volumes, the
+// volume's topology, and a free claim. why is empty when it fits; it
+// names the volume, the node and, for a held claim, the alloc and node
+// holding it.
+func (p *planner) fits(tg *structs.TaskGroup, n *structs.Node, idx int) ([]structs.CSIVolumeClaimRequest, string, error) {
+	var claims []structs.CSIVolumeClaimRequest
+	aliases := make([]string, 0, len(tg.Volumes))
+	for alias := range tg.Volumes {
+		aliases = append(aliases, alias)
+	}
+	sort.Strings(aliases)
+	newPerPlugin := map[string]int{}
+	for _, alias := range aliases {
+		req := tg.Volumes[alias]
+		if req.Type != "csi" {
+			continue
+		}
+		source := req.Source
+		if req.PerAlloc {
+			source = fmt.Sprintf("%s[%d]", req.Source, idx)
+		}
+		vol, err := p.volume(source)
+		if err != nil {
+			return nil, "", err
+		}
+		if vol == nil {
+			return nil, fmt.Sprintf("volume %q (%s): not registered; create or register it first", alias, source), nil
+		}
+		info := n.CSINodePlugins[vol.PluginID]
+		if info == nil || !info.Healthy {
+			return nil, fmt.Sprintf("volume %q: no healthy node instance of plugin %q", source, vol.PluginID), nil
+		}
+		if info.NodeInfo != nil && info.NodeInfo.MaxVolumes > 0 &&
+			int64(p.perNode[n.ID][vol.PluginID]+newPerPlugin[vol.PluginID]+1) > info.NodeInfo.MaxVolumes {
+			return nil, fmt.Sprintf("volume %q: plugin %q is at its max of %d volumes on the node", source, vol.PluginID, info.NodeInfo.MaxVolumes), nil
+		}
+		var topo *structs.CSITopology
+		if info.NodeInfo != nil {
+			topo = info.NodeInfo.AccessibleTopology
+		}
+		if !vol.AccessibleFrom(topo) {
+			return nil, fmt.Sprintf("volume %q: the node is outside its topology", source), nil
+		}
+		access, attach := req.AccessMode, req.AttachmentMode
+		if access == "" && attach == "" && len(vol.RequestedCapabilities) == 1 {
+			access, attach = vol.RequestedCapabilities[0].AccessMode, vol.RequestedCapabilities[0].AttachmentMode
+		}
+		mode := structs.CSIVolumeClaimWrite
+		if req.ReadOnly || !access.AllowsWrite() {
+			mode = structs.CSIVolumeClaimRead
+		}
+		claim := structs.CSIVolumeClaimRequest{VolumeID: source, NodeID: n.ID, Mode: mode,
+			AccessMode: access, AttachmentMode: attach, State: structs.CSIVolumeClaimStateTaken,
+			WriteRequest: structs.WriteRequest{Namespace: p.job.Namespace}}
+		claim.AllocationID = "(new)"
+		if err := state.CheckClaim(vol, &claim, n.ID, access, attach); err != nil {
+			return nil, claimReason(err), nil
+		}
+		claims = append(claims, claim)
+		newPerPlugin[vol.PluginID]++
+	}
+	return claims, "", nil
+}
+
+// claimReason turns a claim rule's error into a placement reason.
+func claimReason(err error) string {
+	var e *structs.Error
+	msg := err.Error()
+	if errors.As(err, &e) {
+		msg = e.Message
+	}
+	msg = strings.ReplaceAll(msg, "; alloc (new) must wait until it is released", "")
+	msg = strings.ReplaceAll(msg, "alloc (new)", "the new alloc")
+	return msg
+}
+
+// add puts allocation idx of the group on node n in the plan, with its
+// claims, and records the claims on the plan's copies of the volumes.
+func (p *planner) add(tg *structs.TaskGroup, n *structs.Node, idx int, claims []structs.CSIVolumeClaimRequest) error {
+	id, err := newUUID()
+	if err != nil {
+		return err
+	}
+	alloc := &structs.Allocation{
+		ID:            id,
+		Namespace:     p.job.Namespace,
+		Name:          fmt.Sprintf("%s.%s[%d]", p.job.ID, tg.Name, idx),
+		JobID:         p.job.ID,
+		TaskGroup:     tg.Name,
+		NodeID:        n.ID,
+		DesiredStatus: structs.AllocDesiredStatusRun,
+		ClientStatus:  structs.AllocClientStatusPending,
+		Job:           p.job,
+	}
+	p.plan.Allocs = append(p.plan.Allocs, alloc)
+	for _, c := range claims {
+		c.AllocationID = id
+		p.plan.Claims = append(p.plan.Claims, c)
+		vol := p.vols[c.VolumeID]
+		claim := c.ToClaim()
+		if c.Mode == structs.CSIVolumeClaimWrite {
+			vol.WriteClaims[id] = claim
+		} else {
+			vol.ReadClaims[id] = claim
+		}
+		vol.AccessMode, vol.AttachmentMode = c.AccessMode, c.AttachmentMode
+		if p.perNode[n.ID] == nil {
+			p.perNode[n.ID] = map[string]int{}
+		}
+		p.perNode[n.ID][vol.PluginID]++
+	}
+	return nil
+}
+
+// volume returns the plan's copy of a volume, reading it (and counting
+// its claims per node) the first time; nil when it does not exist.
+func (p *planner) volume(id string) (*structs.CSIVolume, error) {
+	if v, ok := p.vols[id]; ok {
+		return v, nil
+	}
+	v, err := p.st.CSIVolumeByID(nil, p.job.Namespace, id)
+	if err != nil || v == nil {
+		p.vols[id] = nil
+		return nil, err
+	}
+	v = v.Copy()
+	for _, m := range []map[string]*structs.CSIVolumeClaim{v.ReadClaims, v.WriteClaims} {
+		for _, c := range m {
+			if p.perNode[c.NodeID] == nil {
+				p.perNode[c.NodeID] = map[string]int{}
+			}
+			p.perNode[c.NodeID][v.PluginID]++
+		}
+	}
+	if v.ReadClaims == nil {
+		v.ReadClaims = map[string]*structs.CSIVolumeClaim{}
+	}
+	if v.WriteClaims == nil {
+		v.WriteClaims = map[string]*structs.CSIVolumeClaim{}
+	}
+	p.vols[id] = v
+	return v, nil
+}
+
+// allocIndex reads the index out of an allocation name "job.group[3]".
+func allocIndex(name string) int {
+	open := strings.LastIndexByte(name, '[')
+	var idx int
+	if open < 0 {
+		return -1
+	}
+	if _, err := fmt.Sscanf(name[open:], "[%d]", &idx); err != nil {
+		return -1
+	}
+	return idx
+}
+
+// nextIndex returns the smallest index not in used and marks it used.
+func nextIndex(used map[int]bool) int {
+	for i := 0; ; i++ {
+		if !used[i] {
+			used[i] = true
+			return i
+		}
+	}
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}

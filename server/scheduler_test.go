@@ -1,0 +1,115 @@
+package server
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/shoenig/test/must"
+
+	"github.com/berth-csi/berth/state/statetest"
+	"github.com/berth-csi/berth/structs"
+)
+
+func writerJob(id, volume string) *structs.Job {
+	return &structs.Job{ID: id, Type: structs.JobTypeService, TaskGroups: []*structs.TaskGroup{{
+		Name: "db", Count: 1,
+		Volumes: map[string]*structs.VolumeRequest{"data": {Name: "data", Type: "csi", Source: volume,
+			AccessMode: structs.CSIVolumeAccessModeSingleNodeWriter, AttachmentMode: structs.CSIVolumeAttachmentModeFilesystem}},
+		Tasks: []*structs.Task{{Name: "db", Driver: "exec", Config: map[string]any{"command": "/bin/true"},
+			VolumeMounts: []*structs.VolumeMount{{Volume: "data", Destination: "/data"}}}},
+	}}}
+}
+
+// schedWorld is one server with two ready nodes running the hostpath node
+// plugin (no controller, and no client behind them) and a volume "data".
+func schedWorld(t *testing.T) *Server {
+	s := testServer(t)
+	for _, id := range []string{"node-1", "node-2"} {
+		var nresp structs.NodeUpdateResponse
+		must.NoError(t, rpcCall(t, s, "Node.Register", &structs.NodeRegisterRequest{
+			Node: statetest.NodeWithPlugin(id, "hostpath", false, true, true)}, &nresp))
+	}
+	var vresp structs.CSIVolumeRegisterResponse
+	must.NoError(t, rpcCall(t, s, "CSIVolume.Register", &structs.CSIVolumeRegisterRequest{
+		Volumes: []*structs.CSIVolume{statetest.Volume("data", "hostpath")}}, &vresp))
+	return s
+}
+
+func TestJob_Register_ReservesTheClaimWithThePlacement(t *testing.T) {
+	s := schedWorld(t)
+	var first structs.JobRegisterResponse
+	must.NoError(t, rpcCall(t, s, "Job.Register", &structs.JobRegisterRequest{Job: writerJob("first", "data")}, &first))
+	must.SliceLen(t, 1, first.Placed)
+	must.SliceEmpty(t, first.Failures)
+	placed := first.Placed[0]
+
+	vol, err := s.State().CSIVolumeByID(nil, "", "data")
+	must.NoError(t, err)
+	must.MapContainsKey(t, vol.WriteClaims, placed.ID, must.Sprint("the claim lands with the placement"))
+	must.EqOp(t, placed.NodeID, vol.WriteClaims[placed.ID].NodeID)
+
+	// A second writer is not placed, and says which alloc and node hold it.
+	var second structs.JobRegisterResponse
+	must.NoError(t, rpcCall(t, s, "Job.Register", &structs.JobRegisterRequest{Job: writerJob("second", "data")}, &second))
+	must.SliceEmpty(t, second.Placed)
+	must.SliceLen(t, 1, second.Failures)
+	f := second.Failures[0]
+	must.EqOp(t, 1, f.Missing)
+	reasons := strings.Join(f.Reasons, "\n")
+	must.StrContains(t, reasons, `volume "data"`)
+	must.StrContains(t, reasons, placed.ID)
+	must.StrContains(t, reasons, placed.NodeID)
+
+	// An unknown volume is a reason too.
+	var third structs.JobRegisterResponse
+	must.NoError(t, rpcCall(t, s, "Job.Register", &structs.JobRegisterRequest{Job: writerJob("third", "nope")}, &third))
+	must.SliceLen(t, 1, third.Failures)
+	must.StrContains(t, third.Failures[0].Reasons[0], `(nope): not registered`)
+}
+
+func TestJob_Stop_ReleasesAndWatcherRetriesWithBackoff(t *testing.T) {
+	s := schedWorld(t)
+	var reg structs.JobRegisterResponse
+	must.NoError(t, rpcCall(t, s, "Job.Register", &structs.JobRegisterRequest{Job: writerJob("first", "data")}, &reg))
+	allocID := reg.Placed[0].ID
+
+	var stop structs.JobDeregisterResponse
+	must.NoError(t, rpcCall(t, s, "Job.Deregister", &structs.JobDeregisterRequest{JobID: "first"}, &stop))
+	vol, err := s.State().CSIVolumeByID(nil, "", "data")
+	must.NoError(t, err)
+	must.MapNotContainsKey(t, vol.WriteClaims, allocID, must.Sprint("the stop moves the claim in the same write"))
+	must.MapContainsKey(t, vol.PastClaims, allocID)
+
+	// No client runs behind node-1, so node detach fails: the watcher
+	// records the error and the next attempt, and keeps the claim.
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		vol, err = s.State().CSIVolumeByID(nil, "", "data")
+		must.NoError(t, err)
+		c := vol.PastClaims[allocID]
+		must.NotNil(t, c)
+		if c.Attempts > 0 {
+			must.EqOp(t, structs.CSIVolumeClaimStateUnpublishing, c.State)
+			must.StrContains(t, c.LastError, "node detach on node")
+			must.True(t, c.NextAttemptAt.After(c.UpdatedAt), must.Sprint("a backoff before the next attempt"))
+			break
+		}
+		must.True(t, time.Now().Before(deadline), must.Sprint("the watcher never tried"))
+		time.Sleep(20 * time.Millisecond)
+	}
+
+	// The node goes down: nothing to detach there, no controller: freed.
+	var upd structs.NodeUpdateResponse
+	must.NoError(t, rpcCall(t, s, "Node.UpdateStatus", &structs.NodeUpdateStatusRequest{NodeID: "node-1", Status: structs.NodeStatusDown}, &upd))
+	deadline = time.Now().Add(20 * time.Second)
+	for {
+		vol, err = s.State().CSIVolumeByID(nil, "", "data")
+		must.NoError(t, err)
+		if !vol.InUse() {
+			break
+		}
+		must.True(t, time.Now().Before(deadline), must.Sprintf("claim never freed: %+v", vol.PastClaims[allocID]))
+		time.Sleep(50 * time.Millisecond)
+	}
+}
