@@ -54,6 +54,12 @@ var commands = []*command{
 	volumeSnapshotCreateCommand,
 	volumeSnapshotListCommand,
 	volumeSnapshotDeleteCommand,
+	volumeDetachCommand,
+	jobRunCommand,
+	jobStatusCommand,
+	jobStopCommand,
+	allocStatusCommand,
+	allocLogsCommand,
 }
 
 // Run runs the command args name and returns its exit status.

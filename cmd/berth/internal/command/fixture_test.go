@@ -87,7 +87,11 @@ func fixtureVolumes() []*structs.CSIVolume {
 				Mode: structs.CSIVolumeClaimRead, State: structs.CSIVolumeClaimStateUnpublishing,
 				Attempts: 3, LastError: "node unpublish: rpc error:\n node down"}},
 			CreateIndex: 10, ModifyIndex: 12},
-		{ID: "data2", Name: "data2", ExternalID: "vol-0002", PluginID: "hostpath", Schedulable: false},
+		// alloc4's claim is stuck: its node left the cluster.
+		{ID: "data2", Name: "data2", ExternalID: "vol-0002", PluginID: "hostpath", Schedulable: false,
+			PastClaims: map[string]*structs.CSIVolumeClaim{alloc4: {AllocID: alloc4, NodeID: goneNode,
+				Mode: structs.CSIVolumeClaimWrite, State: structs.CSIVolumeClaimStateUnpublishing,
+				Attempts: 5, LastError: "node unpublish: node " + goneNode + " is down"}}},
 		{ID: "logs", Name: "logs", ExternalID: "vol-0003", PluginID: "hostpath", Schedulable: true, Capacity: 512 << 20},
 	}
 }
@@ -216,6 +220,7 @@ func newFixture(t *testing.T) *fixture {
 		reply(w, 83, &structs.CSIVolumeDeleteResponse{WriteMeta: structs.WriteMeta{Index: 83}})
 	})
 	f.snapshotRoutes(mux)
+	f.jobRoutes(mux)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		replyError(w, 404, "NotFound", "no such API route: "+r.Method+" "+r.URL.Path)
 	})

@@ -78,6 +78,21 @@ func (h *handler) routes() {
 		http.MethodPut:  h.volumeClaim,
 		http.MethodPost: h.volumeClaim,
 	})
+	h.handle("/v1/volume/csi/{id}/detach", route{http.MethodDelete: h.volumeDetach})
+
+	h.handle("/v1/jobs", route{
+		http.MethodGet:  h.jobList,
+		http.MethodPut:  h.jobRegister,
+		http.MethodPost: h.jobRegister,
+	})
+	h.handle("/v1/job/{id}", route{
+		http.MethodGet:    h.jobGet,
+		http.MethodDelete: h.jobDeregister,
+	})
+	h.handle("/v1/job/{id}/allocations", route{http.MethodGet: h.jobAllocations})
+	h.handle("/v1/allocations", route{http.MethodGet: h.allocList})
+	h.handle("/v1/allocation/{id}", route{http.MethodGet: h.allocGet})
+	h.handle("/v1/client/fs/logs/{alloc}", route{http.MethodGet: h.allocLogs})
 
 	h.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, errNotFoundRoute(r))

@@ -52,7 +52,7 @@ func ParseVolume(filename string, src []byte) (*api.VolumeSpec, error) {
 // ParseVolumeFor is ParseVolume that also checks the spec for purpose,
 // reporting those problems with the others.
 func ParseVolumeFor(filename string, src []byte, purpose Purpose) (*api.VolumeSpec, error) {
-	p := &parser{file: filename}
+	p := &parser{file: filename, noun: "volume"}
 	trimmed := bytes.TrimSpace(src)
 	if len(trimmed) == 0 {
 		p.errorf(1, "", "the volume spec is empty; it needs at least id, type, plugin_id and a capability block")
@@ -88,6 +88,8 @@ type parser struct {
 	file    string
 	errs    []*Error
 	lineMap func(int) int // back to the file's lines when parseHCL added some; nil otherwise
+	pascal  bool          // reading the API's JSON form, whose durations are nanoseconds
+	noun    string        // what the spec describes, "volume" or "job"
 }
 
 // errorf records a problem; msg should name the field.

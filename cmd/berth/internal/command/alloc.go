@@ -1,0 +1,304 @@
+package command
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"regexp"
+	"strconv"
+
+	"github.com/berth-csi/berth/api"
+	"github.com/berth-csi/berth/structs"
+)
+
+var allocStatusCommand = &command{
+	name:     "alloc status",
+	synopsis: "Display the status of an allocation",
+	help: `[options] <alloc>
+
+  Display an allocation: where it runs, its status, each task's state and
+  recent events, and the CSI volumes of its group with this allocation's
+  claim on each (its mode, where its release is, and the last error). The
+  allocation may be given by a unique prefix of its ID.
+
+Status Options:
+
+  -verbose
+    Show full IDs and every task event.
+
+  -json
+    Print the API's JSON.
+`,
+	run: runAllocStatus,
+}
+
+// allocStatus resolves allocations by ID prefix.
+var allocStatus = statusSpec[*structs.AllocListStub, *structs.Allocation]{
+	noun:     "allocation",
+	listCmd:  "berth job status <job>",
+	listPath: "/v1/allocations",
+	getPath:  "/v1/allocation/",
+	list: func(c *api.Client, q *api.QueryOptions) ([]*structs.AllocListStub, *api.QueryMeta, error) {
+		return c.Allocations().List(q)
+	},
+	id: func(a *structs.AllocListStub) string { return a.ID },
+	get: func(c *api.Client, id string) (*structs.Allocation, *api.QueryMeta, error) {
+		return c.Allocations().Info(id, nil)
+	},
+}
+
+func runAllocStatus(ctx context.Context, m *meta, args []string) int {
+	r, status := m.startRead(ctx, args, 1, true)
+	if r == nil {
+		return status
+	}
+	if len(r.pos) == 0 {
+		return m.usageError("this command takes one argument")
+	}
+	id, err := allocStatus.resolve(r.c, r.pos[0])
+	if err != nil {
+		return m.fail("%s", err)
+	}
+	get := func() (*structs.Allocation, error) {
+		a, _, err := r.c.Allocations().Info(id, nil)
+		return a, err
+	}
+	return show(r, "/v1/allocation/"+url.PathEscape(id), nil, "read allocation "+strconv.Quote(id), get,
+		func(a *structs.Allocation) { m.allocInfo(r.c, a, r.verbose) })
+}
+
+func (m *meta) allocInfo(c *api.Client, a *structs.Allocation, verbose bool) {
+	pairs := [][2]string{
+		{"ID", a.ID},
+		{"Name", orNone(a.Name)},
+		{"Node ID", orNone(shortID(a.NodeID, verbose))},
+		{"Job ID", a.JobID},
+		{"Task Group", a.TaskGroup},
+		{"Desired Status", a.DesiredStatus},
+		{"Client Status", a.ClientStatus},
+	}
+	if a.ClientDescription != "" {
+		pairs = append(pairs, [2]string{"Client Description", oneLine(a.ClientDescription)})
+	}
+	kv(m.stdout, pairs)
+
+	tg := a.LookupTaskGroup()
+	for _, name := range allocTaskNames(a, tg) {
+		m.taskState(name, a.TaskStates[name], verbose)
+	}
+	if tg != nil && len(tg.Volumes) > 0 {
+		section(m.stdout, "CSI Volumes")
+		m.allocVolumes(c, a, tg, verbose)
+	}
+}
+
+// allocTaskNames are the group's tasks in the job's order, then any task
+// the client reports that the job does not name.
+func allocTaskNames(a *structs.Allocation, tg *structs.TaskGroup) []string {
+	var names []string
+	seen := map[string]bool{}
+	if tg != nil {
+		for _, t := range tg.Tasks {
+			names = append(names, t.Name)
+			seen[t.Name] = true
+		}
+	}
+	for _, name := range sortedKeys(a.TaskStates) {
+		if !seen[name] {
+			names = append(names, name)
+		}
+	}
+	return names
+}
+
+// taskState shows one task's state and its recent events, newest first.
+func (m *meta) taskState(name string, ts *structs.TaskState, verbose bool) {
+	if ts == nil {
+		section(m.stdout, fmt.Sprintf("Task %q is %q", name, structs.TaskStatePending))
+		m.println("No events yet")
+		return
+	}
+	section(m.stdout, fmt.Sprintf("Task %q is %q", name, ts.State))
+	kv(m.stdout, [][2]string{
+		{"Started At", formatTime(ts.StartedAt)},
+		{"Finished At", formatTime(ts.FinishedAt)},
+		{"Total Restarts", strconv.Itoa(ts.Restarts)},
+		{"Failed", strconv.FormatBool(ts.Failed)},
+	})
+	section(m.stdout, "Recent Events:")
+	if len(ts.Events) == 0 {
+		m.println("No events")
+		return
+	}
+	events := ts.Events
+	if !verbose && len(events) > 10 {
+		events = events[len(events)-10:]
+	}
+	rows := make([][]string, 0, len(events))
+	for i := len(events) - 1; i >= 0; i-- {
+		e := events[i]
+		if e == nil {
+			continue
+		}
+		rows = append(rows, []string{formatTime(e.Time), e.Type, oneLine(e.Message)})
+	}
+	table(m.stdout, []string{"Time", "Type", "Message"}, rows)
+}
+
+// allocVolumes shows each group volume and this allocation's claim on it,
+// read from the volume itself.
+func (m *meta) allocVolumes(c *api.Client, a *structs.Allocation, tg *structs.TaskGroup, verbose bool) {
+	type row struct {
+		alias, volumeID, plugin, access, mode, state, node string
+		claim                                              *structs.CSIVolumeClaim
+	}
+	var rows []row
+	withErrors := false
+	for _, alias := range sortedKeys(tg.Volumes) {
+		req := tg.Volumes[alias]
+		r := row{alias: alias, volumeID: volumeSource(req, a.Name), plugin: "-", access: string(req.AccessMode), mode: "-", node: "-"}
+		vol, _, err := c.CSIVolumes().Info(r.volumeID, nil)
+		switch {
+		case errors.Is(err, structs.ErrNotFound):
+			r.state = "volume not found"
+		case err != nil:
+			r.state = "unknown: " + oneLine(apiError("read volume "+strconv.Quote(r.volumeID), err))
+		default:
+			r.plugin = vol.PluginID
+			r.claim = allocClaim(vol, a.ID)
+			if r.claim == nil {
+				r.state = "not claimed"
+				break
+			}
+			r.mode = string(r.claim.Mode)
+			r.state = r.claim.State.String()
+			r.node = orNone(shortID(r.claim.NodeID, verbose))
+			withErrors = withErrors || r.claim.LastError != ""
+		}
+		rows = append(rows, r)
+	}
+	header := []string{"Volume", "Volume ID", "Plugin ID", "Access Mode", "Claim Mode", "Claim State", "Node ID"}
+	if withErrors {
+		header = append(header, "Attempts", "Last Error")
+	}
+	out := make([][]string, 0, len(rows))
+	for _, r := range rows {
+		line := []string{r.alias, r.volumeID, r.plugin, orNone(r.access), r.mode, r.state, r.node}
+		if withErrors {
+			attempts, lastErr := "-", "-"
+			if r.claim != nil {
+				attempts, lastErr = strconv.Itoa(r.claim.Attempts), orNone(oneLine(r.claim.LastError))
+			}
+			line = append(line, attempts, lastErr)
+		}
+		out = append(out, line)
+	}
+	table(m.stdout, header, out)
+}
+
+// allocClaim is the allocation's claim on the volume: taken (read or
+// write) or being released (past), or nil.
+func allocClaim(v *structs.CSIVolume, allocID string) *structs.CSIVolumeClaim {
+	for _, claims := range []map[string]*structs.CSIVolumeClaim{v.WriteClaims, v.ReadClaims, v.PastClaims} {
+		if c, ok := claims[allocID]; ok && c != nil {
+			return c
+		}
+	}
+	return nil
+}
+
+// allocIndex is the "[N]" that ends an allocation's name (job.group[N]).
+var allocIndex = regexp.MustCompile(`\[\d+\]$`)
+
+// volumeSource is the ID of the volume a request names for an allocation:
+// its source, with the allocation's index appended for per_alloc
+// ("data" -> "data[1]"), as Nomad names them.
+func volumeSource(req *structs.VolumeRequest, allocName string) string {
+	if req.PerAlloc {
+		return req.Source + allocIndex.FindString(allocName)
+	}
+	return req.Source
+}
+
+var allocLogsCommand = &command{
+	name:     "alloc logs",
+	synopsis: "Print the logs of an allocation's task",
+	help: `[options] <alloc> [<task>]
+
+  Print what a task of an allocation wrote to its standard output, or with
+  -stderr its standard error, as the client that runs it keeps it. The
+  allocation may be given by a unique prefix of its ID. The task may be
+  left out when the allocation's group has only one.
+
+Logs Options:
+
+  -stderr
+    Print the task's standard error instead of its standard output.
+`,
+	run: runAllocLogs,
+}
+
+func runAllocLogs(ctx context.Context, m *meta, args []string) int {
+	fs := m.flagSet()
+	stderr := fs.Bool("stderr", false, "")
+	pos, status, ok := m.parse(fs, args, 1, 2)
+	if !ok {
+		return status
+	}
+	c, err := m.client(ctx)
+	if err != nil {
+		return m.fail("%v", err)
+	}
+	id, err := allocStatus.resolve(c, pos[0])
+	if err != nil {
+		return m.fail("%s", err)
+	}
+	task := ""
+	if len(pos) == 2 {
+		task = pos[1]
+	} else if task, err = onlyTask(c, id); err != nil {
+		return m.fail("%s", err)
+	}
+	kind := api.LogStdout
+	if *stderr {
+		kind = api.LogStderr
+	}
+	data, _, err := c.Allocations().Logs(id, task, kind, 0, 0)
+	if err != nil {
+		return m.fail("%s", apiError(fmt.Sprintf("read the %s of task %q of allocation %q", kind, task, id), err))
+	}
+	if _, err := m.stdout.Write(data); err != nil {
+		return m.fail("write the log: %v", err)
+	}
+	return exitOK
+}
+
+// onlyTask is the one task of the allocation's group; several are an
+// error naming them.
+func onlyTask(c *api.Client, id string) (string, error) {
+	a, _, err := c.Allocations().Info(id, nil)
+	if err != nil {
+		return "", errors.New(apiError("read allocation "+strconv.Quote(id), err))
+	}
+	names := allocTaskNames(a, a.LookupTaskGroup())
+	switch len(names) {
+	case 1:
+		return names[0], nil
+	case 0:
+		return "", fmt.Errorf("allocation %q has no tasks to read logs of", id)
+	}
+	return "", fmt.Errorf("allocation %q has %d tasks: %s; name the one whose log to print: berth alloc logs %s <task>",
+		id, len(names), quoteNames(names), shortID(id, false))
+}
+
+func quoteNames(names []string) string {
+	out := ""
+	for i, n := range names {
+		if i > 0 {
+			out += ", "
+		}
+		out += strconv.Quote(n)
+	}
+	return out
+}

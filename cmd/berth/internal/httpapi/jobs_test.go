@@ -1,0 +1,226 @@
+package httpapi
+
+import (
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/shoenig/test/must"
+
+	"github.com/berth-csi/berth/structs"
+)
+
+func TestHandler_JobAndAllocRoutes_CallTheirRPC(t *testing.T) {
+	meta := structs.QueryMeta{Index: 42}
+	replies := map[string]any{
+		"Job.List": &structs.JobListResponse{Jobs: []*structs.JobListStub{{ID: "web", Type: "service", Status: "running"}}, QueryMeta: meta},
+		"Job.Register": &structs.JobRegisterResponse{
+			Placed:    []*structs.AllocListStub{{ID: "a1", JobID: "web", ClientStatus: "pending"}},
+			WriteMeta: structs.WriteMeta{Index: 60}},
+		"Job.Get":         &structs.SingleJobResponse{Job: &structs.Job{ID: "web", Type: "service"}, QueryMeta: meta},
+		"Job.Deregister":  &structs.JobDeregisterResponse{WriteMeta: structs.WriteMeta{Index: 61}},
+		"Job.Allocations": &structs.JobAllocationsResponse{Allocations: []*structs.AllocListStub{{ID: "a1", JobID: "web"}}, QueryMeta: meta},
+		"Alloc.List":      &structs.AllocListResponse{Allocations: []*structs.AllocListStub{{ID: "a1"}}, QueryMeta: meta},
+		"Alloc.Get": &structs.SingleAllocResponse{Alloc: &structs.Allocation{ID: "a1", TaskStates: map[string]*structs.TaskState{
+			"server": {State: "running"}}}, QueryMeta: meta},
+		"CSIVolume.Detach": &structs.CSIVolumeDetachResponse{Released: []string{"a1"}, WriteMeta: structs.WriteMeta{Index: 62}},
+	}
+	cases := []struct {
+		name, method, target, body string
+		wantRPC                    string
+		wantIndex                  string
+		wantBody                   string
+	}{
+		{"job list", "GET", "/v1/jobs", "", "Job.List", "42", `[{"ID":"web","Namespace":"","Name":"","Type":"service","Stop":false,"Status":"running"`},
+		{"job register put", "PUT", "/v1/jobs", `{"Job":{"ID":"web"}}`, "Job.Register", "60", `{"Placed":[{"ID":"a1"`},
+		{"job register post", "POST", "/v1/jobs", `{"Job":{"ID":"web"}}`, "Job.Register", "60", `"Failures":[],"Index":60}`},
+		{"job get", "GET", "/v1/job/web", "", "Job.Get", "42", `{"ID":"web"`},
+		{"job stop", "DELETE", "/v1/job/web", "", "Job.Deregister", "61", `{"Index":61}`},
+		{"job allocations", "GET", "/v1/job/web/allocations", "", "Job.Allocations", "42", `[{"ID":"a1"`},
+		{"alloc list", "GET", "/v1/allocations", "", "Alloc.List", "42", `[{"ID":"a1"`},
+		{"alloc get", "GET", "/v1/allocation/a1", "", "Alloc.Get", "42", `"TaskStates":{"server":{"State":"running"`},
+		{"volume detach", "DELETE", "/v1/volume/csi/data/detach?node=n1", "", "CSIVolume.Detach", "62", `{"Released":["a1"],"Index":62}`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			b := &fakeBackend{replies: replies}
+			rec := do(t, b, tc.method, tc.target, tc.body)
+			must.EqOp(t, http.StatusOK, rec.Code, must.Sprint(rec.Body.String()))
+			must.EqOp(t, tc.wantRPC, b.last(t).method)
+			must.EqOp(t, "application/json", rec.Header().Get("Content-Type"))
+			must.EqOp(t, tc.wantIndex, rec.Header().Get(headerIndex))
+			must.StrContains(t, rec.Body.String(), tc.wantBody)
+		})
+	}
+}
+
+func TestHandler_JobAndAllocRoutes_EmptyListsAreArrays(t *testing.T) {
+	for _, target := range []string{"/v1/jobs", "/v1/allocations", "/v1/job/web/allocations"} {
+		t.Run(target, func(t *testing.T) {
+			rec := do(t, &fakeBackend{}, "GET", target, "")
+			must.EqOp(t, http.StatusOK, rec.Code)
+			must.EqOp(t, "[]\n", rec.Body.String())
+		})
+	}
+	t.Run("register", func(t *testing.T) {
+		rec := do(t, &fakeBackend{}, "PUT", "/v1/jobs", `{"Job":{"ID":"web"}}`)
+		must.EqOp(t, http.StatusOK, rec.Code)
+		must.EqOp(t, `{"Placed":[],"Failures":[],"Index":0}`+"\n", rec.Body.String())
+	})
+	t.Run("detach", func(t *testing.T) {
+		rec := do(t, &fakeBackend{}, "DELETE", "/v1/volume/csi/data/detach?node=n1", "")
+		must.EqOp(t, http.StatusOK, rec.Code)
+		must.EqOp(t, `{"Released":[],"Index":0}`+"\n", rec.Body.String())
+	})
+}
+
+func TestHandler_JobAndAlloc_NilObjectIs404(t *testing.T) {
+	cases := []struct {
+		name, target, method string
+		reply                any
+		wantMsg              string
+	}{
+		{"job", "/v1/job/web", "Job.Get", &structs.SingleJobResponse{QueryMeta: structs.QueryMeta{Index: 9}},
+			`job "web" not found; list jobs with GET /v1/jobs`},
+		{"alloc", "/v1/allocation/a1", "Alloc.Get", &structs.SingleAllocResponse{QueryMeta: structs.QueryMeta{Index: 9}},
+			`allocation "a1" not found; list allocations with GET /v1/allocations`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			rec := do(t, &fakeBackend{replies: map[string]any{tc.method: tc.reply}}, "GET", tc.target, "")
+			must.EqOp(t, http.StatusNotFound, rec.Code)
+			must.EqOp(t, "9", rec.Header().Get(headerIndex))
+			e := decodeError(t, rec)
+			must.EqOp(t, structs.CodeNotFound, e.Code)
+			must.EqOp(t, tc.wantMsg, e.Message)
+		})
+	}
+}
+
+func TestHandler_JobRegister_Body(t *testing.T) {
+	cases := []struct {
+		name       string
+		target     string
+		body       string
+		wantStatus int
+		wantMsg    string
+		check      func(t *testing.T, args *structs.JobRegisterRequest)
+	}{
+		{
+			name:   "mount flags reach the RPC and the namespace comes from the query",
+			target: "/v1/jobs?namespace=prod",
+			body: `{"Job":{"ID":"web","Type":"service","TaskGroups":[{"Name":"g","Count":2,` +
+				`"Volumes":{"data":{"Source":"data","MountOptions":{"FSType":"ext4","MountFlags":["uid=1000"]}}},` +
+				`"Tasks":[{"Name":"t","Driver":"exec","KillTimeout":5000000000}]}]}}`,
+			wantStatus: http.StatusOK,
+			check: func(t *testing.T, args *structs.JobRegisterRequest) {
+				must.EqOp(t, "prod", args.Namespace)
+				must.EqOp(t, "prod", args.Job.Namespace)
+				tg := args.Job.TaskGroups[0]
+				must.EqOp(t, 2, tg.Count)
+				must.Eq(t, []string{"uid=1000"}, tg.Volumes["data"].MountOptions.MountFlags)
+				must.EqOp(t, 5*time.Second, tg.Tasks[0].KillTimeout)
+			},
+		},
+		{
+			name:       "the job's own namespace stays",
+			target:     "/v1/jobs?namespace=prod",
+			body:       `{"Job":{"ID":"web","Namespace":"dev"}}`,
+			wantStatus: http.StatusOK,
+			check: func(t *testing.T, args *structs.JobRegisterRequest) {
+				must.EqOp(t, "dev", args.Job.Namespace)
+			},
+		},
+		{
+			name:       "forwarded in the body is ignored",
+			target:     "/v1/jobs",
+			body:       `{"Job":{"ID":"web"},"Forwarded":true}`,
+			wantStatus: http.StatusOK,
+			check: func(t *testing.T, args *structs.JobRegisterRequest) {
+				must.False(t, args.Forwarded)
+			},
+		},
+		{name: "no job", target: "/v1/jobs", body: `{}`, wantStatus: 400,
+			wantMsg: `request body has no job; send {"Job": {"ID": "web", "TaskGroups": [...]}}`},
+		{name: "job without an ID", target: "/v1/jobs", body: `{"Job":{"Type":"batch"}}`, wantStatus: 400,
+			wantMsg: `request body's job has no ID`},
+		{name: "empty body", target: "/v1/jobs", body: ``, wantStatus: 400,
+			wantMsg: `request body is empty; want a JSON object {"Job": {...}}`},
+		{name: "wrong type", target: "/v1/jobs", body: `{"Job":{"ID":"web","TaskGroups":[{"Count":"two"}]}}`, wantStatus: 400,
+			wantMsg: `field Job.TaskGroups.Count must be int`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			b := &fakeBackend{}
+			rec := do(t, b, "PUT", tc.target, tc.body)
+			must.EqOp(t, tc.wantStatus, rec.Code, must.Sprint(rec.Body.String()))
+			if tc.wantMsg != "" {
+				must.StrContains(t, decodeError(t, rec).Message, tc.wantMsg)
+				must.Zero(t, b.count())
+				return
+			}
+			tc.check(t, b.last(t).args.(*structs.JobRegisterRequest))
+		})
+	}
+}
+
+func TestHandler_JobDeregister_Purge(t *testing.T) {
+	cases := []struct {
+		target    string
+		wantPurge bool
+	}{
+		{"/v1/job/web?namespace=prod", false},
+		{"/v1/job/web?namespace=prod&purge=true", true},
+		{"/v1/job/web?namespace=prod&purge", true},
+		{"/v1/job/web?namespace=prod&purge=false", false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.target, func(t *testing.T) {
+			b := &fakeBackend{}
+			rec := do(t, b, "DELETE", tc.target, "")
+			must.EqOp(t, http.StatusOK, rec.Code, must.Sprint(rec.Body.String()))
+			args := b.last(t).args.(*structs.JobDeregisterRequest)
+			must.EqOp(t, "web", args.JobID)
+			must.EqOp(t, tc.wantPurge, args.Purge)
+			must.EqOp(t, "prod", args.Namespace)
+		})
+	}
+	t.Run("bad purge", func(t *testing.T) {
+		b := &fakeBackend{}
+		rec := do(t, b, "DELETE", "/v1/job/web?purge=please", "")
+		must.EqOp(t, http.StatusBadRequest, rec.Code)
+		must.StrContains(t, decodeError(t, rec).Message, `purge="please" must be true or false`)
+		must.Zero(t, b.count())
+	})
+}
+
+func TestHandler_JobAllocations_Blocking(t *testing.T) {
+	b := &fakeBackend{}
+	rec := do(t, b, "GET", "/v1/job/web/allocations?index=17&wait=10s&stale", "")
+	must.EqOp(t, http.StatusOK, rec.Code)
+	args := b.last(t).args.(*structs.JobSpecificRequest)
+	must.EqOp(t, "web", args.JobID)
+	must.Eq(t, structs.QueryOptions{MinQueryIndex: 17, MaxQueryTime: 10 * time.Second, AllowStale: true}, args.QueryOptions)
+}
+
+func TestHandler_JobAndAllocRoutes_WrongMethod(t *testing.T) {
+	cases := []struct {
+		method, target, wantAllow string
+	}{
+		{"DELETE", "/v1/jobs", "GET, POST, PUT"},
+		{"PUT", "/v1/job/web", "DELETE, GET"},
+		{"POST", "/v1/job/web/allocations", "GET"},
+		{"DELETE", "/v1/allocation/a1", "GET"},
+		{"POST", "/v1/client/fs/logs/a1", "GET"},
+		{"GET", "/v1/volume/csi/data/detach", "DELETE"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.method+" "+tc.target, func(t *testing.T) {
+			b := &fakeBackend{}
+			rec := do(t, b, tc.method, tc.target, "")
+			must.EqOp(t, http.StatusMethodNotAllowed, rec.Code)
+			must.EqOp(t, tc.wantAllow, rec.Header().Get("Allow"))
+			must.Zero(t, b.count())
+		})
+	}
+}

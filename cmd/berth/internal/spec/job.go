@@ -1,0 +1,319 @@
+package spec
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/berth-csi/berth/structs"
+)
+
+// ParseJobFile reads and parses the job spec at path.
+func ParseJobFile(path string) (*structs.Job, error) {
+	src, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("cannot read job spec: %w; check the file's path", err)
+	}
+	return ParseJob(path, src)
+}
+
+// ParseJob parses a job spec: the API's JSON form of a job when filename
+// ends in .json or the text starts with '{', HCL otherwise. filename only
+// names the file in errors. The error, if any, is one *Error or several
+// joined, each naming the file, the line and the field. The job comes back
+// with every default applied (see docs/job-spec.md) and checked as far as
+// a spec can be without a server: it does not know whether the volumes or
+// the nodes exist.
+func ParseJob(filename string, src []byte) (*structs.Job, error) {
+	p := &parser{file: filename, noun: "job"}
+	trimmed := bytes.TrimSpace(src)
+	if len(trimmed) == 0 {
+		p.errorf(1, "job", `the job spec is empty; it needs a job "name" { group "name" { task "name" { ... } } } block`)
+		return nil, joinErrors(p.errs)
+	}
+	var root *node
+	if strings.EqualFold(filepath.Ext(filename), ".json") || trimmed[0] == '{' {
+		root = p.readJSON(src)
+		if root != nil && root.kind != kindObject {
+			p.errorf(root.line, "", "the JSON must be one object holding the job, not %s", root.describe())
+			root = nil
+		}
+		if root != nil {
+			root = p.pascalJob(root)
+		}
+	} else {
+		root = p.readHCL(src)
+	}
+	if root == nil || len(p.errs) > 0 {
+		return nil, joinErrors(p.errs)
+	}
+	job := p.jobFile(root)
+	if err := joinErrors(p.errs); err != nil {
+		return nil, err
+	}
+	return job, nil
+}
+
+var (
+	jobTypes       = []string{structs.JobTypeService, structs.JobTypeBatch, structs.JobTypeSystem}
+	jobFields      = []string{"type", "name", "namespace", "group"}
+	groupFields    = []string{"count", "volume", "task"}
+	volumeReqField = []string{"type", "source", "access_mode", "attachment_mode", "read_only", "per_alloc", "mount_options"}
+)
+
+// jobFile finds the one job block of a file and decodes it.
+func (p *parser) jobFile(root *node) *structs.Job {
+	var job *structs.Job
+	firstLine := 0
+	for _, f := range root.fields {
+		if f.name != "job" {
+			if suggest(f.name, []string{"job"}) == "job" {
+				p.errorf(f.line, f.name, `unknown field %q; did you mean "job"?`, f.name)
+				continue
+			}
+			p.errorf(f.line, f.name, `%q is outside the job block; a job spec holds one job "name" { ... } block with everything inside it`, f.name)
+			continue
+		}
+		if firstLine > 0 {
+			p.errorf(f.line, "job", "job: a spec holds one job, but a second one starts here (the first is at line %d)", firstLine)
+			continue
+		}
+		firstLine = f.line
+		id, ok := p.jobLabel(f, scope{})
+		if !ok {
+			continue
+		}
+		if strings.ContainsAny(id, "/ \t\n") {
+			p.errorf(f.line, "job", "job %q: the name must not contain '/' or spaces", id)
+			continue
+		}
+		job = p.job(f, id)
+	}
+	if firstLine == 0 {
+		p.errorf(1, "job", `no job block; a job spec holds one job "name" { group "name" { task "name" { ... } } } block`)
+	}
+	return job
+}
+
+// job decodes the job block. Groups are decoded after the job's own
+// fields, wherever they appear, because their defaults and checks depend
+// on the job's type.
+func (p *parser) job(jf *field, id string) *structs.Job {
+	s := scope{human: fmt.Sprintf("job %q", id), dotted: "job"}
+	job := &structs.Job{ID: id, Type: structs.JobTypeService}
+	seen := map[string]int{}
+	var groups []*field
+	guessedGroup := false // a misspelt group block was reported
+	for _, f := range jf.val.fields {
+		if f.val.kind == kindNull {
+			continue
+		}
+		if f.name == "group" {
+			groups = append(groups, f)
+			continue
+		}
+		if !p.jobOnce(seen, f, s) {
+			continue
+		}
+		switch f.name {
+		case "type":
+			if t, ok := p.oneOf(f, s, jobTypes); ok {
+				job.Type = t
+			}
+		case "name":
+			job.Name, _ = p.jobStr(f, s)
+		case "namespace":
+			job.Namespace, _ = p.jobStr(f, s)
+		default:
+			guessedGroup = guessedGroup || p.jobUnknown(f, s, jobFields) == "group"
+		}
+	}
+	if job.Name == "" {
+		job.Name = id
+	}
+	if len(groups) == 0 && !guessedGroup {
+		p.badIn(jf.line, s, `has no group; add group "name" { task "name" { ... } }`)
+	}
+	names := map[string]int{}
+	for _, f := range groups {
+		name, ok := p.jobLabel(f, scope{})
+		if !ok {
+			continue
+		}
+		if first, dup := names[name]; dup {
+			p.errorf(f.line, "group["+name+"]", "group %q is defined twice (first at line %d); give each group its own name", name, first)
+			continue
+		}
+		names[name] = f.line
+		if tg := p.group(f, name, job.Type); tg != nil {
+			job.TaskGroups = append(job.TaskGroups, tg)
+		}
+	}
+	return job
+}
+
+// groupVolume is a group's volume request with the lines its checks
+// point at.
+type groupVolume struct {
+	req   *structs.VolumeRequest
+	scope scope
+	line  int            // the volume block's
+	lines map[string]int // each field's
+}
+
+// group decodes one group block.
+func (p *parser) group(gf *field, name, jobType string) *structs.TaskGroup {
+	s := scope{}.labelled("group", name)
+	tg := &structs.TaskGroup{Name: name, Count: 1}
+	seen := map[string]int{}
+	vols := map[string]*groupVolume{}
+	var tasks []*field
+	guessedTask := false // a misspelt task block was reported
+	countLine := 0
+	for _, f := range gf.val.fields {
+		if f.val.kind == kindNull {
+			continue
+		}
+		switch f.name {
+		case "count":
+			if !p.jobOnce(seen, f, s) {
+				continue
+			}
+			countLine = f.line
+			if n, ok := p.jobInt(f, s); ok {
+				if n < 0 {
+					p.bad(f.line, s, "count", "must be 0 or more, not %d", n)
+					continue
+				}
+				tg.Count = n
+			}
+		case "volume":
+			alias, ok := p.jobLabel(f, s)
+			if !ok {
+				continue
+			}
+			if first, dup := vols[alias]; dup {
+				p.badIn(f.line, s, "volume %q is defined twice (first at line %d); give each volume its own name", alias, first.line)
+				continue
+			}
+			vols[alias] = p.volumeRequest(f, alias, s)
+		case "task":
+			tasks = append(tasks, f)
+		default:
+			guessedTask = guessedTask || p.jobUnknown(f, s, groupFields) == "task"
+		}
+	}
+	if len(vols) > 0 {
+		tg.Volumes = make(map[string]*structs.VolumeRequest, len(vols))
+		for alias, v := range vols {
+			tg.Volumes[alias] = v.req
+		}
+	}
+	p.checkGroupVolumes(tg, vols, jobType, countLine)
+
+	if len(tasks) == 0 && !guessedTask {
+		p.badIn(gf.line, s, `has no task; add task "name" { driver = "exec"  config { command = "..." } }`)
+	}
+	names := map[string]int{}
+	for _, f := range tasks {
+		tname, ok := p.jobLabel(f, s)
+		if !ok {
+			continue
+		}
+		if first, dup := names[tname]; dup {
+			p.badIn(f.line, s, "task %q is defined twice (first at line %d); give each task its own name", tname, first)
+			continue
+		}
+		names[tname] = f.line
+		tg.Tasks = append(tg.Tasks, p.task(f, tname, s, jobType, vols))
+	}
+	return tg
+}
+
+// volumeRequest decodes a group's volume "alias" block.
+func (p *parser) volumeRequest(vf *field, alias string, gs scope) *groupVolume {
+	s := gs.labelled("volume", alias)
+	v := &groupVolume{req: &structs.VolumeRequest{Name: alias}, scope: s, line: vf.line, lines: map[string]int{}}
+	fs := &fields{seen: v.lines, guessed: map[string]bool{}}
+	for _, f := range vf.val.fields {
+		if f.val.kind == kindNull {
+			continue
+		}
+		if !p.jobOnce(v.lines, f, s) {
+			continue
+		}
+		switch f.name {
+		case "type":
+			if t, ok := p.jobStr(f, s); ok {
+				if t != "csi" {
+					p.bad(f.line, s, "type", `%q is not supported; berth volumes are type = "csi"`, t)
+				}
+				v.req.Type = t
+			}
+		case "source":
+			if src, ok := p.jobStr(f, s); ok {
+				if strings.TrimSpace(src) == "" {
+					p.bad(f.line, s, "source", "is empty; name the volume's ID, as berth volume status lists it")
+				}
+				v.req.Source = src
+			}
+		case "access_mode":
+			if m, ok := p.oneOf(f, s, accessModeNames()); ok {
+				v.req.AccessMode = structs.CSIVolumeAccessMode(m)
+			}
+		case "attachment_mode":
+			if m, ok := p.oneOf(f, s, attachmentModeNames); ok {
+				v.req.AttachmentMode = structs.CSIVolumeAttachmentMode(m)
+			}
+		case "read_only":
+			v.req.ReadOnly = p.jobBool(f, s)
+		case "per_alloc":
+			v.req.PerAlloc = p.jobBool(f, s)
+		case "mount_options":
+			if b := p.jobBlock(f, s); b != nil {
+				v.req.MountOptions = p.jobMountOptions(b, s.sub("mount_options"))
+			}
+		default:
+			fs.unknown(p, f, s, volumeReqField)
+		}
+	}
+	missing := []struct{ name, hint string }{
+		{"type", `add type = "csi"`},
+		{"source", `name the volume's ID, e.g. source = "data" (see berth volume status)`},
+		{"access_mode", "one of " + quoteList(accessModeNames())},
+		{"attachment_mode", "one of " + quoteList(attachmentModeNames)},
+	}
+	for _, m := range missing {
+		if !fs.has(m.name) {
+			p.badIn(vf.line, s, "missing %s; %s", m.name, m.hint)
+		}
+	}
+	return v
+}
+
+// jobMountOptions reads a volume's mount_options block.
+func (p *parser) jobMountOptions(b *node, s scope) *structs.CSIMountOptions {
+	m := &structs.CSIMountOptions{}
+	seen := map[string]int{}
+	for _, f := range b.fields {
+		if f.val.kind == kindNull || !p.jobOnce(seen, f, s) {
+			continue
+		}
+		switch f.name {
+		case "fs_type":
+			m.FSType, _ = p.jobStr(f, s)
+		case "mount_flags":
+			m.MountFlags = p.jobStrList(f, s)
+			for i, flag := range m.MountFlags {
+				if flag == structs.Redacted {
+					p.bad(f.line, s, fmt.Sprintf("mount_flags[%d]", i), "is %q, as the API shows every mount flag; put the real flag back", flag)
+				}
+			}
+		default:
+			p.jobUnknown(f, s, mountFields)
+		}
+	}
+	return m
+}

@@ -1,0 +1,346 @@
+package spec
+
+import (
+	"fmt"
+	"path"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/berth-csi/berth/structs"
+)
+
+// Task defaults, as Nomad's.
+const (
+	DefaultKillTimeout    = 5 * time.Second
+	DefaultHealthTimeout  = 30 * time.Second
+	DefaultPluginMountDir = "/csi"
+	minRestartInterval    = 5 * time.Second
+)
+
+// DefaultRestartPolicy is the restart policy of a task of a job of type
+// jobType that sets no restart block, and what a partial one is merged
+// with: Nomad's defaults.
+func DefaultRestartPolicy(jobType string) *structs.RestartPolicy {
+	if jobType == structs.JobTypeBatch {
+		return &structs.RestartPolicy{Attempts: 3, Interval: 24 * time.Hour, Delay: 15 * time.Second, Mode: structs.RestartModeFail}
+	}
+	return &structs.RestartPolicy{Attempts: 2, Interval: 30 * time.Minute, Delay: 15 * time.Second, Mode: structs.RestartModeFail}
+}
+
+var (
+	taskFields        = []string{"driver", "config", "env", "restart", "kill_timeout", "volume_mount", "csi_plugin"}
+	execConfigFields  = []string{"command", "args"}
+	restartFields     = []string{"attempts", "interval", "delay", "mode"}
+	restartModes      = []string{structs.RestartModeFail, structs.RestartModeDelay}
+	volumeMountFields = []string{"volume", "destination", "read_only", "propagation_mode"}
+	propagationModes  = []string{structs.PropagationPrivate, structs.PropagationHostToTask, structs.PropagationBidirectional}
+	csiPluginFields   = []string{"id", "type", "mount_dir", "health_timeout"}
+	csiPluginTypes    = []string{string(structs.CSIPluginTypeController), string(structs.CSIPluginTypeNode), string(structs.CSIPluginTypeMonolith)}
+)
+
+// task decodes one task block of a group.
+func (p *parser) task(tf *field, name string, gs scope, jobType string, vols map[string]*groupVolume) *structs.Task {
+	s := gs.labelled("task", name)
+	t := &structs.Task{Name: name, KillTimeout: DefaultKillTimeout}
+	fs := newFields()
+	seen := fs.seen
+	var mounts []*field
+	for _, f := range tf.val.fields {
+		if f.val.kind == kindNull {
+			continue
+		}
+		if f.name == "volume_mount" {
+			mounts = append(mounts, f)
+			continue
+		}
+		if !p.jobOnce(seen, f, s) {
+			continue
+		}
+		switch f.name {
+		case "driver":
+			if d, ok := p.jobStr(f, s); ok {
+				if d != "exec" {
+					p.bad(f.line, s, "driver", `%q is not supported; berth runs tasks with driver = "exec"`, d)
+				}
+				t.Driver = d
+			}
+		case "config":
+			if b := p.jobBlock(f, s); b != nil {
+				t.Config = p.execConfig(b, f.line, s.sub("config"))
+			}
+		case "env":
+			t.Env = p.jobStrMap(f, s)
+		case "restart":
+			if b := p.jobBlock(f, s); b != nil {
+				t.Restart = p.restart(b, s.sub("restart"), jobType)
+			}
+		case "kill_timeout":
+			if d, ok := p.jobDuration(f, s); ok && d > 0 {
+				t.KillTimeout = d
+			}
+		case "csi_plugin":
+			if b := p.jobBlock(f, s); b != nil {
+				t.CSIPluginConfig = p.csiPlugin(b, s.sub("csi_plugin"))
+			}
+		default:
+			fs.unknown(p, f, s, taskFields)
+		}
+	}
+	if !fs.has("driver") {
+		p.badIn(tf.line, s, `missing driver; add driver = "exec"`)
+	}
+	if !fs.has("config") {
+		p.badIn(tf.line, s, `missing config; add config { command = "/path/to/program"  args = ["..."] }`)
+	}
+	if t.Restart == nil {
+		t.Restart = DefaultRestartPolicy(jobType)
+	}
+	dests := map[string]int{}
+	for _, f := range mounts {
+		for _, b := range p.jobBlocks(f, s) {
+			if vm := p.volumeMount(b, s.sub("volume_mount"), gs, vols); vm != nil {
+				if first, dup := dests[path.Clean(vm.Destination)]; dup && vm.Destination != "" {
+					p.bad(b.line, s.sub("volume_mount"), "destination", "%q is already mounted by the volume_mount at line %d; give each its own destination", vm.Destination, first)
+					continue
+				}
+				dests[path.Clean(vm.Destination)] = b.line
+				t.VolumeMounts = append(t.VolumeMounts, vm)
+			}
+		}
+	}
+	return t
+}
+
+// jobBlocks reads a block that may repeat (volume_mount): one object or,
+// in JSON, a list of them.
+func (p *parser) jobBlocks(f *field, s scope) []*node {
+	if f.val.kind != kindList {
+		if b := p.jobBlock(f, s); b != nil {
+			return []*node{b}
+		}
+		return nil
+	}
+	var out []*node
+	for _, item := range f.val.items {
+		if item.kind != kindObject {
+			p.bad(item.line, s, f.name, "must be a block (%s { ... }), not %s", f.name, item.describe())
+			continue
+		}
+		out = append(out, item)
+	}
+	return out
+}
+
+// execConfig reads the exec driver's config block.
+func (p *parser) execConfig(b *node, line int, s scope) map[string]any {
+	cfg := map[string]any{}
+	fs := newFields()
+	seen := fs.seen
+	for _, f := range b.fields {
+		if f.val.kind == kindNull || !p.jobOnce(seen, f, s) {
+			continue
+		}
+		switch f.name {
+		case "command":
+			if c, ok := p.jobStr(f, s); ok {
+				if strings.TrimSpace(c) == "" {
+					p.bad(f.line, s, "command", "is empty; name the program to run, e.g. \"/bin/sh\"")
+					continue
+				}
+				cfg["command"] = c
+			}
+		case "args":
+			cfg["args"] = p.jobStrList(f, s)
+		default:
+			fs.unknown(p, f, s, execConfigFields)
+		}
+	}
+	if !fs.has("command") {
+		p.badIn(line, s, `missing command; name the program to run, e.g. command = "/bin/sh"`)
+	}
+	return cfg
+}
+
+// restart reads a restart block over the job type's defaults, then checks
+// the policy as Nomad does.
+func (p *parser) restart(b *node, s scope, jobType string) *structs.RestartPolicy {
+	r := DefaultRestartPolicy(jobType)
+	seen := map[string]int{}
+	for _, f := range b.fields {
+		if f.val.kind == kindNull || !p.jobOnce(seen, f, s) {
+			continue
+		}
+		switch f.name {
+		case "attempts":
+			if n, ok := p.jobInt(f, s); ok {
+				if n < 0 {
+					p.bad(f.line, s, "attempts", "must be 0 or more, not %d", n)
+					continue
+				}
+				r.Attempts = n
+			}
+		case "interval":
+			if d, ok := p.jobDuration(f, s); ok {
+				r.Interval = d
+			}
+		case "delay":
+			if d, ok := p.jobDuration(f, s); ok {
+				r.Delay = d
+			}
+		case "mode":
+			if m, ok := p.oneOf(f, s, restartModes); ok {
+				r.Mode = m
+			}
+		default:
+			p.jobUnknown(f, s, restartFields)
+		}
+	}
+	switch {
+	case r.Interval < minRestartInterval:
+		p.bad(lineOr(seen, "interval", b.line), s, "interval", "%s is too short; it must be at least %s", r.Interval, minRestartInterval)
+	case time.Duration(r.Attempts)*r.Delay > r.Interval:
+		p.badIn(b.line, s, "%d attempts with a delay of %s do not fit in an interval of %s; lower attempts or delay, or raise interval",
+			r.Attempts, r.Delay, r.Interval)
+	}
+	if r.Attempts == 0 && r.Mode == structs.RestartModeDelay {
+		p.bad(lineOr(seen, "mode", b.line), s, "mode", `"delay" with 0 attempts never restarts the task and never fails it; set attempts, or mode = "fail"`)
+	}
+	return r
+}
+
+// volumeMount reads one volume_mount block and checks it against the
+// group's volumes.
+func (p *parser) volumeMount(b *node, s, gs scope, vols map[string]*groupVolume) *structs.VolumeMount {
+	vm := &structs.VolumeMount{PropagationMode: structs.PropagationPrivate}
+	fs := newFields()
+	seen := fs.seen
+	for _, f := range b.fields {
+		if f.val.kind == kindNull || !p.jobOnce(seen, f, s) {
+			continue
+		}
+		switch f.name {
+		case "volume":
+			vm.Volume, _ = p.jobStr(f, s)
+		case "destination":
+			if d, ok := p.jobStr(f, s); ok {
+				if strings.TrimSpace(d) == "" {
+					p.bad(f.line, s, "destination", `is empty; give the path the volume appears at in the task, e.g. "/data"`)
+				}
+				vm.Destination = d
+			}
+		case "read_only":
+			vm.ReadOnly = p.jobBool(f, s)
+		case "propagation_mode":
+			if m, ok := p.oneOf(f, s, propagationModes); ok {
+				vm.PropagationMode = m
+			}
+		default:
+			fs.unknown(p, f, s, volumeMountFields)
+		}
+	}
+	if !fs.has("volume") {
+		p.badIn(b.line, s, "missing volume; name one of the group's volume blocks%s", volumeHint(vols))
+	}
+	if !fs.has("destination") {
+		p.badIn(b.line, s, `missing destination; give the path the volume appears at in the task, e.g. destination = "/data"`)
+	}
+	gv := vols[vm.Volume]
+	if vm.Volume != "" && gv == nil {
+		msg := fmt.Sprintf("%q is not a volume of %s", vm.Volume, gs.human)
+		aliases := volumeAliases(vols)
+		switch sg := suggest(vm.Volume, aliases); {
+		case len(aliases) == 0:
+			msg += fmt.Sprintf(`, which has no volume blocks; add volume %q { type = "csi"  source = "..." ... } to the group`, vm.Volume)
+		case sg != "":
+			msg += fmt.Sprintf("; did you mean %q?", sg)
+		default:
+			msg += "; its volumes are " + quoteList(aliases)
+		}
+		p.bad(seen["volume"], s, "volume", "%s", msg)
+	}
+	if vm.PropagationMode == structs.PropagationBidirectional {
+		line := seen["propagation_mode"]
+		switch {
+		case vm.ReadOnly:
+			p.bad(line, s, "propagation_mode", `"bidirectional" needs a read-write mount, but this volume_mount is read_only (line %d); use "host-to-task"`, seen["read_only"])
+		case gv != nil && gv.req.ReadOnly:
+			p.bad(line, s, "propagation_mode", `"bidirectional" needs a read-write volume, but volume %q is read_only (line %d); use "host-to-task"`,
+				vm.Volume, gv.lines["read_only"])
+		}
+	}
+	return vm
+}
+
+func volumeAliases(vols map[string]*groupVolume) []string {
+	out := make([]string, 0, len(vols))
+	for a := range vols {
+		out = append(out, a)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func volumeHint(vols map[string]*groupVolume) string {
+	if len(vols) == 0 {
+		return ` (the group has none yet: add volume "name" { type = "csi" ... })`
+	}
+	return ": " + quoteList(volumeAliases(vols))
+}
+
+// csiPlugin reads a task's csi_plugin block.
+func (p *parser) csiPlugin(b *node, s scope) *structs.TaskCSIPluginConfig {
+	c := &structs.TaskCSIPluginConfig{MountDir: DefaultPluginMountDir, HealthTimeout: int64(DefaultHealthTimeout)}
+	fs := newFields()
+	seen := fs.seen
+	for _, f := range b.fields {
+		if f.val.kind == kindNull || !p.jobOnce(seen, f, s) {
+			continue
+		}
+		switch f.name {
+		case "id":
+			if id, ok := p.jobStr(f, s); ok {
+				if strings.TrimSpace(id) == "" || strings.ContainsAny(id, "/ \t\n") {
+					p.bad(f.line, s, "id", "%q must be a plugin ID without '/' or spaces, e.g. \"hostpath\"", id)
+				}
+				c.ID = id
+			}
+		case "type":
+			if t, ok := p.oneOf(f, s, csiPluginTypes); ok {
+				c.Type = structs.CSIPluginType(t)
+			}
+		case "mount_dir":
+			if d, ok := p.jobStr(f, s); ok {
+				if !path.IsAbs(d) {
+					p.bad(f.line, s, "mount_dir", "%q must be an absolute path in the task, e.g. \"/csi\"", d)
+				}
+				c.MountDir = d
+			}
+		case "health_timeout":
+			if d, ok := p.jobDuration(f, s); ok {
+				if d == 0 {
+					p.bad(f.line, s, "health_timeout", "must be longer than 0s")
+					continue
+				}
+				c.HealthTimeout = int64(d)
+			}
+		default:
+			fs.unknown(p, f, s, csiPluginFields)
+		}
+	}
+	if !fs.has("id") {
+		p.badIn(b.line, s, `missing id; name the plugin volumes will use, e.g. id = "hostpath"`)
+	}
+	if !fs.has("type") {
+		p.badIn(b.line, s, "missing type; one of %s", quoteList(csiPluginTypes))
+	}
+	return c
+}
+
+// lineOr is the line field was set at, else def.
+func lineOr(seen map[string]int, name string, def int) int {
+	if l, ok := seen[name]; ok {
+		return l
+	}
+	return def
+}

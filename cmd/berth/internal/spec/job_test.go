@@ -1,0 +1,519 @@
+package spec
+
+import (
+	"encoding/json"
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/shoenig/test/must"
+
+	"github.com/berth-csi/berth/structs"
+)
+
+// dbJobHCL is INTERFACE.md's job, with a plugin task and one-line blocks.
+const dbJobHCL = `job "db" {
+  type = "service"                         # service | batch | system
+  group "db" {
+    count = 1
+    volume "data" {
+      type            = "csi"
+      source          = "data"
+      access_mode     = "single-node-writer"
+      attachment_mode = "file-system"
+      read_only       = false
+      mount_options { fs_type = "ext4"  mount_flags = ["noatime"] }
+    }
+    task "server" {
+      driver = "exec"
+      config { command = "/usr/bin/env"  args = ["sh", "-c", "..."] }
+      env    { KEY = "value"  N = 3 }
+      kill_timeout = "10s"
+      restart { attempts = 5 }
+      volume_mount {
+        volume           = "data"
+        destination      = "/srv/data"
+        propagation_mode = "bidirectional"
+      }
+    }
+  }
+  group "plugin" {
+    task "plugin" {
+      driver = "exec"
+      config { command = "berth-hostpath"  args = ["-root", "/var/lib/berth-hostpath"] }
+      csi_plugin {
+        id             = "hostpath"
+        type           = "monolith"            # controller | node | monolith
+        mount_dir      = "/csi"
+        health_timeout = "45s"
+      }
+    }
+  }
+}
+`
+
+func wantDBJob() *structs.Job {
+	return &structs.Job{
+		ID: "db", Name: "db", Type: structs.JobTypeService,
+		TaskGroups: []*structs.TaskGroup{
+			{
+				Name: "db", Count: 1,
+				Volumes: map[string]*structs.VolumeRequest{"data": {
+					Name: "data", Type: "csi", Source: "data",
+					AccessMode:     structs.CSIVolumeAccessModeSingleNodeWriter,
+					AttachmentMode: structs.CSIVolumeAttachmentModeFilesystem,
+					MountOptions:   &structs.CSIMountOptions{FSType: "ext4", MountFlags: []string{"noatime"}},
+				}},
+				Tasks: []*structs.Task{{
+					Name: "server", Driver: "exec",
+					Config:      map[string]any{"command": "/usr/bin/env", "args": []string{"sh", "-c", "..."}},
+					Env:         map[string]string{"KEY": "value", "N": "3"},
+					KillTimeout: 10 * time.Second,
+					Restart:     &structs.RestartPolicy{Attempts: 5, Interval: 30 * time.Minute, Delay: 15 * time.Second, Mode: "fail"},
+					VolumeMounts: []*structs.VolumeMount{{Volume: "data", Destination: "/srv/data",
+						PropagationMode: structs.PropagationBidirectional}},
+				}},
+			},
+			{
+				Name: "plugin", Count: 1,
+				Tasks: []*structs.Task{{
+					Name: "plugin", Driver: "exec",
+					Config:          map[string]any{"command": "berth-hostpath", "args": []string{"-root", "/var/lib/berth-hostpath"}},
+					KillTimeout:     5 * time.Second,
+					Restart:         &structs.RestartPolicy{Attempts: 2, Interval: 30 * time.Minute, Delay: 15 * time.Second, Mode: "fail"},
+					CSIPluginConfig: &structs.TaskCSIPluginConfig{ID: "hostpath", Type: structs.CSIPluginTypeMonolith, MountDir: "/csi", HealthTimeout: int64(45 * time.Second)},
+				}},
+			},
+		},
+	}
+}
+
+func TestParseJob_FullSpec_HCL(t *testing.T) {
+	job, err := ParseJob("db.hcl", []byte(dbJobHCL))
+	must.NoError(t, err)
+	must.Eq(t, wantDBJob(), job)
+}
+
+func TestParseJob_APIJSON_RoundTrips(t *testing.T) {
+	want := wantDBJob()
+	// The API's JSON redacts mount flags; a job read back has none to give.
+	want.TaskGroups[0].Volumes["data"].MountOptions.MountFlags = nil
+	want.Namespace = "prod"
+	want.CreateIndex, want.ModifyIndex = 0, 0
+	read := want.Copy()
+	read.Stop, read.CreateIndex, read.ModifyIndex = true, 17, 18 // the server's own; ignored
+	b, err := json.MarshalIndent(read, "", "  ")
+	must.NoError(t, err)
+
+	t.Run("bare", func(t *testing.T) {
+		job, err := ParseJob("db.json", b)
+		must.NoError(t, err)
+		must.Eq(t, want, job)
+	})
+	t.Run("wrapped", func(t *testing.T) {
+		job, err := ParseJob("db", []byte(`{"Job": `+string(b)+`}`))
+		must.NoError(t, err)
+		must.Eq(t, want, job)
+	})
+	t.Run("durations as numbers", func(t *testing.T) {
+		src := `{"ID": "b", "Type": "batch", "TaskGroups": [{"Name": "g", "Tasks": [{"Name": "t", "Driver": "exec",
+  "Config": {"command": "/bin/true"}, "KillTimeout": 2000000000, "Restart": {"Attempts": 1, "Interval": "1m"}}]}]}`
+		job, err := ParseJob("b.json", []byte(src))
+		must.NoError(t, err)
+		task := job.TaskGroups[0].Tasks[0]
+		must.EqOp(t, 2*time.Second, task.KillTimeout)
+		must.Eq(t, &structs.RestartPolicy{Attempts: 1, Interval: time.Minute, Delay: 15 * time.Second, Mode: "fail"}, task.Restart)
+	})
+}
+
+func TestParseJob_Defaults(t *testing.T) {
+	const minimal = `job "j" {
+  %s
+  group "g" {
+    task "t" {
+      driver = "exec"
+      config { command = "/bin/true" }
+      csi_plugin {
+        id   = "p"
+        type = "node"
+      }
+      %s
+    }
+  }
+}`
+	cases := []struct {
+		name        string
+		jobType     string
+		restart     string
+		wantType    string
+		wantRestart *structs.RestartPolicy
+	}{
+		{"service by default", "", "", "service",
+			&structs.RestartPolicy{Attempts: 2, Interval: 30 * time.Minute, Delay: 15 * time.Second, Mode: "fail"}},
+		{"batch", `type = "batch"`, "", "batch",
+			&structs.RestartPolicy{Attempts: 3, Interval: 24 * time.Hour, Delay: 15 * time.Second, Mode: "fail"}},
+		{"system", `type = "system"`, "", "system",
+			&structs.RestartPolicy{Attempts: 2, Interval: 30 * time.Minute, Delay: 15 * time.Second, Mode: "fail"}},
+		{"partial restart merges with the type's", `type = "batch"`, `restart { mode = "delay"  delay = "1m" }`, "batch",
+			&structs.RestartPolicy{Attempts: 3, Interval: 24 * time.Hour, Delay: time.Minute, Mode: "delay"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			src := strings.Replace(strings.Replace(minimal, "%s", tc.jobType, 1), "%s", tc.restart, 1)
+			job, err := ParseJob("j.hcl", []byte(src))
+			must.NoError(t, err)
+			must.EqOp(t, tc.wantType, job.Type)
+			must.EqOp(t, "j", job.Name)
+			tg := job.TaskGroups[0]
+			must.EqOp(t, 1, tg.Count)
+			task := tg.Tasks[0]
+			must.Eq(t, tc.wantRestart, task.Restart)
+			must.EqOp(t, 5*time.Second, task.KillTimeout)
+			must.Eq(t, &structs.TaskCSIPluginConfig{ID: "p", Type: "node", MountDir: "/csi", HealthTimeout: int64(30 * time.Second)},
+				task.CSIPluginConfig)
+		})
+	}
+}
+
+func TestParseJob_VolumeMountDefaultsAndCount(t *testing.T) {
+	src := `job "shards" {
+  group "db" {
+    count = 3
+    volume "data" {
+      type            = "csi"
+      source          = "data"
+      access_mode     = "single-node-writer"
+      attachment_mode = "file-system"
+      per_alloc       = true
+    }
+    volume "shared" {
+      type            = "csi"
+      source          = "shared"
+      access_mode     = "multi-node-reader-only"
+      attachment_mode = "file-system"
+      read_only       = true
+    }
+    task "t" {
+      driver = "exec"
+      config { command = "/bin/true" }
+      volume_mount {
+        volume      = "data"
+        destination = "/data"
+      }
+      volume_mount {
+        volume           = "shared"
+        destination      = "/shared"
+        read_only        = true
+        propagation_mode = "host-to-task"
+      }
+    }
+  }
+  group "empty" {
+    count = 0
+    task "t" {
+      driver = "exec"
+      config { command = "/bin/true" }
+    }
+  }
+}`
+	job, err := ParseJob("shards.hcl", []byte(src))
+	must.NoError(t, err)
+	tg := job.TaskGroups[0]
+	must.EqOp(t, 3, tg.Count)
+	must.True(t, tg.Volumes["data"].PerAlloc)
+	must.Eq(t, []*structs.VolumeMount{
+		{Volume: "data", Destination: "/data", PropagationMode: "private"},
+		{Volume: "shared", Destination: "/shared", ReadOnly: true, PropagationMode: "host-to-task"},
+	}, tg.Tasks[0].VolumeMounts)
+	must.EqOp(t, 0, job.TaskGroups[1].Count)
+}
+
+// jobWith is a valid job with group and task bodies replaced.
+func jobWith(groupExtra, volume, taskExtra string) string {
+	if volume == "" {
+		volume = `volume "data" {
+      type            = "csi"
+      source          = "data"
+      access_mode     = "single-node-writer"
+      attachment_mode = "file-system"
+    }`
+	}
+	return `job "web" {
+  group "db" {
+    ` + groupExtra + `
+    ` + volume + `
+    task "server" {
+      driver = "exec"
+      config { command = "/bin/sh" }
+      ` + taskExtra + `
+    }
+  }
+}
+`
+}
+
+func TestParseJob_Errors(t *testing.T) {
+	mount := func(extra string) string {
+		return "volume_mount {\n        volume      = \"data\"\n        destination = \"/data\"\n        " + extra + "\n      }"
+	}
+	cases := []struct {
+		name      string
+		file, src string
+		wantLine  int
+		wantField string
+		wantMsg   string
+	}{
+		{"bad access mode", "web.hcl", strings.Replace(jobWith("", "", ""), `"single-node-writer"`, `"single-writer"`, 1), 7,
+			"group[db].volume[data].access_mode",
+			`web.hcl:7: group "db": volume "data": access_mode "single-writer" is not valid; one of "single-node-reader-only", "single-node-writer", `},
+		{"misspelt field", "web.hcl", strings.Replace(jobWith("", "", ""), "command", "comand", 1), 12,
+			"group[db].task[server].config",
+			`web.hcl:12: group "db": task "server": config: unknown field "comand"; did you mean "command"?`},
+		{"misspelt group field", "web.hcl", jobWith("cuont = 2", "", ""), 3,
+			"group[db]", `web.hcl:3: group "db": unknown field "cuont"; did you mean "count"?`},
+		{"unknown field, no guess", "web.hcl", jobWith("", "", "datacenters = [\"dc1\"]"), 13,
+			"group[db].task[server]",
+			`group "db": task "server": unknown field "datacenters"; valid fields are driver, config, env, restart, kill_timeout, volume_mount, csi_plugin`},
+		{"negative count", "web.hcl", jobWith("count = -1", "", ""), 3,
+			"group[db].count", `web.hcl:3: group "db": count must be 0 or more, not -1`},
+		{"count as string", "web.hcl", jobWith(`count = "2"`, "", ""), 3,
+			"group[db].count", `count must be a whole number, not a string; leave out the quotes`},
+		{"mount of a misspelt volume", "web.hcl", jobWith("", "", strings.Replace(mount(""), `"data"`, `"dta"`, 1)), 14,
+			"group[db].task[server].volume_mount.volume",
+			`web.hcl:14: group "db": task "server": volume_mount: volume "dta" is not a volume of group "db"; did you mean "data"?`},
+		{"mount of an unknown volume", "web.hcl", jobWith("", "", strings.Replace(mount(""), `"data"`, `"logs"`, 1)), 14,
+			"group[db].task[server].volume_mount.volume",
+			`volume_mount: volume "logs" is not a volume of group "db"; its volumes are "data"`},
+		{"mount without group volumes", "web.hcl", jobWith("", "#", mount("")), 9,
+			"group[db].task[server].volume_mount.volume",
+			`volume "data" is not a volume of group "db", which has no volume blocks; add volume "data" {`},
+		{"bidirectional on a read-only mount", "web.hcl", jobWith("", "", mount("read_only = true\n        propagation_mode = \"bidirectional\"")), 17,
+			"group[db].task[server].volume_mount.propagation_mode",
+			`web.hcl:17: group "db": task "server": volume_mount: propagation_mode "bidirectional" needs a read-write mount, but this volume_mount is read_only (line 16)`},
+		{"bidirectional on a read-only volume", "web.hcl",
+			jobWith("", "volume \"data\" {\n      type = \"csi\"\n      source = \"data\"\n      access_mode = \"multi-node-multi-writer\"\n      attachment_mode = \"file-system\"\n      read_only = true\n    }",
+				mount(`propagation_mode = "bidirectional"`)), 17,
+			"group[db].task[server].volume_mount.propagation_mode",
+			`propagation_mode "bidirectional" needs a read-write volume, but volume "data" is read_only (line 9)`},
+		{"bad propagation mode", "web.hcl", jobWith("", "", mount(`propagation_mode = "shared"`)), 16,
+			"group[db].task[server].volume_mount.propagation_mode",
+			`propagation_mode "shared" is not valid; one of "private", "host-to-task", "bidirectional"`},
+		{"docker", "web.hcl", strings.Replace(jobWith("", "", ""), `driver = "exec"`, `driver = "docker"`, 1), 11,
+			"group[db].task[server].driver", `web.hcl:11: group "db": task "server": driver "docker" is not supported; berth runs tasks with driver = "exec"`},
+		{"no command", "web.hcl", strings.Replace(jobWith("", "", ""), `command = "/bin/sh"`, `args = ["x"]`, 1), 12,
+			"group[db].task[server].config", `group "db": task "server": config: missing command; name the program to run`},
+		{"no config", "web.hcl", strings.Replace(jobWith("", "", ""), `config { command = "/bin/sh" }`, ``, 1), 10,
+			"group[db].task[server]", `group "db": task "server": missing config`},
+		{"plugin type", "web.hcl", jobWith("", "", `csi_plugin {
+        id   = "hp"
+        type = "nodes"
+      }`), 15, "group[db].task[server].csi_plugin.type",
+			`csi_plugin: type "nodes" is not valid; one of "controller", "node", "monolith"; did you mean "node"?`},
+		{"plugin mount_dir relative", "web.hcl", jobWith("", "", `csi_plugin {
+        id        = "hp"
+        type      = "node"
+        mount_dir = "csi"
+      }`), 16, "group[db].task[server].csi_plugin.mount_dir", `mount_dir "csi" must be an absolute path in the task`},
+		{"plugin without id", "web.hcl", jobWith("", "", `csi_plugin { type = "node" }`), 13,
+			"group[db].task[server].csi_plugin", `csi_plugin: missing id`},
+		{"duration without unit", "web.hcl", jobWith("", "", "kill_timeout = 10"), 13,
+			"group[db].task[server].kill_timeout", `kill_timeout must be a duration string such as "10s", not a number; durations need a unit`},
+		{"duration malformed", "web.hcl", jobWith("", "", `kill_timeout = "10 secs"`), 13,
+			"group[db].task[server].kill_timeout", `kill_timeout "10 secs" is not a duration`},
+		{"restart interval too short", "web.hcl", jobWith("", "", `restart { interval = "1s" }`), 13,
+			"group[db].task[server].restart.interval", `restart: interval 1s is too short; it must be at least 5s`},
+		{"restart does not fit", "web.hcl", jobWith("", "", `restart {
+        attempts = 10
+        delay    = "5m"
+      }`), 13, "group[db].task[server].restart",
+			`restart: 10 attempts with a delay of 5m0s do not fit in an interval of 30m0s`},
+		{"restart mode", "web.hcl", jobWith("", "", `restart { mode = "retry" }`), 13,
+			"group[db].task[server].restart.mode", `mode "retry" is not valid; one of "fail", "delay"`},
+		{"writer volume for three", "web.hcl", jobWith("count = 3", "", ""), 7,
+			"group[db].volume[data].access_mode",
+			`web.hcl:7: group "db": volume "data": access_mode "single-node-writer" lets one allocation use the volume, but count is 3 (line 3); set per_alloc = true`},
+		{"reader-only needs read_only", "web.hcl", strings.Replace(jobWith("", "", ""), `"single-node-writer"`, `"multi-node-reader-only"`, 1), 7,
+			"group[db].volume[data].access_mode", `access_mode "multi-node-reader-only" needs read_only = true`},
+		{"single writer for three", "web.hcl", strings.Replace(jobWith("count = 3", "", ""), `"single-node-writer"`, `"multi-node-single-writer"`, 1), 7,
+			"group[db].volume[data].access_mode", `lets one allocation write the volume, but count is 3 (line 3)`},
+		{"per_alloc in a system job", "web.hcl",
+			strings.Replace(strings.Replace(jobWith("", "", ""), `group "db" {`, "type = \"system\"\n  group \"db\" {", 1),
+				`attachment_mode = "file-system"`, "attachment_mode = \"file-system\"\n      per_alloc = true", 1), 10,
+			"group[db].volume[data].per_alloc", `group "db": volume "data": per_alloc cannot be used in a system job`},
+		{"mount options on a block device", "web.hcl",
+			strings.Replace(jobWith("", "", ""), `attachment_mode = "file-system"`, "attachment_mode = \"block-device\"\n      mount_options { fs_type = \"ext4\" }", 1), 9,
+			"group[db].volume[data].mount_options", `mount_options cannot be used with attachment_mode "block-device"`},
+		{"volume type host", "web.hcl", strings.Replace(jobWith("", "", ""), `type            = "csi"`, `type = "host"`, 1), 5,
+			"group[db].volume[data].type", `group "db": volume "data": type "host" is not supported; berth volumes are type = "csi"`},
+		{"volume without source", "web.hcl", strings.Replace(jobWith("", "", ""), `source          = "data"`, ``, 1), 4,
+			"group[db].volume[data]", `group "db": volume "data": missing source`},
+		{"volume without a name", "web.hcl", strings.Replace(jobWith("", "", ""), `volume "data" {`, `volume {`, 1), 4,
+			"group[db].volume", `group "db": volume needs a name; write volume "name" { ... }`},
+		{"read_only quoted", "web.hcl", strings.Replace(jobWith("", "", ""), `attachment_mode = "file-system"`, "attachment_mode = \"file-system\"\n      read_only = \"true\"", 1), 9,
+			"group[db].volume[data].read_only", `read_only must be true or false, not a string; leave out the quotes`},
+		{"field twice", "web.hcl", jobWith("count = 1\n    count = 2", "", ""), 4,
+			"", `web.hcl:4: attribute redefined: The argument "count" was already set at web.hcl:3`},
+		{"field twice in JSON", "web.json", "{\"ID\": \"web\",\n \"Type\": \"batch\",\n \"Type\": \"system\"}", 3,
+			"job.type", `job "web": type is set twice (first at line 2)`},
+		{"bad job type", "web.hcl", strings.Replace(jobWith("", "", ""), `group "db" {`, "type = \"servce\"\n  group \"db\" {", 1), 2,
+			"job.type", `web.hcl:2: job "web": type "servce" is not valid; one of "service", "batch", "system"; did you mean "service"?`},
+		{"group twice", "web.hcl", strings.Replace(jobWith("", "", ""), "\n}\n", "\n  group \"db\" {}\n}\n", 1), 16,
+			"group[db]", `group "db" is defined twice (first at line 2)`},
+		{"no group", "web.hcl", "job \"web\" {\n  type = \"batch\"\n}\n", 1,
+			"job", `job "web": has no group`},
+		{"no task", "web.hcl", "job \"web\" {\n  group \"g\" {\n    count = 1\n  }\n}\n", 2,
+			"group[g]", `group "g": has no task`},
+		{"no job", "web.hcl", "group \"g\" {}\n", 1, "group", `"group" is outside the job block`},
+		{"job misspelt", "web.hcl", "jobs \"web\" {}\n", 1, "jobs", `unknown field "jobs"; did you mean "job"?`},
+		{"two jobs", "web.hcl", jobWith("", "", "") + "job \"b\" {}\n", 17, "job", `job: a spec holds one job, but a second one starts here (the first is at line 1)`},
+		{"job without a name", "web.hcl", "job {\n}\n", 1, "job", `job needs a name; write job "name" { ... }`},
+		{"job name with a space", "web.hcl", "job \"my web\" {\n}\n", 1, "job", `job "my web": the name must not contain '/' or spaces`},
+		{"empty", "web.hcl", " \n", 1, "job", "the job spec is empty"},
+		{"hcl syntax", "web.hcl", "job \"web\" {\n  group \"g\" {\n", 2, "", "web.hcl:2: unclosed configuration block"},
+		{"variables", "web.hcl", strings.Replace(jobWith("", "", ""), `"/bin/sh"`, `var.shell`, 1), 12,
+			"job.group.task.config.command", "variables and functions are not allowed here"},
+		{"json not the API's form", "web.json", `{"job": {"web": {}}}`, 1, "", `the JSON must be the API's form of a job`},
+		{"json error line", "web.json", "{\n  \"ID\": \"web\",\n  \"TaskGroups\": [{\n    \"Name\": \"g\",\n    \"Count\": \"many\",\n" +
+			"    \"Tasks\": [{\"Name\": \"t\", \"Driver\": \"exec\", \"Config\": {\"command\": \"/bin/true\"}}]\n  }]\n}", 5,
+			"group[g].count", `web.json:5: group "g": count must be a whole number, not a string`},
+		{"json unknown field", "web.json", `{"ID": "web", "TaskGroups": [{"Name": "g", "Tasks": [{"Name": "t", "Drivr": "exec", "Config": {"command": "x"}}]}]}`, 1,
+			"group[g].task[t]", `group "g": task "t": unknown field "Drivr"; did you mean "driver"?`},
+		{"json without ID", "web.json", `{"Type": "batch"}`, 1, "ID", `ID: missing`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			job, err := ParseJob(tc.file, []byte(tc.src))
+			must.Nil(t, job)
+			must.Error(t, err)
+			var se *Error
+			must.True(t, errors.As(err, &se), must.Sprintf("not a spec error: %v", err))
+			found := false
+			var all []*Error
+			var many interface{ Unwrap() []error }
+			if errors.As(err, &many) {
+				for _, e := range many.Unwrap() {
+					all = append(all, e.(*Error))
+				}
+			} else {
+				all = []*Error{se}
+			}
+			for _, e := range all {
+				if e.Line == tc.wantLine && (tc.wantField == "" || e.Field == tc.wantField) && strings.Contains(e.Error(), tc.wantMsg) {
+					found = true
+				}
+			}
+			must.True(t, found, must.Sprintf("want an error at line %d, field %q, containing %q; got:\n%v", tc.wantLine, tc.wantField, tc.wantMsg, err))
+		})
+	}
+}
+
+func TestParseJob_SystemJobIgnoresCount(t *testing.T) {
+	src := strings.Replace(jobWith("count = 3", "", ""), `group "db" {`, "type = \"system\"\n  group \"db\" {", 1)
+	job, err := ParseJob("web.hcl", []byte(src))
+	must.NoError(t, err)
+	must.EqOp(t, structs.JobTypeSystem, job.Type)
+}
+
+func TestParseJob_ManyProblemsAtOnce(t *testing.T) {
+	src := strings.Replace(strings.Replace(jobWith("count = -1", "", ""), `driver = "exec"`, `driver = "raw_exec"`, 1),
+		`"single-node-writer"`, `"sometimes"`, 1)
+	_, err := ParseJob("web.hcl", []byte(src))
+	must.Error(t, err)
+	var many interface{ Unwrap() []error }
+	must.True(t, errors.As(err, &many))
+	must.Len(t, 3, many.Unwrap())
+	lines := strings.Split(err.Error(), "\n")
+	must.StrHasPrefix(t, "web.hcl:3:", lines[0])
+	must.StrHasPrefix(t, "web.hcl:7:", lines[1])
+	must.StrHasPrefix(t, "web.hcl:11:", lines[2])
+}
+
+func TestParseJobFile_Missing(t *testing.T) {
+	_, err := ParseJobFile(filepath.Join(t.TempDir(), "nope.hcl"))
+	must.ErrorContains(t, err, "cannot read job spec")
+	must.ErrorContains(t, err, "check the file's path")
+}
+
+// The examples are what the README walks through: they must keep parsing.
+func TestExamples_Parse(t *testing.T) {
+	dir := filepath.Join("..", "..", "..", "..", "examples")
+	job, err := ParseJobFile(filepath.Join(dir, "hostpath-job.hcl"))
+	must.NoError(t, err)
+	must.EqOp(t, "writer", job.ID)
+	must.EqOp(t, structs.JobTypeService, job.Type)
+	must.Len(t, 1, job.TaskGroups)
+	tg := job.TaskGroups[0]
+	must.Eq(t, &structs.VolumeRequest{Name: "data", Type: "csi", Source: "data",
+		AccessMode: structs.CSIVolumeAccessModeSingleNodeWriter, AttachmentMode: structs.CSIVolumeAttachmentModeFilesystem},
+		tg.Volumes["data"])
+	task := tg.Tasks[0]
+	must.Eq(t, map[string]any{"command": "/bin/sh", "args": []string{"-c", "date >> /data/out.txt; sleep 3600"}}, task.Config)
+	must.Eq(t, []*structs.VolumeMount{{Volume: "data", Destination: "/data", PropagationMode: "private"}}, task.VolumeMounts)
+
+	vol, err := ParseVolumeFileFor(filepath.Join(dir, "hostpath-volume.hcl"), ForCreate)
+	must.NoError(t, err)
+	must.EqOp(t, "data", vol.ID)
+	must.EqOp(t, "hostpath", vol.PluginID)
+	must.Eq(t, []*structs.CSIVolumeCapability{{AccessMode: structs.CSIVolumeAccessModeSingleNodeWriter,
+		AttachmentMode: structs.CSIVolumeAttachmentModeFilesystem}}, vol.RequestedCapabilities)
+}
+
+// A misspelt required field is one problem, not also a missing field.
+func TestParseJob_MisspeltRequiredFieldIsOneProblem(t *testing.T) {
+	cases := []struct{ name, from, to, want string }{
+		{"command", "command", "comand", `unknown field "comand"; did you mean "command"?`},
+		{"driver", "driver", "drivr", `unknown field "drivr"; did you mean "driver"?`},
+		{"source", "source  ", "sourc   ", `unknown field "sourc"; did you mean "source"?`},
+		{"task", `task "server"`, `tsk "server"`, `unknown field "tsk"; did you mean "task"?`},
+		{"group", `group "db"`, `grup "db"`, `unknown field "grup"; did you mean "group"?`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := ParseJob("web.hcl", []byte(strings.Replace(jobWith("", "", ""), tc.from, tc.to, 1)))
+			var se *Error
+			must.True(t, errors.As(err, &se), must.Sprintf("%v", err))
+			var many interface{ Unwrap() []error }
+			must.False(t, errors.As(err, &many), must.Sprintf("want one problem, got:\n%v", err))
+			must.StrContains(t, se.Error(), tc.want)
+		})
+	}
+}
+
+func TestParseJob_RedactedMountFlagRefused(t *testing.T) {
+	src := strings.Replace(jobWith("", "", ""), `attachment_mode = "file-system"`,
+		"attachment_mode = \"file-system\"\n      mount_options { mount_flags = [\"noatime\", \"[REDACTED]\"] }", 1)
+	_, err := ParseJob("web.hcl", []byte(src))
+	must.EqError(t, err, `web.hcl:9: group "db": volume "data": mount_options: mount_flags[1] is "[REDACTED]", as the API shows every mount flag; put the real flag back`)
+}
+
+// The JSON of docs/job-spec.md.
+func TestParseJob_DocsJSON(t *testing.T) {
+	src := `{
+  "ID": "db",
+  "Type": "service",
+  "TaskGroups": [{
+    "Name": "db",
+    "Count": 1,
+    "Volumes": {"data": {"Type": "csi", "Source": "data",
+      "AccessMode": "single-node-writer", "AttachmentMode": "file-system"}},
+    "Tasks": [{
+      "Name": "server",
+      "Driver": "exec",
+      "Config": {"command": "/usr/bin/env", "args": ["sh", "-c", "..."]},
+      "Env": {"KEY": "value"},
+      "Restart": {"Attempts": 2, "Interval": "30m", "Delay": "15s", "Mode": "fail"},
+      "KillTimeout": 5000000000,
+      "VolumeMounts": [{"Volume": "data", "Destination": "/srv/data"}],
+      "CSIPluginConfig": null
+    }]
+  }]
+}`
+	job, err := ParseJob("db.json", []byte(src))
+	must.NoError(t, err)
+	task := job.TaskGroups[0].Tasks[0]
+	must.Eq(t, []*structs.VolumeMount{{Volume: "data", Destination: "/srv/data", PropagationMode: "private"}}, task.VolumeMounts)
+	must.Eq(t, DefaultRestartPolicy(structs.JobTypeService), task.Restart)
+	must.Nil(t, task.CSIPluginConfig)
+}
