@@ -9,6 +9,7 @@ import (
 
 	"github.com/berth-csi/berth/client/dynamicplugins"
 	"github.com/berth-csi/berth/client/pluginmanager"
+	"github.com/berth-csi/berth/client/volumemanager"
 	"github.com/berth-csi/berth/rpc"
 	"github.com/berth-csi/berth/structs"
 )
@@ -26,6 +27,8 @@ type Client struct {
 	registry *dynamicplugins.Registry
 	plugins  *pluginmanager.Manager
 	updater  *nodeUpdater
+	volumes  *volumemanager.Manager
+	allocs   *allocWatcher
 
 	wg sync.WaitGroup
 }
@@ -58,6 +61,10 @@ func New(cfg *Config) (*Client, error) {
 	if err := c.rpcServer.Register("ClientCSI", newClientCSI(c)); err != nil {
 		return nil, fmt.Errorf("client: register RPC endpoints: %w", err)
 	}
+	c.allocs = newAllocWatcher(c)
+	if err := c.rpcServer.Register("ClientAllocations", &clientAllocations{c: c}); err != nil {
+		return nil, fmt.Errorf("client: register RPC endpoints: %w", err)
+	}
 	c.pool = rpc.NewPool(c.logger, rpc.DefaultMaxStreams, rpc.WithStreamServer(c.rpcServer))
 
 	c.registry = dynamicplugins.New(c.logger)
@@ -65,6 +72,10 @@ func New(cfg *Config) (*Client, error) {
 		if err := c.registry.Register(p); err != nil {
 			return nil, fmt.Errorf("client: plugin %q: %w", p.ID, err)
 		}
+	}
+	c.volumes, err = volumemanager.New(volumemanager.Config{DataDir: cfg.DataDir, Registry: c.registry, Logger: c.logger})
+	if err != nil {
+		return nil, fmt.Errorf("client: %w", err)
 	}
 	c.updater = newNodeUpdater(c)
 	c.plugins, err = pluginmanager.New(pluginmanager.Config{
@@ -86,6 +97,9 @@ func (c *Client) NodeID() string { return c.nodeID }
 // Registry is where plugin tasks register their plugins.
 func (c *Client) Registry() *dynamicplugins.Registry { return c.registry }
 
+// Volumes mounts and unmounts CSI volumes for this node's allocations.
+func (c *Client) Volumes() *volumemanager.Manager { return c.volumes }
+
 // Run registers the node, heartbeats, fingerprints plugins and sends their
 // changes until ctx ends; then it stops every goroutine it started.
 func (c *Client) Run(ctx context.Context) {
@@ -95,7 +109,7 @@ func (c *Client) Run(ctx context.Context) {
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	for _, fn := range []func(context.Context){c.plugins.Run, c.updater.run, c.heartbeatLoop} {
+	for _, fn := range []func(context.Context){c.plugins.Run, c.updater.run, c.heartbeatLoop, c.allocs.run} {
 		c.wg.Add(1)
 		go func() {
 			defer c.wg.Done()

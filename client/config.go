@@ -42,6 +42,11 @@ type Config struct {
 	// ControllerConcurrency is how many controller calls this client makes
 	// to one plugin at once (the servers' creates, deletes, snapshots).
 	ControllerConcurrency int
+	// StopAllocsOnShutdown stops every allocation (kills its tasks,
+	// unmounts its volumes) when the client stops: for -dev, whose data
+	// dir goes away with it. Otherwise tasks keep running for the next
+	// client to find.
+	StopAllocsOnShutdown bool
 
 	Logger hclog.Logger
 }

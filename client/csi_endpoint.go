@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/berth-csi/berth/client/csi"
+	"github.com/berth-csi/berth/client/volumemanager"
 	"github.com/berth-csi/berth/structs"
 )
 
@@ -15,9 +16,12 @@ import (
 const defaultControllerConcurrency = 1
 
 // clientCSI answers the servers' calls to the CSI plugins this client runs:
-// the controller volume and snapshot operations. Each call dials the
+// the controller volume, attachment and snapshot operations, and the node
+// detach of a volume claimed on this node. Each controller call dials the
 // plugin's controller socket, makes one CSI call and closes the
 // connection; calls to one plugin wait their turn (at most limit at once).
+// A node detach goes through the client's volume manager, which
+// serializes the calls per volume.
 type clientCSI struct {
 	c     *Client
 	limit int // controller calls in flight per plugin; defaultControllerConcurrency if not positive
@@ -178,6 +182,60 @@ func (e *clientCSI) ControllerListVolumes(ctx context.Context, args *structs.Cli
 	})
 }
 
+// ControllerAttachVolume publishes a volume to a node with the plugin's
+// controller (ControllerPublishVolume) and returns the publish context
+// the node's stage and publish calls need.
+func (e *clientCSI) ControllerAttachVolume(ctx context.Context, args *structs.ClientCSIControllerAttachVolumeRequest, reply *structs.ClientCSIControllerAttachVolumeResponse) error {
+	what := fmt.Sprintf("attach of %s to plugin node %q", volumeNamed(args.ExternalVolumeID), args.ExternalNodeID)
+	return e.controller(ctx, args.PluginID, args.NodeID, what, func(ctx context.Context, cc *csi.Client) error {
+		pc, err := cc.ControllerPublishVolume(ctx, &csi.ControllerPublishVolumeRequest{
+			ExternalVolumeID: args.ExternalVolumeID,
+			ExternalNodeID:   args.ExternalNodeID,
+			Capability:       args.Capability,
+			MountOptions:     args.MountOptions,
+			ReadOnly:         args.ReadOnly,
+			Secrets:          args.Secrets,
+			VolumeContext:    args.VolumeContext,
+		})
+		if err != nil {
+			return err
+		}
+		reply.PublishContext = pc
+		return nil
+	})
+}
+
+// ControllerDetachVolume unpublishes a volume from a node with the
+// plugin's controller (ControllerUnpublishVolume); a volume not published
+// there, or one the plugin does not know, is detached.
+func (e *clientCSI) ControllerDetachVolume(ctx context.Context, args *structs.ClientCSIControllerDetachVolumeRequest, _ *structs.ClientCSIControllerDetachVolumeResponse) error {
+	what := fmt.Sprintf("detach of %s from plugin node %q", volumeNamed(args.ExternalVolumeID), args.ExternalNodeID)
+	return e.controller(ctx, args.PluginID, args.NodeID, what, func(ctx context.Context, cc *csi.Client) error {
+		return cc.ControllerUnpublishVolume(ctx, args.ExternalVolumeID, args.ExternalNodeID, args.Secrets)
+	})
+}
+
+// NodeDetachVolume unpublishes a volume claimed on this node for an
+// allocation and, when no other allocation here uses it, unstages it. A
+// volume this node no longer has for the allocation is detached. The
+// request must name this node.
+func (e *clientCSI) NodeDetachVolume(ctx context.Context, args *structs.ClientCSINodeDetachVolumeRequest, _ *structs.ClientCSINodeDetachVolumeResponse) error {
+	node := e.c.nodeID
+	what := fmt.Sprintf("%s for alloc %s", volumeNamed(args.VolumeID), args.AllocID)
+	switch {
+	case args.NodeID == "":
+		return structs.NewError(structs.CodeBadRequest, "%s: the claiming node's ID is required (this is node %s)", what, node)
+	case args.NodeID != node:
+		return structs.NewError(structs.CodeBadRequest, "%s: a detach from node %s reached node %s", what, args.NodeID, node)
+	}
+	err := e.c.volumes.UnmountVolume(ctx, args.AllocID, args.VolumeID, args.PluginID, args.ExternalVolumeID)
+	if err != nil {
+		e.c.logger.Debug("node detach failed", "plugin_id", args.PluginID, "volume_id", args.VolumeID, "alloc_id", args.AllocID, "error", err)
+		return nodeError(err, node)
+	}
+	return nil
+}
+
 // toSnapshot is berth's view of a snapshot of plugin pluginID.
 func toSnapshot(pluginID string, sn *csi.Snapshot) *structs.CSISnapshot {
 	return &structs.CSISnapshot{
@@ -290,6 +348,29 @@ var csiErrorCodes = map[csi.Code]structs.ErrorCode{
 // the call was about (a volume, a snapshot) and the node, then the
 // plugin, the CSI call and what the plugin said (csi.Error).
 func controllerError(err error, node, what string) error {
+	return structs.NewError(csiErrorCode(err), "%s on node %s: %v", what, node, err)
+}
+
+// nodeError codes a failed node detach. The volume manager's error names
+// the volume, the alloc, the step and the plugin; a plugin that is not
+// running (yet) is Unavailable, so that the server retries, as is any
+// failure that is not a final CSI error (a local one included: the volume
+// may still be mounted).
+func nodeError(err error, node string) error {
+	code := csiErrorCode(err)
+	switch {
+	case errors.Is(err, volumemanager.ErrInvalidRequest):
+		code = structs.CodeBadRequest
+	case errors.Is(err, volumemanager.ErrConflict):
+		code = structs.CodeConflict
+	case errors.Is(err, volumemanager.ErrPluginNotRunning):
+		code = structs.CodeUnavailable
+	}
+	return structs.NewError(code, "node %s: %v", node, err)
+}
+
+// csiErrorCode is the code of a failed CSI call.
+func csiErrorCode(err error) structs.ErrorCode {
 	code := structs.CodeInternal
 	switch {
 	case !csi.IsFinal(err):
@@ -303,7 +384,7 @@ func controllerError(err error, node, what string) error {
 			code = c
 		}
 	}
-	return structs.NewError(code, "%s on node %s: %v", what, node, err)
+	return code
 }
 
 // volumeNamed and snapshotNamed name the object of a controller call in

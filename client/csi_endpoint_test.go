@@ -17,6 +17,7 @@ import (
 	"github.com/berth-csi/berth/client/csi"
 	"github.com/berth-csi/berth/client/csitest"
 	"github.com/berth-csi/berth/client/dynamicplugins"
+	"github.com/berth-csi/berth/client/volumemanager"
 	"github.com/berth-csi/berth/internal/testlog"
 	"github.com/berth-csi/berth/rpc"
 	"github.com/berth-csi/berth/structs"
@@ -483,4 +484,180 @@ func TestClientCSI_Controller_ConfiguredConcurrency(t *testing.T) {
 		must.ErrorIs(t, <-errs, structs.ErrUnavailable)
 	}
 	slow.Resume()
+}
+
+func TestClientCSI_ControllerAttachDetach_MockDriverOverTheWire(t *testing.T) {
+	p := csitest.StartMockDriver(t, csitest.MockOptions{ExtraArgs: []string{"-v=5", "-attach-limit=1"}})
+	c := newCSIClient(t, monolith("mock", p.Socket))
+	node, plugNode := c.NodeID(), csitest.DefaultMockName
+	secrets := structs.CSISecrets{"secretKey": "s3cr3t-value"}
+	attach := func(vol, extNode string, readOnly bool) (*structs.ClientCSIControllerAttachVolumeResponse, error) {
+		var reply structs.ClientCSIControllerAttachVolumeResponse
+		err := callWire(t, c, "ClientCSI.ControllerAttachVolume", &structs.ClientCSIControllerAttachVolumeRequest{PluginID: "mock",
+			NodeID: node, ExternalVolumeID: vol, ExternalNodeID: extNode, Capability: fsWriter[0], ReadOnly: readOnly,
+			MountOptions: &structs.CSIMountOptions{FSType: "ext4"}, Secrets: secrets, VolumeContext: map[string]string{"vc": "1"}}, &reply)
+		return &reply, err
+	}
+	detach := func(vol, extNode string) error {
+		return callWire(t, c, "ClientCSI.ControllerDetachVolume", &structs.ClientCSIControllerDetachVolumeRequest{PluginID: "mock",
+			NodeID: node, ExternalVolumeID: vol, ExternalNodeID: extNode, Secrets: secrets}, &structs.ClientCSIControllerDetachVolumeResponse{})
+	}
+
+	got, err := attach("1", plugNode, false)
+	must.NoError(t, err)
+	must.Eq(t, map[string]string{"device": "/dev/mock", "readonly": "false"}, got.PublishContext)
+	again, err := attach("1", plugNode, false)
+	must.NoError(t, err)
+	must.Eq(t, got, again, must.Sprint("attached already: the same answer"))
+
+	cases := []struct {
+		name, vol, extNode string
+		readOnly           bool
+		is                 error
+		msg                string
+	}{
+		{"node at its limit", "2", plugNode, false, structs.ErrUnavailable,
+			`attach of volume "2" to plugin node "mock.csi.test" on node ` + node + `: plugin "mock": ControllerPublishVolume: ResourceExhausted: `},
+		{"unknown plugin node", "1", "elsewhere", false, structs.ErrNotFound,
+			`attach of volume "1" to plugin node "elsewhere" on node ` + node + `: plugin "mock": ControllerPublishVolume: NotFound: `},
+		{"readonly differs", "1", plugNode, true, structs.ErrConflict, `plugin "mock": ControllerPublishVolume: AlreadyExists: `},
+		{"no plugin node", "1", "", false, structs.ErrBadRequest, `plugin "mock": ControllerPublishVolume: csi: invalid request: `},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := attach(tc.vol, tc.extNode, tc.readOnly)
+			must.ErrorIs(t, err, tc.is)
+			must.StrContains(t, err.Error(), tc.msg)
+		})
+	}
+
+	must.NoError(t, detach("1", plugNode))
+	must.NoError(t, detach("1", plugNode), must.Sprint("not attached: detached"))
+	must.NoError(t, detach("99", plugNode), must.Sprint("an unknown volume is detached"))
+	err = detach("1", "")
+	must.ErrorIs(t, err, structs.ErrBadRequest)
+	must.StrHasPrefix(t, `detach of volume "1" from plugin node "" on node `+node+`: plugin "mock": ControllerUnpublishVolume: csi: invalid request: `, err.Error())
+	_, err = attach("2", plugNode, false)
+	must.NoError(t, err, must.Sprint("volume 1 is detached: there is room for volume 2"))
+
+	// The secrets and the volume context survived msgpack and reached the plugin.
+	log, err := os.ReadFile(p.LogPath)
+	must.NoError(t, err)
+	must.Eq(t, 9, strings.Count(string(log), `"secrets":{"secretKey":"s3cr3t-value"}`), must.Sprint("every call that was sent"))
+	must.StrContains(t, string(log), `"volume_context":{"vc":"1"}`)
+}
+
+func TestClientCSI_NodeDetachVolume_OverTheWire(t *testing.T) {
+	// The first unstage fails finally.
+	p := csitest.StartMockDriver(t, csitest.MockOptions{ExtraArgs: []string{"-v=5"}, Hooks: `globals: |
+  unstages = 0;
+nodeUnstageVolumeStart: |
+  unstages = unstages + 1;
+  if (unstages == 1) { INTERNAL; } else { OK; };
+`})
+	c := newCSIClient(t, monolith("mock", p.Socket))
+	node := c.NodeID()
+	ctx := context.Background()
+	mount := func(alloc string) {
+		t.Helper()
+		_, err := c.Volumes().MountVolume(ctx, &volumemanager.MountRequest{AllocID: alloc, VolumeID: "data", ExternalVolumeID: "1",
+			PluginID: "mock", AccessMode: structs.CSIVolumeAccessModeMultiNodeMultiWriter,
+			AttachmentMode: structs.CSIVolumeAttachmentModeFilesystem, PublishContext: map[string]string{"device": "/dev/mock"}})
+		must.NoError(t, err)
+	}
+	detach := func(nodeID, alloc, ext string) error {
+		return callWire(t, c, "ClientCSI.NodeDetachVolume", &structs.ClientCSINodeDetachVolumeRequest{PluginID: "mock", NodeID: nodeID,
+			AllocID: alloc, VolumeID: "data", ExternalVolumeID: ext, AccessMode: structs.CSIVolumeAccessModeMultiNodeMultiWriter,
+			AttachmentMode: structs.CSIVolumeAttachmentModeFilesystem}, &structs.ClientCSINodeDetachVolumeResponse{})
+	}
+	calls := func(method string) int {
+		b, err := os.ReadFile(p.LogPath)
+		must.NoError(t, err)
+		return strings.Count(string(b), `"Method":"/csi.v1.Node/`+method+`"`)
+	}
+
+	mount("a1")
+	mount("a2")
+	must.NoError(t, detach(node, "a1", "1"))
+	must.Eq(t, 1, calls("NodeUnpublishVolume"))
+	must.Eq(t, 0, calls("NodeUnstageVolume"), must.Sprint("a2 still uses it"))
+
+	err := detach("other-node", "a2", "1")
+	must.ErrorIs(t, err, structs.ErrBadRequest)
+	must.EqError(t, err, `volume "data" for alloc a2: a detach from node other-node reached node `+node)
+	err = detach("", "a2", "1")
+	must.ErrorIs(t, err, structs.ErrBadRequest)
+	must.EqError(t, err, `volume "data" for alloc a2: the claiming node's ID is required (this is node `+node+`)`)
+	must.NoError(t, detach(node, "a2", "2"), must.Sprint("external volume 2 was never attached here"))
+	must.Eq(t, 1, calls("NodeUnpublishVolume"), must.Sprint("and volume 1 is left alone"))
+
+	// The last alloc's detach unstages; a final failure crosses the wire
+	// with its code, and asking again finishes it.
+	err = detach(node, "a2", "1")
+	must.ErrorIs(t, err, structs.ErrInternal)
+	must.StrHasPrefix(t, `node `+node+`: volume "data" for alloc a2: NodeUnstageVolume with plugin "mock": Internal: `, err.Error())
+	must.NoError(t, detach(node, "a2", "1"))
+	must.Eq(t, 2, calls("NodeUnstageVolume"))
+	must.NoError(t, detach(node, "a2", "1"), must.Sprint("detached already"))
+	must.NoError(t, detach(node, "a9", ""), must.Sprint("never attached here"))
+	must.Eq(t, 2, calls("NodeUnpublishVolume"))
+
+	err = callWire(t, c, "ClientCSI.NodeDetachVolume", &structs.ClientCSINodeDetachVolumeRequest{NodeID: node, AllocID: "a1", VolumeID: "data"},
+		&structs.ClientCSINodeDetachVolumeResponse{})
+	must.ErrorIs(t, err, structs.ErrBadRequest)
+	must.StrContains(t, err.Error(), "the plugin ID is required")
+
+	// A plugin that is not running cannot detach yet: the server retries.
+	mount("a3")
+	must.NoError(t, c.Registry().Deregister("mock", ""))
+	err = detach(node, "a3", "1")
+	must.ErrorIs(t, err, structs.ErrUnavailable)
+	must.EqError(t, err, `node `+node+`: volume "data" for alloc a3: find plugin with plugin "mock": volumemanager: plugin not running on this node`)
+	must.NoError(t, c.Registry().Register(monolith("mock", p.Socket)))
+	must.NoError(t, detach(node, "a3", "1"))
+}
+
+func TestClientCSI_NodeDetachVolume_Unavailable(t *testing.T) {
+	p := csitest.StartMockDriver(t, csitest.MockOptions{Hooks: `nodeUnpublishVolumeStart: |
+  UNAVAILABLE;
+`})
+	c := newCSIClient(t, monolith("mock", p.Socket))
+	// Retry quickly: the plugin never stops answering UNAVAILABLE.
+	var err error
+	c.volumes, err = volumemanager.New(volumemanager.Config{DataDir: c.config.DataDir, Registry: c.registry,
+		Logger: c.logger, Retry: csi.Backoff{Initial: time.Millisecond, Max: time.Millisecond, MaxAttempts: 2}})
+	must.NoError(t, err)
+	_, err = c.Volumes().MountVolume(context.Background(), &volumemanager.MountRequest{AllocID: "a1", VolumeID: "data",
+		ExternalVolumeID: "1", PluginID: "mock", AccessMode: structs.CSIVolumeAccessModeSingleNodeWriter,
+		AttachmentMode: structs.CSIVolumeAttachmentModeFilesystem, PublishContext: map[string]string{"device": "/dev/mock"}})
+	must.NoError(t, err)
+
+	err = callWire(t, c, "ClientCSI.NodeDetachVolume", &structs.ClientCSINodeDetachVolumeRequest{PluginID: "mock", NodeID: c.NodeID(),
+		AllocID: "a1", VolumeID: "data", ExternalVolumeID: "1"}, &structs.ClientCSINodeDetachVolumeResponse{})
+	must.ErrorIs(t, err, structs.ErrUnavailable, must.Sprint("the unpublish may be in progress: retry"))
+	must.StrHasPrefix(t, `node `+c.NodeID()+`: volume "data" for alloc a1: NodeUnpublishVolume with plugin "mock": Unavailable: `, err.Error())
+}
+
+func TestNodeError_Codes(t *testing.T) {
+	csiErr := &csi.Error{Plugin: "p", Call: "NodeUnstageVolume", Code: csi.CodeNotFound, GRPC: true, Message: "gone"}
+	cases := []struct {
+		name string
+		err  error
+		want structs.ErrorCode
+	}{
+		{"invalid", fmt.Errorf("v: %w: x", volumemanager.ErrInvalidRequest), structs.CodeBadRequest},
+		{"conflict", &volumemanager.Error{Err: fmt.Errorf("%w: x", volumemanager.ErrConflict)}, structs.CodeConflict},
+		{"plugin not running", &volumemanager.Error{Err: volumemanager.ErrPluginNotRunning}, structs.CodeUnavailable},
+		{"final csi error", &volumemanager.Error{Err: csiErr}, structs.CodeNotFound},
+		{"csi error not final", &volumemanager.Error{Err: &csi.Error{Code: csi.CodeAborted, GRPC: true}}, structs.CodeUnavailable},
+		{"local failure", &volumemanager.Error{Step: "record usage", Err: os.ErrPermission}, structs.CodeUnavailable},
+		{"cut short", &volumemanager.Error{Err: context.Canceled}, structs.CodeUnavailable},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			err := nodeError(tc.err, "n1")
+			must.Eq(t, tc.want, structs.ErrorCodeOf(err))
+			must.StrHasPrefix(t, "node n1: ", err.Error())
+		})
+	}
 }

@@ -9,10 +9,15 @@
 // ValidateVolumeCapabilities (an unconfirmed answer is Confirmed false
 // with the plugin's message, and no error; a confirmed one is compared
 // with the request, field by field, as the spec requires),
-// ControllerExpandVolume, ListVolumes (one page), and the snapshot calls
-// CreateSnapshot, DeleteSnapshot and ListSnapshots. Node calls:
-// NodeGetInfo, NodeGetCapabilities and NodeExpandVolume. A request berth
-// can tell is invalid fails with ErrInvalidRequest before any call.
+// ControllerExpandVolume, ControllerPublishVolume (returns the publish
+// context), ControllerUnpublishVolume, ListVolumes (one page), and the
+// snapshot calls CreateSnapshot, DeleteSnapshot and ListSnapshots. Node
+// calls: NodeGetInfo, NodeGetCapabilities, NodeStageVolume,
+// NodeUnstageVolume, NodePublishVolume, NodeUnpublishVolume and
+// NodeExpandVolume. The undoing calls (ControllerUnpublishVolume,
+// NodeUnstageVolume, NodeUnpublishVolume) treat NOT_FOUND as done, like
+// DeleteVolume. A request berth can tell is invalid fails with
+// ErrInvalidRequest before any call.
 //
 // Errors are classified once, here: every failed call returns an *Error
 // that names the plugin, the call and the gRPC code (`plugin "hostpath":

@@ -30,6 +30,12 @@ type PluginInfo struct {
 	ControllerSocket string // optional separate controller socket (controller and monolith only)
 	AllocID          string // the plugin task's allocation; empty for SourceConfig
 	Source           string // SourceConfig or SourceTask; empty means SourceConfig
+	// MountDir is where the plugin sees its staging and publish dirs: a
+	// plugin task's csi_plugin mount_dir inside its own mount namespace,
+	// at which the task binds the host dir volumemanager.PluginHostDir.
+	// Empty for a plugin that sees the host's paths (one run outside
+	// berth).
+	MountDir string
 }
 
 // Copy returns a copy.
@@ -87,6 +93,9 @@ func (p *PluginInfo) Validate() error {
 		if !p.ProvidesController() {
 			bad("a controller socket is only for controller or monolith plugins, not %q", p.Type)
 		}
+	}
+	if p.MountDir != "" && (!filepath.IsAbs(p.MountDir) || filepath.Clean(p.MountDir) != p.MountDir || p.MountDir == "/") {
+		bad("mount dir %q must be a clean absolute path other than /", p.MountDir)
 	}
 	switch p.Source {
 	case SourceConfig, "":

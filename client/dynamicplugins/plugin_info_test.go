@@ -39,6 +39,10 @@ func TestPluginInfo_Validate(t *testing.T) {
 		{"config plugin with alloc", with(func(p *PluginInfo) { p.AllocID = "a1" }), "has no allocation"},
 		{"task plugin without alloc", with(func(p *PluginInfo) { p.Source = SourceTask }), "needs its allocation ID"},
 		{"bad source", with(func(p *PluginInfo) { p.Source = "magic" }), `source "magic"`},
+		{"task plugin with mount dir", with(func(p *PluginInfo) { p.Source, p.AllocID, p.MountDir = SourceTask, "a1", "/csi" }), ""},
+		{"relative mount dir", with(func(p *PluginInfo) { p.MountDir = "csi" }), `mount dir "csi" must be a clean absolute path`},
+		{"unclean mount dir", with(func(p *PluginInfo) { p.MountDir = "/csi/../x/" }), `mount dir "/csi/../x/"`},
+		{"root mount dir", with(func(p *PluginInfo) { p.MountDir = "/" }), `mount dir "/"`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

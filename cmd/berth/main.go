@@ -6,11 +6,15 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/berth-csi/berth/client/drivers/exec"
 	"github.com/berth-csi/berth/cmd/berth/internal/agent"
 	"github.com/berth-csi/berth/cmd/berth/internal/command"
 )
 
 func main() {
+	// Tasks start by re-running this binary as their init; it returns
+	// here only when this process is not one.
+	exec.Init()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	app := &command.App{
 		Stdin:  os.Stdin,

@@ -135,6 +135,8 @@ func startClient(ctx context.Context, cfg *Config, logger hclog.Logger) (*client
 	}
 	var plugin *devPlugin
 	if cfg.Dev {
+		// The dev data dir goes away with the agent: its tasks must too.
+		ccfg.StopAllocsOnShutdown = true
 		var err error
 		if plugin, err = startDevPlugin(cfg.DataDir, logger); err != nil {
 			return nil, nil, err

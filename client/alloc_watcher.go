@@ -1,0 +1,295 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/berth-csi/berth/client/allocrunner"
+	"github.com/berth-csi/berth/structs"
+)
+
+const (
+	// allocQueryWait is how long a Node.GetClientAllocs blocks for.
+	allocQueryWait = 30 * time.Second
+	// allocShutdownTimeout bounds stopping every alloc when the client
+	// stops with StopAllocsOnShutdown.
+	allocShutdownTimeout = 30 * time.Second
+)
+
+// allocWatcher runs this node's allocations: it watches the servers' list
+// (a blocking Node.GetClientAllocs), starts a runner for each new alloc,
+// passes desired status changes to the runners, and sends their status
+// changes back (Node.UpdateAlloc), coalesced, retried until the servers
+// have them.
+//
+// Lock order: runners' methods are never called with mu or updMu held,
+// and a runner calls onUpdate with its own lock held, which takes updMu
+// only.
+type allocWatcher struct {
+	c    *Client
+	kick chan struct{}
+
+	mu      sync.Mutex
+	runners map[string]*allocrunner.Runner
+
+	updMu   sync.Mutex
+	pending map[string]*structs.Allocation // client views not yet sent, by alloc ID
+}
+
+func newAllocWatcher(c *Client) *allocWatcher {
+	return &allocWatcher{
+		c:       c,
+		kick:    make(chan struct{}, 1),
+		runners: map[string]*allocrunner.Runner{},
+		pending: map[string]*structs.Allocation{},
+	}
+}
+
+// run watches and sends until ctx ends; then it lets go of the runners
+// (their tasks keep running for the next client), or stops them first
+// with StopAllocsOnShutdown.
+func (w *allocWatcher) run(ctx context.Context) {
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		w.sendLoop(ctx)
+	}()
+	w.watch(ctx)
+	wg.Wait()
+
+	runners := w.allRunners()
+	if w.c.config.StopAllocsOnShutdown {
+		deadline := time.After(allocShutdownTimeout)
+		for _, r := range runners {
+			r.Stop()
+		}
+		for _, r := range runners {
+			select {
+			case <-r.Done():
+			case <-deadline:
+			}
+		}
+	}
+	for _, r := range runners {
+		r.Shutdown()
+	}
+}
+
+// runner is the alloc's runner, or nil.
+func (w *allocWatcher) runner(allocID string) *allocrunner.Runner {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.runners[allocID]
+}
+
+func (w *allocWatcher) allRunners() []*allocrunner.Runner {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	out := make([]*allocrunner.Runner, 0, len(w.runners))
+	for _, r := range w.runners {
+		out = append(out, r)
+	}
+	return out
+}
+
+// watch follows the servers' list of this node's allocs.
+func (w *allocWatcher) watch(ctx context.Context) {
+	var index uint64
+	backoff := registerRetryMin
+	for {
+		req := &structs.NodeSpecificRequest{NodeID: w.c.nodeID,
+			QueryOptions: structs.QueryOptions{MinQueryIndex: index, MaxQueryTime: allocQueryWait}}
+		var resp structs.NodeClientAllocsResponse
+		err := w.c.blockingRPC(ctx, "Node.GetClientAllocs", req, &resp, allocQueryWait)
+		if err != nil {
+			if ctx.Err() != nil {
+				return
+			}
+			if !errors.Is(err, structs.ErrNotFound) { // not registered yet: quietly wait
+				w.c.logger.Warn("cannot read this node's allocations; retrying", "error", err, "in", backoff)
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(backoff):
+			}
+			backoff = min(backoff*2, registerRetryMax)
+			continue
+		}
+		backoff = registerRetryMin
+		if resp.Index < index {
+			index = 0 // the servers' state went back (a snapshot restore): read it all again
+			continue
+		}
+		if resp.Index == index && index != 0 {
+			continue // the wait ended with nothing new
+		}
+		index = resp.Index
+		w.sync(resp.Allocs)
+	}
+}
+
+// sync starts runners for new allocs, updates the others, and stops and
+// removes those the servers no longer list.
+func (w *allocWatcher) sync(allocs []*structs.Allocation) {
+	listed := make(map[string]bool, len(allocs))
+	var update []func()
+	w.mu.Lock()
+	for _, a := range allocs {
+		listed[a.ID] = true
+		if r := w.runners[a.ID]; r != nil {
+			update = append(update, func() { r.Update(a) })
+			continue
+		}
+		if a.ClientStatus == structs.AllocClientStatusComplete || a.ClientStatus == structs.AllocClientStatusFailed ||
+			a.ClientStatus == structs.AllocClientStatusLost {
+			continue // over before this client (or an earlier one) saw it end
+		}
+		r, err := allocrunner.New(allocrunner.Config{
+			Alloc:          a,
+			NodeID:         w.c.nodeID,
+			DataDir:        w.c.config.DataDir,
+			Servers:        w.c,
+			Volumes:        w.c.volumes,
+			ExternalNodeID: w.c.externalNodeID,
+			OnUpdate:       w.onUpdate,
+			Logger:         w.c.logger,
+		})
+		if err != nil {
+			w.c.logger.Error("cannot run allocation", "alloc_id", a.ID, "error", err)
+			w.onUpdate(&structs.Allocation{ID: a.ID, ClientStatus: structs.AllocClientStatusFailed, ClientDescription: err.Error()})
+			continue
+		}
+		w.runners[a.ID] = r
+		update = append(update, func() { go r.Run() })
+	}
+	var gone []*allocrunner.Runner
+	for id, r := range w.runners {
+		if !listed[id] {
+			gone = append(gone, r)
+			delete(w.runners, id)
+		}
+	}
+	w.mu.Unlock()
+	for _, f := range update {
+		f()
+	}
+	for _, r := range gone {
+		r.Stop()
+		go func() {
+			<-r.Done()
+			if err := r.Destroy(); err != nil {
+				w.c.logger.Warn("cannot remove allocation", "alloc_id", r.ID(), "error", err)
+			}
+		}()
+	}
+}
+
+// onUpdate is every runner's OnUpdate: the latest view of each alloc waits
+// to be sent.
+func (w *allocWatcher) onUpdate(a *structs.Allocation) {
+	w.updMu.Lock()
+	w.pending[a.ID] = a
+	w.updMu.Unlock()
+	select {
+	case w.kick <- struct{}{}:
+	default:
+	}
+}
+
+// sendLoop sends pending updates, gathered for UpdateCoalesce, retrying a
+// failed send with bounded backoff; an update replaced by a newer one
+// while it was in flight is not sent again.
+func (w *allocWatcher) sendLoop(ctx context.Context) {
+	backoff := registerRetryMin
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-w.kick:
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(w.c.config.UpdateCoalesce):
+		}
+		w.updMu.Lock()
+		batch := w.pending
+		w.pending = map[string]*structs.Allocation{}
+		w.updMu.Unlock()
+		if len(batch) == 0 {
+			continue
+		}
+		req := &structs.AllocUpdateRequest{Allocs: make([]*structs.Allocation, 0, len(batch))}
+		for _, a := range batch {
+			req.Allocs = append(req.Allocs, a)
+		}
+		sort.Slice(req.Allocs, func(i, j int) bool { return req.Allocs[i].ID < req.Allocs[j].ID })
+		err := w.c.rpc(ctx, "Node.UpdateAlloc", req, &structs.GenericResponse{})
+		if err == nil {
+			backoff = registerRetryMin
+			continue
+		}
+		if ctx.Err() != nil {
+			return
+		}
+		if errors.Is(err, structs.ErrBadRequest) || errors.Is(err, structs.ErrNotFound) {
+			w.c.logger.Error("servers refused allocation updates; dropping them", "error", err)
+			continue
+		}
+		w.c.logger.Warn("allocation update failed; retrying", "error", err, "in", backoff)
+		w.updMu.Lock()
+		for id, a := range batch {
+			if _, newer := w.pending[id]; !newer {
+				w.pending[id] = a
+			}
+		}
+		w.updMu.Unlock()
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(backoff):
+		}
+		backoff = min(backoff*2, registerRetryMax)
+		select {
+		case w.kick <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// externalNodeID is the plugin's own ID for this node, from its
+// fingerprint.
+func (c *Client) externalNodeID(pluginID string) (string, bool) {
+	_, nodes, _ := c.updater.fingerprint()
+	info := nodes[pluginID]
+	if info == nil || info.NodeInfo == nil || info.NodeInfo.ID == "" {
+		return "", false
+	}
+	return info.NodeInfo.ID, true
+}
+
+// blockingRPC is rpc for a blocking query: each try may take the query's
+// wait plus the usual RPC timeout.
+func (c *Client) blockingRPC(ctx context.Context, method string, args, reply any, wait time.Duration) error {
+	var last error
+	for tries := 0; tries < c.servers.len(); tries++ {
+		addr, i := c.servers.pick()
+		cctx, cancel := context.WithTimeout(ctx, wait+c.config.RPCTimeout)
+		err := c.pool.Call(cctx, addr, method, args, reply)
+		cancel()
+		if err == nil {
+			return nil
+		}
+		if !errors.Is(err, structs.ErrUnavailable) || ctx.Err() != nil {
+			return err
+		}
+		c.servers.failed(i)
+		last = err
+	}
+	return last
+}

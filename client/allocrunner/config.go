@@ -1,0 +1,67 @@
+package allocrunner
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/berth-csi/berth/client/volumemanager"
+	"github.com/berth-csi/berth/structs"
+)
+
+// RPCer calls the servers: the client's RPC, with failover.
+type RPCer interface {
+	RPC(ctx context.Context, method string, args, reply any) error
+}
+
+// VolumeMounter mounts CSI volumes on this node: *volumemanager.Manager.
+type VolumeMounter interface {
+	MountVolume(ctx context.Context, req *volumemanager.MountRequest) (*volumemanager.MountResult, error)
+	UnmountVolume(ctx context.Context, allocID, volumeID, pluginID, externalVolumeID string) error
+}
+
+var _ VolumeMounter = (*volumemanager.Manager)(nil)
+
+// Config is what a Runner needs.
+type Config struct {
+	// Alloc is the allocation as the servers sent it, with its job.
+	Alloc *structs.Allocation
+	// NodeID is this node's ID.
+	NodeID string
+	// DataDir is the client's data dir: the alloc dir is
+	// DataDir/alloc/<alloc ID>, task handles DataDir/client/allocs.
+	DataDir string
+	// Servers confirms claims (CSIVolume.Get, CSIVolume.Claim).
+	Servers RPCer
+	// Volumes mounts and unmounts the alloc's volumes; nil refuses allocs
+	// with volumes.
+	Volumes VolumeMounter
+	// ExternalNodeID is the plugin's own ID for this node (its NodeGetInfo
+	// answer), false when the plugin has no node instance here.
+	ExternalNodeID func(pluginID string) (string, bool)
+	// OnUpdate receives the alloc's client view (ID, ClientStatus,
+	// ClientDescription, TaskStates) after each change, in order, called
+	// with the runner's lock held: it must not call back into the runner.
+	OnUpdate func(*structs.Allocation)
+	// ClaimTimeout bounds how long a claim is retried while the servers
+	// are unavailable.
+	ClaimTimeout time.Duration
+	Logger       hclog.Logger
+}
+
+// Validate names what is missing.
+func (c *Config) Validate() error {
+	var errs []error
+	if c.Alloc == nil || c.Alloc.ID == "" {
+		errs = append(errs, errors.New("allocrunner: an allocation with an ID is required"))
+	}
+	if c.NodeID == "" || c.DataDir == "" {
+		errs = append(errs, errors.New("allocrunner: a node ID and a data dir are required"))
+	}
+	if c.Servers == nil || c.ExternalNodeID == nil {
+		errs = append(errs, errors.New("allocrunner: servers and an external node ID lookup are required"))
+	}
+	return errors.Join(errs...)
+}

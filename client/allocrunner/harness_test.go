@@ -1,0 +1,320 @@
+package allocrunner
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/shoenig/test/must"
+
+	"github.com/berth-csi/berth/client/drivers/exec"
+	"github.com/berth-csi/berth/client/volumemanager"
+	"github.com/berth-csi/berth/internal/testlog"
+	"github.com/berth-csi/berth/structs"
+)
+
+func TestMain(m *testing.M) {
+	exec.Init()
+	os.Exit(m.Run())
+}
+
+// recorder is one ordered log of what the fakes were asked and what the
+// runner reported.
+type recorder struct {
+	mu      sync.Mutex
+	calls   []string
+	updates []*structs.Allocation
+}
+
+func (r *recorder) record(format string, args ...any) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.calls = append(r.calls, fmt.Sprintf(format, args...))
+}
+
+func (r *recorder) Calls() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]string(nil), r.calls...)
+}
+
+func (r *recorder) onUpdate(a *structs.Allocation) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.updates = append(r.updates, a)
+}
+
+// statuses lists the client statuses reported, each change once.
+func (r *recorder) statuses() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []string
+	for _, u := range r.updates {
+		if len(out) == 0 || out[len(out)-1] != u.ClientStatus {
+			out = append(out, u.ClientStatus)
+		}
+	}
+	return out
+}
+
+func (r *recorder) lastStatus() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.updates) == 0 {
+		return ""
+	}
+	return r.updates[len(r.updates)-1].ClientStatus
+}
+
+// fakeServers answers CSIVolume.Get and CSIVolume.Claim: the servers are
+// not what these tests are about.
+type fakeServers struct {
+	rec      *recorder
+	missing  map[string]bool
+	claimErr error
+	// volume, if set, answers for every volume (else testVolume).
+	volume         func(id string) *structs.CSIVolume
+	publishContext map[string]string
+}
+
+func (f *fakeServers) lookup(id string) *structs.CSIVolume {
+	if f.volume != nil {
+		return f.volume(id)
+	}
+	return testVolume(id)
+}
+
+var _ RPCer = (*fakeServers)(nil)
+
+func (f *fakeServers) RPC(_ context.Context, method string, args, reply any) error {
+	switch method {
+	case "CSIVolume.Get":
+		req := args.(*structs.CSIVolumeGetRequest)
+		f.rec.record("get %s", req.ID)
+		if !f.missing[req.ID] {
+			reply.(*structs.CSIVolumeGetResponse).Volume = f.lookup(req.ID)
+		}
+		return nil
+	case "CSIVolume.Claim":
+		req := args.(*structs.CSIVolumeClaimRequest)
+		f.rec.record("claim %s alloc=%s node=%s ext_node=%s mode=%s state=%s", req.VolumeID, req.AllocationID,
+			req.NodeID, req.ExternalNodeID, req.Mode, req.State)
+		if f.claimErr != nil {
+			return f.claimErr
+		}
+		resp := reply.(*structs.CSIVolumeClaimResponse)
+		resp.Volume = f.lookup(req.VolumeID)
+		resp.PublishContext = map[string]string{"device": "/dev/fake"}
+		if f.publishContext != nil {
+			resp.PublishContext = f.publishContext
+		}
+		return nil
+	}
+	return fmt.Errorf("fake servers: no method %s", method)
+}
+
+func testVolume(id string) *structs.CSIVolume {
+	return &structs.CSIVolume{ID: id, PluginID: "hostpath", ExternalID: "ext-" + id,
+		Context: map[string]string{"k": "v"}, MountOptions: &structs.CSIMountOptions{FSType: "ext4", MountFlags: []string{structs.Redacted}}}
+}
+
+// fakeVolumes publishes each volume at a temp dir holding a file "hello",
+// and records at each call whether the alloc's tasks had started (their
+// stdout log exists) or are all dead.
+type fakeVolumes struct {
+	rec      *recorder
+	root     string
+	allocDir string
+	tasks    []string
+	mountErr error
+	requests []*volumemanager.MountRequest
+}
+
+var _ VolumeMounter = (*fakeVolumes)(nil)
+
+func (f *fakeVolumes) MountVolume(_ context.Context, req *volumemanager.MountRequest) (*volumemanager.MountResult, error) {
+	f.rec.record("mount %s plugin=%s ext=%s tasks_started=%v", req.VolumeID, req.PluginID, req.ExternalVolumeID, f.anyStarted())
+	f.rec.mu.Lock()
+	f.requests = append(f.requests, req)
+	f.rec.mu.Unlock()
+	if f.mountErr != nil {
+		return nil, f.mountErr
+	}
+	dir := filepath.Join(f.root, req.VolumeID)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "hello"), []byte("hello from "+req.VolumeID+"\n"), 0o644); err != nil {
+		return nil, err
+	}
+	return &volumemanager.MountResult{HostPath: dir}, nil
+}
+
+func (f *fakeVolumes) UnmountVolume(_ context.Context, allocID, volumeID, pluginID, externalVolumeID string) error {
+	f.rec.record("unmount %s plugin=%s ext=%s tasks_alive=%v status=%s", volumeID, pluginID, externalVolumeID,
+		f.anyAlive(), f.rec.lastStatus())
+	return nil
+}
+
+func (f *fakeVolumes) anyStarted() bool {
+	for _, t := range f.tasks {
+		if _, err := os.Stat(LogPath(f.allocDir, t, LogStdout)); err == nil {
+			return true
+		}
+	}
+	return false
+}
+
+// anyAlive reads each task's pid file (the test scripts write $$ to
+// local/pid) and looks for the process.
+func (f *fakeVolumes) anyAlive() bool {
+	for _, t := range f.tasks {
+		b, err := os.ReadFile(filepath.Join(TaskDir(f.allocDir, t), "local", "pid"))
+		if err != nil {
+			continue
+		}
+		if _, err := os.Stat("/proc/" + strings.TrimSpace(string(b))); err == nil {
+			return true
+		}
+	}
+	return false
+}
+
+type harness struct {
+	t       *testing.T
+	rec     *recorder
+	servers *fakeServers
+	volumes *fakeVolumes
+	mounter VolumeMounter // the runners' volume mounter: volumes unless a test sets it
+	dataDir string
+	extNode map[string]string
+}
+
+func newHarness(t *testing.T) *harness {
+	rec := &recorder{}
+	h := &harness{
+		t:       t,
+		rec:     rec,
+		servers: &fakeServers{rec: rec, missing: map[string]bool{}},
+		volumes: &fakeVolumes{rec: rec, root: t.TempDir()},
+		dataDir: t.TempDir(),
+		extNode: map[string]string{"hostpath": "ext-node-1"},
+	}
+	h.mounter = h.volumes
+	return h
+}
+
+// runner builds a runner for the alloc and starts Run; the test ends with
+// it stopped.
+func (h *harness) runner(alloc *structs.Allocation) *Runner {
+	h.t.Helper()
+	h.volumes.allocDir = AllocDir(h.dataDir, alloc.ID)
+	h.volumes.tasks = nil
+	if tg := alloc.LookupTaskGroup(); tg != nil {
+		for _, t := range tg.Tasks {
+			h.volumes.tasks = append(h.volumes.tasks, t.Name)
+		}
+	}
+	r, err := New(Config{
+		Alloc:   alloc,
+		NodeID:  "node-1",
+		DataDir: h.dataDir,
+		Servers: h.servers,
+		Volumes: h.mounter,
+		ExternalNodeID: func(id string) (string, bool) {
+			v, ok := h.extNode[id]
+			return v, ok
+		},
+		OnUpdate:     h.rec.onUpdate,
+		ClaimTimeout: time.Second,
+		Logger:       testlog.Logger(h.t, "allocrunner"),
+	})
+	must.NoError(h.t, err)
+	go r.Run()
+	h.t.Cleanup(func() {
+		stopped := alloc.Copy()
+		stopped.DesiredStatus = structs.AllocDesiredStatusStop
+		r.Update(stopped)
+		waitRunner(h.t, r)
+	})
+	return r
+}
+
+func waitRunner(t *testing.T, r *Runner) {
+	t.Helper()
+	select {
+	case <-r.Done():
+	case <-time.After(30 * time.Second):
+		t.Fatalf("alloc %s did not finish; last view %+v", r.ID(), r.Alloc())
+	}
+}
+
+func newAllocID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	h := hex.EncodeToString(b[:])
+	return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
+}
+
+func testAlloc(jobType string, tasks ...*structs.Task) *structs.Allocation {
+	return &structs.Allocation{
+		ID: newAllocID(), Namespace: structs.DefaultNamespace, Name: "job.web[0]", JobID: "job", TaskGroup: "web",
+		NodeID: "node-1", DesiredStatus: structs.AllocDesiredStatusRun, ClientStatus: structs.AllocClientStatusPending,
+		Job: &structs.Job{ID: "job", Type: jobType, TaskGroups: []*structs.TaskGroup{{Name: "web", Count: 1, Tasks: tasks}}},
+	}
+}
+
+// shTask is a task running sh -c script that writes its pid to local/pid
+// first; it is not restarted unless the test says so.
+func shTask(name, script string) *structs.Task {
+	return &structs.Task{
+		Name:        name,
+		Driver:      "exec",
+		Config:      map[string]any{"command": "/bin/sh", "args": []any{"-c", "echo $$ > local/pid; " + script}},
+		Restart:     &structs.RestartPolicy{Attempts: 0, Interval: time.Minute, Delay: 10 * time.Millisecond, Mode: structs.RestartModeFail},
+		KillTimeout: 5 * time.Second,
+	}
+}
+
+func eventTypes(ts *structs.TaskState) []string {
+	var out []string
+	for _, e := range ts.Events {
+		out = append(out, e.Type)
+	}
+	return out
+}
+
+func eventMessages(ts *structs.TaskState, typ string) []string {
+	var out []string
+	for _, e := range ts.Events {
+		if e.Type == typ {
+			out = append(out, e.Message)
+		}
+	}
+	return out
+}
+
+func readLog(t *testing.T, r *Runner, task, kind string) string {
+	t.Helper()
+	b, err := os.ReadFile(LogPath(r.allocDir, task, kind))
+	if errors.Is(err, os.ErrNotExist) {
+		return ""
+	}
+	must.NoError(t, err)
+	return string(b)
+}
+
+func needRoot(t *testing.T) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: bind mounts in a mount namespace")
+	}
+}

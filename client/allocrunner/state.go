@@ -1,0 +1,106 @@
+package allocrunner
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"github.com/berth-csi/berth/client/drivers/exec"
+)
+
+// allocState is what survives a client restart: the handle of each task
+// that is running, by task name.
+type allocState struct {
+	Handles map[string]exec.HandleState
+}
+
+// stateStore keeps one alloc's state file; writes are atomic (temp file,
+// fsync, rename).
+type stateStore struct {
+	path string
+
+	mu    sync.Mutex
+	state allocState
+}
+
+func openState(path string) (*stateStore, error) {
+	s := &stateStore{path: path, state: allocState{Handles: map[string]exec.HandleState{}}}
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return s, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read alloc state: %w", err)
+	}
+	if err := json.Unmarshal(b, &s.state); err != nil {
+		return nil, fmt.Errorf("alloc state %s is malformed: %w", path, err)
+	}
+	if s.state.Handles == nil {
+		s.state.Handles = map[string]exec.HandleState{}
+	}
+	return s, nil
+}
+
+func (s *stateStore) handle(task string) (exec.HandleState, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	h, ok := s.state.Handles[task]
+	return h, ok
+}
+
+// setHandle records a running task's handle, or forgets it (nil).
+func (s *stateStore) setHandle(task string, h *exec.HandleState) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if h == nil {
+		if _, ok := s.state.Handles[task]; !ok {
+			return nil
+		}
+		delete(s.state.Handles, task)
+	} else {
+		s.state.Handles[task] = *h
+	}
+	return s.writeLocked()
+}
+
+func (s *stateStore) writeLocked() error {
+	b, err := json.Marshal(s.state)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(s.path), 0o700); err != nil {
+		return fmt.Errorf("write alloc state: %w", err)
+	}
+	tmp := s.path + ".tmp"
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return fmt.Errorf("write alloc state: %w", err)
+	}
+	_, err = f.Write(b)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, s.path)
+	}
+	if err != nil {
+		return fmt.Errorf("write alloc state: %w", err)
+	}
+	return nil
+}
+
+// remove deletes the state file.
+func (s *stateStore) remove() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := os.Remove(s.path); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	return nil
+}

@@ -1,0 +1,263 @@
+package allocrunner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/berth-csi/berth/client/drivers/exec"
+	"github.com/berth-csi/berth/structs"
+)
+
+// Task event types.
+const (
+	EventReceived         = "Received"
+	EventSettingUpVolumes = "Setting Up Volumes"
+	EventSetupFailure     = "Setup Failure"
+	EventDriverFailure    = "Driver Failure"
+	EventStarted          = "Started"
+	EventTerminated       = "Terminated"
+	EventRestarting       = "Restarting"
+	EventNotRestarting    = "Not Restarting"
+	EventKilling          = "Killing"
+	EventKilled           = "Killed"
+	EventSiblingFailed    = "Sibling Task Failed"
+)
+
+const (
+	defaultKillTimeout = 5 * time.Second
+	defaultKillSignal  = syscall.SIGTERM
+	// startTimeout bounds a task's start: its mounts and the exec.
+	startTimeout = time.Minute
+	// The exec driver's name and its config keys.
+	driverExec    = "exec"
+	configCommand = "command"
+	configArgs    = "args"
+)
+
+// taskRunner runs one task: start, wait, restart per policy, kill.
+type taskRunner struct {
+	r       *Runner
+	task    *structs.Task
+	cfg     *exec.TaskConfig
+	restart restartTracker
+	batch   bool
+
+	attached *exec.Handle // a task still running from before a client restart
+
+	kill     chan struct{}
+	killOnce sync.Once
+	killWhy  *structs.TaskEvent // the event that says why, if not a stop
+	done     chan struct{}
+}
+
+// execConfig reads the task's exec config: command (string) and args
+// (strings; msgpack and JSON decode them as []any).
+func execConfig(t *structs.Task) (string, []string, error) {
+	if t.Driver != driverExec {
+		return "", nil, fmt.Errorf("driver %q is not supported (only exec)", t.Driver)
+	}
+	cmd, _ := t.Config[configCommand].(string)
+	if cmd == "" {
+		return "", nil, errors.New("config has no command")
+	}
+	var args []string
+	switch a := t.Config[configArgs].(type) {
+	case nil:
+	case []string:
+		args = append(args, a...)
+	case []any:
+		for i, v := range a {
+			s, ok := v.(string)
+			if !ok {
+				return "", nil, fmt.Errorf("config args[%d] is a %T, not a string", i, v)
+			}
+			args = append(args, s)
+		}
+	default:
+		return "", nil, fmt.Errorf("config args is a %T, not a list of strings", a)
+	}
+	return cmd, args, nil
+}
+
+func killTimeout(t *structs.Task) time.Duration {
+	if t.KillTimeout > 0 {
+		return t.KillTimeout
+	}
+	return defaultKillTimeout
+}
+
+// stop asks the task to stop (once); why, if set, is recorded first.
+func (tr *taskRunner) stop(why *structs.TaskEvent) {
+	tr.killOnce.Do(func() {
+		tr.killWhy = why
+		close(tr.kill)
+	})
+}
+
+// run runs the task until it is done, killed, or ctx (the runner's life)
+// ends, which leaves the task running.
+func (tr *taskRunner) run(ctx context.Context) {
+	defer close(tr.done)
+	name := tr.task.Name
+	h := tr.attached
+	for {
+		if h == nil {
+			select {
+			case <-tr.kill:
+				tr.killed(nil, exec.ExitResult{})
+				return
+			case <-ctx.Done():
+				return
+			default:
+			}
+			var err error
+			h, err = tr.start(ctx)
+			if err != nil {
+				if ctx.Err() != nil {
+					return
+				}
+				ev := event(EventDriverFailure, err.Error())
+				if errors.Is(err, exec.ErrInvalidTask) || errors.Is(err, exec.ErrNeedsRoot) {
+					tr.r.updateTask(name, markDead(true), ev)
+					return
+				}
+				tr.r.updateTask(name, nil, ev)
+				if !tr.restartOrFail(ctx) {
+					return
+				}
+				continue
+			}
+		}
+		select {
+		case <-h.Done():
+		case <-tr.kill:
+			if res, ok := tr.stopHandle(ctx, h); ok {
+				tr.killed(h, res)
+			}
+			return // else the client is stopping mid-kill: the handle is kept
+		case <-ctx.Done():
+			return // the client is stopping; the task runs on
+		}
+		res := h.Result()
+		tr.forget()
+		h = nil
+		tr.r.updateTask(name, nil, event(EventTerminated, res.String()))
+		if tr.batch && res.Successful() {
+			tr.r.updateTask(name, markDead(false))
+			return
+		}
+		if !tr.restartOrFail(ctx) {
+			return
+		}
+	}
+}
+
+// start starts the task and records its handle.
+func (tr *taskRunner) start(ctx context.Context) (*exec.Handle, error) {
+	sctx, cancel := context.WithTimeout(ctx, startTimeout)
+	defer cancel()
+	h, err := exec.Start(sctx, tr.cfg)
+	if err != nil {
+		return nil, err
+	}
+	st := h.State()
+	if err := tr.r.state.setHandle(tr.task.Name, &st); err != nil {
+		tr.r.logger.Warn("cannot record the task's handle; a client restart will not find it", "task", tr.task.Name, "error", err)
+	}
+	tr.r.updateTask(tr.task.Name, func(ts *structs.TaskState) {
+		ts.State = structs.TaskStateRunning
+		ts.StartedAt = timeNow()
+		ts.FinishedAt = time.Time{}
+	}, event(EventStarted, fmt.Sprintf("pid %d", h.Pid())))
+	return h, nil
+}
+
+// restartOrFail waits out the restart delay and returns true, or marks the
+// task failed (policy exhausted) or killed and returns false.
+func (tr *taskRunner) restartOrFail(ctx context.Context) bool {
+	delay, ok, why := tr.restart.next(timeNow())
+	if !ok {
+		tr.r.updateTask(tr.task.Name, markDead(true), event(EventNotRestarting, why))
+		return false
+	}
+	tr.r.updateTask(tr.task.Name, func(ts *structs.TaskState) {
+		ts.State = structs.TaskStatePending
+		ts.Restarts++
+	}, event(EventRestarting, fmt.Sprintf("restarting in %s", delay)))
+	t := time.NewTimer(delay)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-tr.kill:
+		tr.killed(nil, exec.ExitResult{})
+		return false
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// stopHandle signals the task, kills it after its kill timeout, and waits;
+// false if ctx ended first.
+func (tr *taskRunner) stopHandle(ctx context.Context, h *exec.Handle) (exec.ExitResult, bool) {
+	tr.noteKillReason()
+	timeout := killTimeout(tr.task)
+	tr.r.updateTask(tr.task.Name, nil, event(EventKilling,
+		fmt.Sprintf("sent %s; SIGKILL after %s", defaultKillSignal, timeout)))
+	if err := h.Stop(ctx, defaultKillSignal, timeout); err != nil {
+		tr.r.logger.Warn("cannot stop task", "task", tr.task.Name, "error", err)
+	}
+	select {
+	case <-h.Done():
+		if err := h.CleanupError(); err != nil {
+			tr.r.logger.Warn("cannot detach what the task mounted", "task", tr.task.Name, "error", err)
+		}
+		return h.Result(), true
+	default:
+		return exec.ExitResult{}, false
+	}
+}
+
+// noteKillReason records why the task is killed, when it is not a stop.
+func (tr *taskRunner) noteKillReason() {
+	if tr.killWhy != nil {
+		tr.r.updateTask(tr.task.Name, nil, tr.killWhy)
+	}
+}
+
+// killed records a stop the servers (or a failed sibling) asked for.
+func (tr *taskRunner) killed(h *exec.Handle, res exec.ExitResult) {
+	msg := "not running"
+	if h == nil {
+		tr.noteKillReason()
+	} else {
+		msg = res.String()
+		tr.forget()
+	}
+	tr.r.updateTask(tr.task.Name, markDead(false), event(EventKilled, msg))
+}
+
+// forget drops the task's recorded handle.
+func (tr *taskRunner) forget() {
+	if err := tr.r.state.setHandle(tr.task.Name, nil); err != nil {
+		tr.r.logger.Warn("cannot forget the task's handle", "task", tr.task.Name, "error", err)
+	}
+}
+
+func markDead(failed bool) func(*structs.TaskState) {
+	return func(ts *structs.TaskState) {
+		ts.State = structs.TaskStateDead
+		ts.Failed = ts.Failed || failed
+		ts.FinishedAt = timeNow()
+	}
+}
+
+func event(typ, msg string) *structs.TaskEvent {
+	return &structs.TaskEvent{Type: typ, Message: msg, Time: timeNow()}
+}
+
+var timeNow = time.Now

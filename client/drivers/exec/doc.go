@@ -1,0 +1,36 @@
+// Package exec is berth's exec task driver: a task is one process, started
+// from its command and args (no shell), in its own mount namespace, with
+// its working directory in the task dir, its environment (the task's env
+// plus BERTH_ALLOC_ID, BERTH_TASK_NAME, BERTH_TASK_DIR and BERTH_ALLOC_DIR)
+// and its stdout and stderr appended to log files the caller names.
+//
+// The mount namespace is set up by a re-exec of the running binary (moby's
+// reexec pattern): Start runs /proc/self/exe with argv[0] "berth-exec-init"
+// and CLONE_NEWNS; the child's Init reads the task's spec from a pipe, makes
+// every mount of the new namespace a slave (so nothing the task mounts
+// reaches the host, while the host's unmounts still reach the task), bind
+// mounts the volumes with the propagation asked (private: rprivate,
+// host-to-task: rslave, bidirectional: rshared), remounts read-only ones,
+// then execs the command. A setup error comes back to Start over a
+// close-on-exec pipe, so Start either returns a running task or the reason
+// it could not start. Hence Init must be the first call of main() in every
+// binary that starts tasks (cmd/berth) and of TestMain in every test
+// package that does.
+//
+// A task runs in its own process group; Stop signals the group, waits up
+// to the kill timeout and then kills the group. Without root there is no
+// new mount namespace, and a task with volume mounts is refused.
+//
+// What is not isolated: the task shares the host's root file system, PIDs,
+// network and user (no chroot, no PID namespace, no cgroups), so a task
+// that leaves its process group (setsid) outlives Stop; an absolute mount
+// destination that does not exist is created as an empty directory on the
+// host (the mount itself exists only in the task's namespace).
+//
+// Imports: the standard library and structs (propagation modes). Linux
+// only.
+//
+// Concurrency: a *Handle is safe for concurrent use; one goroutine per task
+// waits for the process (or, for a reattached task, polls it) and closes
+// Done when it is gone.
+package exec

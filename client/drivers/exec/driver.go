@@ -1,0 +1,248 @@
+package exec
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	osexec "os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+
+	"github.com/berth-csi/berth/structs"
+)
+
+// Errors, for errors.Is.
+var (
+	// ErrNeedsRoot: a task with volume mounts needs a mount namespace,
+	// which only root can make.
+	ErrNeedsRoot = errors.New("exec: volume mounts need a mount namespace, and berth is not running as root")
+	// ErrInvalidTask: the task config is wrong (the message says how).
+	ErrInvalidTask = errors.New("exec: invalid task")
+	// ErrGone: a task to reattach to is no longer running.
+	ErrGone = errors.New("exec: the task's process is gone")
+)
+
+// DefaultPath is the PATH a task gets when its env has none.
+const DefaultPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+// TaskConfig is one start of a task.
+type TaskConfig struct {
+	AllocID  string
+	TaskName string
+	// TaskDir is the task's working directory, BERTH_TASK_DIR, and where
+	// relative mount destinations land. AllocDir is the alloc's shared
+	// directory, BERTH_ALLOC_DIR. Both exist and are absolute.
+	TaskDir  string
+	AllocDir string
+	// StdoutPath and StderrPath are appended to (a restart continues the
+	// same log).
+	StdoutPath string
+	StderrPath string
+
+	Command string
+	Args    []string
+	Env     map[string]string
+	Mounts  []Mount
+}
+
+// resolve checks the config and returns it with every mount destination
+// absolute and clean.
+func (c *TaskConfig) resolve() (*TaskConfig, error) {
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("%w: task %q: %s", ErrInvalidTask, c.TaskName, fmt.Sprintf(format, args...))
+	}
+	if c.Command == "" {
+		return nil, bad("config has no command")
+	}
+	for name, p := range map[string]string{"task dir": c.TaskDir, "alloc dir": c.AllocDir,
+		"stdout log": c.StdoutPath, "stderr log": c.StderrPath} {
+		if !filepath.IsAbs(p) {
+			return nil, bad("%s %q is not an absolute path", name, p)
+		}
+	}
+	r := *c
+	r.Mounts = make([]Mount, len(c.Mounts))
+	for i, m := range c.Mounts {
+		if !filepath.IsAbs(m.Source) {
+			return nil, bad("volume source %q is not an absolute path", m.Source)
+		}
+		m.Source = filepath.Clean(m.Source)
+		if m.Destination == "" {
+			return nil, bad("mount of %s has no destination", m.Source)
+		}
+		if filepath.IsAbs(m.Destination) {
+			m.Destination = filepath.Clean(m.Destination)
+		} else {
+			d := filepath.Join(c.TaskDir, m.Destination)
+			if !under(d, filepath.Clean(c.TaskDir)) {
+				return nil, bad("destination %q leaves the task dir", m.Destination)
+			}
+			m.Destination = d
+		}
+		if m.Destination == "/" {
+			return nil, bad("destination / would hide the host's root")
+		}
+		if _, err := propagationFlag(m.Propagation); err != nil {
+			return nil, bad("mount at %s: %v", m.Destination, err)
+		}
+		if m.Propagation == structs.PropagationBidirectional {
+			if m.ReadOnly {
+				return nil, bad("mount at %s: bidirectional propagation needs a read-write mount", m.Destination)
+			}
+			if under(m.Destination, m.Source) {
+				return nil, bad("mount at %s: a bidirectional destination must not be inside its source %s", m.Destination, m.Source)
+			}
+		}
+		r.Mounts[i] = m
+	}
+	return &r, nil
+}
+
+// env is the task's environment, sorted: its own env, a default PATH, and
+// the BERTH_ variables (which the task's env cannot override).
+func (c *TaskConfig) env() []string {
+	m := make(map[string]string, len(c.Env)+5)
+	for k, v := range c.Env {
+		m[k] = v
+	}
+	if _, ok := m["PATH"]; !ok {
+		m["PATH"] = DefaultPath
+	}
+	m["BERTH_ALLOC_ID"] = c.AllocID
+	m["BERTH_TASK_NAME"] = c.TaskName
+	m["BERTH_TASK_DIR"] = c.TaskDir
+	m["BERTH_ALLOC_DIR"] = c.AllocDir
+	env := make([]string, 0, len(m))
+	for k, v := range m {
+		env = append(env, k+"="+v)
+	}
+	sort.Strings(env)
+	return env
+}
+
+// Start starts the task and returns once its command runs, or with the
+// reason it could not: a bad config, a mount that failed, a command not
+// found.
+func Start(ctx context.Context, cfg *TaskConfig) (*Handle, error) {
+	c, err := cfg.resolve()
+	if err != nil {
+		return nil, err
+	}
+	root := os.Geteuid() == 0
+	if !root && len(c.Mounts) > 0 {
+		return nil, fmt.Errorf("task %q: %w", c.TaskName, ErrNeedsRoot)
+	}
+	// What is already under each bidirectional source stays when the
+	// task is gone; what appears while it runs came from the task.
+	var cleanups []MountCleanup
+	for _, m := range c.Mounts {
+		if m.Propagation == structs.PropagationBidirectional && m.DetachOnExit {
+			before, err := MountsUnder(m.Source)
+			if err != nil {
+				return nil, fmt.Errorf("task %q: list mounts under %s: %w", c.TaskName, m.Source, err)
+			}
+			cleanups = append(cleanups, MountCleanup{Source: m.Source, Before: before})
+		}
+	}
+
+	stdout, err := openLog(c.StdoutPath)
+	if err != nil {
+		return nil, fmt.Errorf("task %q: %w", c.TaskName, err)
+	}
+	defer stdout.Close()
+	stderr, err := openLog(c.StderrPath)
+	if err != nil {
+		return nil, fmt.Errorf("task %q: %w", c.TaskName, err)
+	}
+	defer stderr.Close()
+
+	specR, specW, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	defer specW.Close()
+	statusR, statusW, err := os.Pipe()
+	if err != nil {
+		specR.Close()
+		return nil, err
+	}
+	defer statusR.Close()
+
+	attr := &syscall.SysProcAttr{Setpgid: true}
+	if root {
+		attr.Cloneflags = syscall.CLONE_NEWNS
+	}
+	cmd := &osexec.Cmd{
+		Path:        "/proc/self/exe",
+		Args:        []string{initArg0},
+		Env:         []string{},
+		Dir:         "/",
+		Stdout:      stdout,
+		Stderr:      stderr,
+		ExtraFiles:  []*os.File{specR, statusW},
+		SysProcAttr: attr,
+	}
+	err = cmd.Start()
+	specR.Close()
+	statusW.Close()
+	if err != nil {
+		return nil, fmt.Errorf("task %q: start: %w", c.TaskName, err)
+	}
+
+	spec := initSpec{Command: c.Command, Args: c.Args, Env: c.env(), Dir: c.TaskDir, NewNS: root, Mounts: c.Mounts}
+	if err := json.NewEncoder(specW).Encode(spec); err != nil {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		return nil, fmt.Errorf("task %q: send spec: %w", c.TaskName, err)
+	}
+	specW.Close()
+
+	msg, err := readStatus(ctx, statusR)
+	if err != nil || msg != "" {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		if err == nil {
+			err = fmt.Errorf("task %q: %s", c.TaskName, msg)
+		}
+		return nil, err
+	}
+	start, _ := processStartTime(cmd.Process.Pid)
+	h := newHandle(c.TaskName, cmd.Process.Pid, start, cleanups)
+	go h.wait(cmd)
+	return h, nil
+}
+
+// readStatus reads the init's status pipe to its end: empty once the
+// command was executed, else the init's error.
+func readStatus(ctx context.Context, r *os.File) (string, error) {
+	type result struct {
+		b   []byte
+		err error
+	}
+	ch := make(chan result, 1)
+	go func() {
+		b, err := io.ReadAll(r)
+		ch <- result{b, err}
+	}()
+	select {
+	case res := <-ch:
+		if res.err != nil {
+			return "", fmt.Errorf("read the init's status: %w", res.err)
+		}
+		return strings.TrimSpace(string(res.b)), nil
+	case <-ctx.Done():
+		return "", ctx.Err()
+	}
+}
+
+func openLog(path string) (*os.File, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, err
+	}
+	return os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+}

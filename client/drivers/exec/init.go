@@ -1,0 +1,120 @@
+package exec
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+)
+
+// initArg0 is the argv[0] a re-exec of the binary carries to become a
+// task's init.
+const initArg0 = "berth-exec-init"
+
+// File descriptors of the init: the spec to read, and the status pipe
+// (close-on-exec: EOF means the command was executed).
+const (
+	specFD   = 3
+	statusFD = 4
+)
+
+// initSpec is what the init needs: the command, its environment and
+// directory, and the mounts to make in the new namespace (destinations
+// already resolved to absolute paths).
+type initSpec struct {
+	Command string
+	Args    []string
+	Env     []string
+	Dir     string
+	NewNS   bool
+	Mounts  []Mount
+}
+
+// Init becomes the task when this process was started as a task's init:
+// it sets up the mount namespace and executes the task's command, and never
+// returns. In any other process it returns at once. Call it first in
+// main() and in TestMain.
+func Init() {
+	if len(os.Args) == 0 || os.Args[0] != initArg0 {
+		return
+	}
+	err := runInit()
+	status := os.NewFile(statusFD, "status")
+	if status != nil {
+		fmt.Fprint(status, err.Error())
+	}
+	os.Exit(127)
+}
+
+// runInit returns only on failure.
+func runInit() error {
+	syscall.CloseOnExec(statusFD)
+	f := os.NewFile(specFD, "spec")
+	if f == nil {
+		return errors.New("no spec pipe")
+	}
+	var s initSpec
+	err := json.NewDecoder(f).Decode(&s)
+	f.Close()
+	if err != nil {
+		return fmt.Errorf("read spec: %w", err)
+	}
+	if s.NewNS {
+		if err := setupMounts(s.Mounts); err != nil {
+			return err
+		}
+	}
+	if err := os.Chdir(s.Dir); err != nil {
+		return fmt.Errorf("enter task dir: %w", err)
+	}
+	path, err := lookPath(s.Command, s.Env)
+	if err != nil {
+		return err
+	}
+	argv := append([]string{s.Command}, s.Args...)
+	if err := syscall.Exec(path, argv, s.Env); err != nil {
+		return fmt.Errorf("exec %s: %w", path, err)
+	}
+	return nil
+}
+
+// lookPath finds the command as execvp would, in the task's PATH (not the
+// agent's).
+func lookPath(cmd string, env []string) (string, error) {
+	if strings.Contains(cmd, "/") {
+		if err := executable(cmd); err != nil {
+			return "", fmt.Errorf("command %s: %w", cmd, err)
+		}
+		return cmd, nil
+	}
+	path := ""
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
+			path = v
+		}
+	}
+	for _, dir := range filepath.SplitList(path) {
+		if dir == "" {
+			dir = "."
+		}
+		p := filepath.Join(dir, cmd)
+		if executable(p) == nil {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("command %q not found in PATH %q", cmd, path)
+}
+
+func executable(path string) error {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return err
+	}
+	if fi.IsDir() || fi.Mode()&0o111 == 0 {
+		return fmt.Errorf("%s is not an executable file", path)
+	}
+	return nil
+}

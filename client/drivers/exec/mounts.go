@@ -1,0 +1,194 @@
+package exec
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"syscall"
+
+	"github.com/berth-csi/berth/structs"
+)
+
+// Mount is a bind mount into the task's namespace.
+type Mount struct {
+	// Source is the host path (a volume's publish path).
+	Source string
+	// Destination is where the task sees it: absolute in the task's
+	// namespace, or relative to the task dir.
+	Destination string
+	ReadOnly    bool
+	// Propagation is structs.PropagationPrivate (the default),
+	// PropagationHostToTask or PropagationBidirectional. Bidirectional
+	// needs a read-write mount whose Source is a mount point.
+	Propagation string
+	// DetachOnExit detaches, when the task is gone, every mount that
+	// appeared under a bidirectional Source while the task ran (the task's
+	// mounts, which the host received; on a volume's per-alloc publish
+	// path nothing else mounts): on for volumes, off for a plugin's own
+	// directories, whose mounts must outlive the plugin.
+	DetachOnExit bool
+}
+
+// propagationFlag maps a propagation mode to its mount flag.
+func propagationFlag(mode string) (uintptr, error) {
+	switch mode {
+	case "", structs.PropagationPrivate:
+		return syscall.MS_PRIVATE, nil
+	case structs.PropagationHostToTask:
+		return syscall.MS_SLAVE, nil
+	case structs.PropagationBidirectional:
+		return syscall.MS_SHARED, nil
+	}
+	return 0, fmt.Errorf("propagation mode %q is not private, host-to-task or bidirectional", mode)
+}
+
+// setupMounts runs in the init, inside the new namespace. First every
+// mount becomes a slave, so nothing made here reaches the host; mounts at
+// or under a bidirectional source stay shared, so that the bind of it is a
+// peer of the host's mount. Then the binds, read-only remounts and the
+// propagation of each.
+func setupMounts(mounts []Mount) error {
+	var shared []string
+	for _, m := range mounts {
+		if m.Propagation == structs.PropagationBidirectional {
+			shared = append(shared, m.Source)
+		}
+	}
+	if len(shared) == 0 {
+		if err := syscall.Mount("", "/", "", syscall.MS_REC|syscall.MS_SLAVE, ""); err != nil {
+			return fmt.Errorf("make the task's mounts slaves: %w", err)
+		}
+	} else if err := slaveAllBut(shared); err != nil {
+		return err
+	}
+	for _, m := range mounts {
+		if err := bind(m); err != nil {
+			return fmt.Errorf("mount %s at %s: %w", m.Source, m.Destination, err)
+		}
+	}
+	return nil
+}
+
+// slaveAllBut makes every mount a slave, one by one, except those at or
+// under a shared source; each shared source must be a mount point.
+func slaveAllBut(shared []string) error {
+	mps, err := mountPoints()
+	if err != nil {
+		return fmt.Errorf("list mounts: %w", err)
+	}
+	for _, s := range shared {
+		found := false
+		for _, mp := range mps {
+			found = found || mp == s
+		}
+		if !found {
+			return fmt.Errorf("bidirectional propagation needs %s to be a mount point", s)
+		}
+	}
+next:
+	for _, mp := range mps {
+		for _, s := range shared {
+			if under(mp, s) {
+				continue next
+			}
+		}
+		// A mount hidden under a later one is not reachable by its path:
+		// the task cannot mount on it either.
+		err := syscall.Mount("", mp, "", syscall.MS_SLAVE, "")
+		if err != nil && !errors.Is(err, syscall.EINVAL) && !errors.Is(err, syscall.ENOENT) {
+			return fmt.Errorf("make %s a slave: %w", mp, err)
+		}
+	}
+	return nil
+}
+
+func bind(m Mount) error {
+	prop, err := propagationFlag(m.Propagation)
+	if err != nil {
+		return err
+	}
+	fi, err := os.Stat(m.Source)
+	if err != nil {
+		return err
+	}
+	if err := ensureTarget(m.Destination, fi.IsDir()); err != nil {
+		return err
+	}
+	if err := syscall.Mount(m.Source, m.Destination, "", syscall.MS_BIND|syscall.MS_REC, ""); err != nil {
+		return fmt.Errorf("bind: %w", err)
+	}
+	if m.ReadOnly {
+		if err := remountReadOnly(m.Destination); err != nil {
+			return err
+		}
+	}
+	if err := syscall.Mount("", m.Destination, "", syscall.MS_REC|prop, ""); err != nil {
+		return fmt.Errorf("set propagation %s: %w", m.Propagation, err)
+	}
+	return nil
+}
+
+// ensureTarget makes the mount point: a directory, or an empty file for a
+// file source.
+func ensureTarget(path string, dir bool) error {
+	if _, err := os.Lstat(path); err == nil {
+		return nil
+	}
+	if dir {
+		return os.MkdirAll(path, 0o755)
+	}
+	if err := os.MkdirAll(parentDir(path), 0o755); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	return f.Close()
+}
+
+func parentDir(path string) string {
+	for i := len(path) - 1; i > 0; i-- {
+		if path[i] == '/' {
+			return path[:i]
+		}
+	}
+	return "/"
+}
+
+// remountReadOnly makes the bind at path, and every mount under it,
+// read-only, keeping each one's nosuid, nodev, noexec and atime flags (a
+// bind remount clears what it does not repeat).
+func remountReadOnly(path string) error {
+	mps, err := MountsUnder(path)
+	if err != nil {
+		return err
+	}
+	for _, mp := range append([]string{path}, mps...) {
+		var st syscall.Statfs_t
+		if err := syscall.Statfs(mp, &st); err != nil {
+			return fmt.Errorf("statfs %s: %w", mp, err)
+		}
+		flags := uintptr(syscall.MS_BIND | syscall.MS_REMOUNT | syscall.MS_RDONLY)
+		for _, f := range keptFlags {
+			if uintptr(st.Flags)&f.st != 0 {
+				flags |= f.ms
+			}
+		}
+		if err := syscall.Mount("", mp, "", flags, ""); err != nil {
+			return fmt.Errorf("remount %s read-only: %w", mp, err)
+		}
+	}
+	return nil
+}
+
+// keptFlags maps statfs's ST_* flags to the MS_* flags a read-only remount
+// repeats.
+var keptFlags = []struct{ st, ms uintptr }{
+	{0x2, syscall.MS_NOSUID},       // ST_NOSUID
+	{0x4, syscall.MS_NODEV},        // ST_NODEV
+	{0x8, syscall.MS_NOEXEC},       // ST_NOEXEC
+	{0x400, syscall.MS_NOATIME},    // ST_NOATIME
+	{0x800, syscall.MS_NODIRATIME}, // ST_NODIRATIME
+	{0x1000, syscall.MS_RELATIME},  // ST_RELATIME
+}

@@ -1,0 +1,163 @@
+package volumemanager
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/shoenig/test/must"
+
+	"github.com/berth-csi/berth/client/csi"
+	"github.com/berth-csi/berth/client/csitest"
+	"github.com/berth-csi/berth/client/dynamicplugins"
+	"github.com/berth-csi/berth/internal/testlog"
+	"github.com/berth-csi/berth/structs"
+)
+
+// hostpathNodeID is the node ID StartHostpath gives berth-hostpath.
+const hostpathNodeID = "hostpath-node"
+
+func requireRoot(t *testing.T) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skipf("skipped: berth-hostpath bind-mounts, which needs root (CAP_SYS_ADMIN); this test runs as uid %d", os.Geteuid())
+	}
+}
+
+// isMountPoint reports whether path is a mount point of this process's
+// mount namespace (field 5 of /proc/self/mountinfo).
+func isMountPoint(t *testing.T, path string) bool {
+	t.Helper()
+	b, err := os.ReadFile("/proc/self/mountinfo")
+	must.NoError(t, err)
+	for _, l := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(l); len(f) > 4 && f[4] == path {
+			return true
+		}
+	}
+	return false
+}
+
+// hostpathVolume creates a volume on berth-hostpath and, unless the
+// plugin runs with -disable-attach, controller-publishes it to its node.
+func hostpathVolume(t *testing.T, p *csitest.Plugin, attach bool) (externalID string, publishContext map[string]string) {
+	t.Helper()
+	ctx := context.Background()
+	cc, err := csi.Dial(ctx, p.Socket, testlog.Logger(t, "csi"), csi.WithPluginID("hostpath"))
+	must.NoError(t, err)
+	defer cc.Close()
+	multi := &structs.CSIVolumeCapability{AccessMode: structs.CSIVolumeAccessModeMultiNodeMultiWriter,
+		AttachmentMode: structs.CSIVolumeAttachmentModeFilesystem}
+	v, err := cc.CreateVolume(ctx, &csi.CreateVolumeRequest{Name: "data", CapacityMin: 1 << 20,
+		Capabilities: []*structs.CSIVolumeCapability{multi}})
+	must.NoError(t, err)
+	if attach {
+		publishContext, err = cc.ControllerPublishVolume(ctx, &csi.ControllerPublishVolumeRequest{
+			ExternalVolumeID: v.ExternalVolumeID, ExternalNodeID: hostpathNodeID, Capability: multi})
+		must.NoError(t, err)
+	}
+	return v.ExternalVolumeID, publishContext
+}
+
+// unmountAllOnCleanup undoes what a failed test left mounted, so that its
+// temp dirs can be removed. It runs before the plugin is stopped.
+func unmountAllOnCleanup(t *testing.T, m *Manager) {
+	t.Cleanup(func() {
+		m.mu.Lock()
+		var users [][3]string
+		for k, u := range m.usage {
+			for a := range u.Allocs {
+				users = append(users, [3]string{a, k.volume, k.plugin})
+			}
+			if len(u.Allocs) == 0 {
+				users = append(users, [3]string{"cleanup", k.volume, k.plugin})
+			}
+		}
+		m.mu.Unlock()
+		for _, u := range users {
+			if err := m.UnmountVolume(context.Background(), u[0], u[1], u[2], ""); err != nil {
+				t.Logf("cleanup: %v", err)
+			}
+		}
+	})
+}
+
+func TestManager_Hostpath_BindMounts(t *testing.T) {
+	requireRoot(t)
+	p := csitest.StartHostpath(t)
+	extID, pc := hostpathVolume(t, p, true)
+	dataDir := t.TempDir()
+	m := newManager(t, dataDir, newRegistry(t, &dynamicplugins.PluginInfo{ID: "hostpath", Type: structs.CSIPluginTypeMonolith, Socket: p.Socket}))
+	unmountAllOnCleanup(t, m)
+	ctx := context.Background()
+	mount := func(alloc string, readOnly bool) string {
+		t.Helper()
+		res, err := m.MountVolume(ctx, &MountRequest{AllocID: alloc, VolumeID: "data", ExternalVolumeID: extID, PluginID: "hostpath",
+			AccessMode: structs.CSIVolumeAccessModeMultiNodeMultiWriter, AttachmentMode: structs.CSIVolumeAttachmentModeFilesystem,
+			ReadOnly: readOnly, PublishContext: pc})
+		must.NoError(t, err)
+		must.True(t, isMountPoint(t, res.HostPath), must.Sprintf("%s is mounted", res.HostPath))
+		return res.HostPath
+	}
+	staging := filepath.Join(PluginHostDir(dataDir, "hostpath"), "staging", "data")
+
+	a1, a2 := mount("a1", false), mount("a2", false)
+	must.True(t, isMountPoint(t, staging))
+	must.NoError(t, os.WriteFile(filepath.Join(a1, "hello"), []byte("from a1"), 0o644))
+	got, err := os.ReadFile(filepath.Join(a2, "hello"))
+	must.NoError(t, err)
+	must.Eq(t, "from a1", string(got), must.Sprint("one volume, seen by both allocs"))
+
+	reader := mount("a3", true)
+	err = os.WriteFile(filepath.Join(reader, "nope"), nil, 0o644)
+	must.True(t, errors.Is(err, syscall.EROFS), must.Sprintf("a read-only mount: %v", err))
+
+	must.NoError(t, m.UnmountVolume(ctx, "a1", "data", "hostpath", extID))
+	must.False(t, isMountPoint(t, a1))
+	must.DirNotExists(t, a1)
+	must.True(t, isMountPoint(t, staging), must.Sprint("still staged for a2 and a3"))
+	got, err = os.ReadFile(filepath.Join(a2, "hello"))
+	must.NoError(t, err)
+	must.Eq(t, "from a1", string(got))
+
+	must.NoError(t, m.UnmountVolume(ctx, "a2", "data", "hostpath", extID))
+	must.NoError(t, m.UnmountVolume(ctx, "a3", "data", "hostpath", extID))
+	must.False(t, isMountPoint(t, staging))
+	must.DirNotExists(t, staging)
+	must.SliceEmpty(t, readUsage(t, dataDir).Volumes)
+
+	// The data outlives the mounts.
+	a4 := mount("a4", false)
+	got, err = os.ReadFile(filepath.Join(a4, "hello"))
+	must.NoError(t, err)
+	must.Eq(t, "from a1", string(got))
+	must.NoError(t, m.UnmountVolume(ctx, "a4", "data", "hostpath", extID))
+	must.False(t, isMountPoint(t, a4))
+}
+
+func TestManager_Hostpath_NoStage(t *testing.T) {
+	requireRoot(t)
+	p := csitest.StartHostpath(t, "-disable-stage", "-disable-attach")
+	extID, _ := hostpathVolume(t, p, false)
+	dataDir := t.TempDir()
+	m := newManager(t, dataDir, newRegistry(t, &dynamicplugins.PluginInfo{ID: "hostpath", Type: structs.CSIPluginTypeNode, Socket: p.Socket}))
+	unmountAllOnCleanup(t, m)
+	ctx := context.Background()
+
+	res, err := m.MountVolume(ctx, &MountRequest{AllocID: "a1", VolumeID: "data", ExternalVolumeID: extID, PluginID: "hostpath",
+		AccessMode: structs.CSIVolumeAccessModeSingleNodeWriter, AttachmentMode: structs.CSIVolumeAttachmentModeFilesystem})
+	must.NoError(t, err)
+	must.True(t, isMountPoint(t, res.HostPath))
+	u := readUsage(t, dataDir).Volumes[0]
+	must.Eq(t, stageNone, u.Stage, must.Sprint("the plugin does not stage"))
+	must.Eq(t, "", u.StagingPath)
+	must.DirNotExists(t, filepath.Join(PluginHostDir(dataDir, "hostpath"), "staging"))
+
+	must.NoError(t, m.UnmountVolume(ctx, "a1", "data", "hostpath", extID))
+	must.False(t, isMountPoint(t, res.HostPath))
+	must.SliceEmpty(t, readUsage(t, dataDir).Volumes)
+}
