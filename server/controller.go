@@ -95,6 +95,25 @@ var (
 	capAny = controllerCap{"a controller service", func(*structs.CSIControllerInfo) bool { return true }}
 )
 
+// publishes reports whether a volume's plugin publishes volumes to nodes
+// through its controller (ControllerPublish/Unpublish): it requires a
+// controller and one of its instances offers PUBLISH_UNPUBLISH_VOLUME.
+func (s *Server) publishes(vol *structs.CSIVolume) (bool, error) {
+	if !vol.ControllerRequired {
+		return false, nil
+	}
+	plug, err := s.State().CSIPluginByID(nil, vol.PluginID)
+	if err != nil || plug == nil {
+		return false, err
+	}
+	for _, c := range plug.Controllers {
+		if c.ControllerInfo != nil && capAttach.has(c.ControllerInfo) {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
 // controllerCall is one ClientCSI call to a controller instance of a
 // plugin. node and opts point into args: the call routes by *node, and
 // opts carries the forwarding mark between servers.

@@ -128,19 +128,11 @@ func (v *CSIVolume) attach(ctx context.Context, vol *structs.CSIVolume, allocID 
 	if claim == nil {
 		claim = vol.ReadClaims[allocID]
 	}
-	if claim == nil || !vol.ControllerRequired {
+	if claim == nil {
 		return nil, nil
 	}
-	plug, err := v.srv.State().CSIPluginByID(nil, vol.PluginID)
-	if err != nil || plug == nil {
+	if publishes, err := v.srv.publishes(vol); err != nil || !publishes {
 		return nil, err
-	}
-	attaches := false
-	for _, c := range plug.Controllers {
-		attaches = attaches || (c.ControllerInfo != nil && c.ControllerInfo.SupportsAttachDetach)
-	}
-	if !attaches {
-		return nil, nil
 	}
 	req := &structs.ClientCSIControllerAttachVolumeRequest{
 		PluginID:         vol.PluginID,
@@ -153,7 +145,7 @@ func (v *CSIVolume) attach(ctx context.Context, vol *structs.CSIVolume, allocID 
 		VolumeContext:    vol.Context,
 	}
 	var resp structs.ClientCSIControllerAttachVolumeResponse
-	err = v.srv.callController(ctx, controllerCall{plugin: vol.PluginID, need: capAttach,
+	err := v.srv.callController(ctx, controllerCall{plugin: vol.PluginID, need: capAttach,
 		method: "ClientCSI.ControllerAttachVolume", node: &req.NodeID, opts: &req.QueryOptions, args: req, reply: &resp})
 	if err != nil {
 		return nil, fmt.Errorf("volume %q for alloc %s on node %s: controller publish with plugin %q: %w",

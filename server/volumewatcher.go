@@ -173,27 +173,14 @@ func (s *Server) nodeDetach(ctx context.Context, vol *structs.CSIVolume, claim *
 // controllerDetach unpublishes the volume from the claiming node through
 // a controller instance, when the plugin publishes volumes.
 func (s *Server) controllerDetach(ctx context.Context, vol *structs.CSIVolume, claim *structs.CSIVolumeClaim) error {
-	if !vol.ControllerRequired {
-		return nil
-	}
-	plug, err := s.State().CSIPluginByID(nil, vol.PluginID)
-	if err != nil {
+	if publishes, err := s.publishes(vol); err != nil || !publishes {
 		return err
-	}
-	attaches := false
-	if plug != nil {
-		for _, c := range plug.Controllers {
-			attaches = attaches || (c.ControllerInfo != nil && c.ControllerInfo.SupportsAttachDetach)
-		}
-	}
-	if !attaches {
-		return nil
 	}
 	req := &structs.ClientCSIControllerDetachVolumeRequest{PluginID: vol.PluginID, ExternalVolumeID: vol.ExternalID,
 		ExternalNodeID: claim.ExternalNodeID, Secrets: vol.Secrets}
 	ctx, cancel := context.WithTimeout(ctx, claimStepTimeout)
 	defer cancel()
-	err = s.callController(ctx, controllerCall{plugin: vol.PluginID, need: capAttach, method: "ClientCSI.ControllerDetachVolume",
+	err := s.callController(ctx, controllerCall{plugin: vol.PluginID, need: capAttach, method: "ClientCSI.ControllerDetachVolume",
 		node: &req.NodeID, opts: &req.QueryOptions, args: req, reply: &structs.ClientCSIControllerDetachVolumeResponse{}})
 	if err != nil {
 		return fmt.Errorf("controller detach from node %s: %w", claim.NodeID, err)
