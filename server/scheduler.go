@@ -88,47 +88,52 @@ func (p *planner) placeGroup(tg *structs.TaskGroup, live []*structs.Allocation) 
 		onNode[a.NodeID] = true
 	}
 	reasons := map[string]int{} // reason -> nodes that gave it
-	missing := 0
-	place := func(idx int, candidates []*structs.Node) error {
+	// place puts the group's next allocation on the first candidate it
+	// fits, and reports whether one did.
+	place := func(candidates []*structs.Node) (bool, error) {
+		idx := freeIndex(used)
 		for _, n := range candidates {
 			claims, why, err := p.fits(tg, n, idx)
 			if err != nil {
-				return err
+				return false, err
 			}
 			if why != "" {
 				reasons[why]++
 				continue
 			}
-			return p.add(tg, n, idx, claims)
+			used[idx] = true
+			return true, p.add(tg, n, idx, claims)
 		}
-		missing++
-		return nil
+		return false, nil
 	}
+	missing := 0
 	if p.job.Type == structs.JobTypeSystem {
-		placed := len(live)
+		// A system job runs on every node that can run it; it fails only
+		// when no node can.
+		running := len(live)
 		for _, n := range p.nodes {
 			if onNode[n.ID] {
 				continue
 			}
-			before := missing
-			if err := place(nextIndex(used), []*structs.Node{n}); err != nil {
+			ok, err := place([]*structs.Node{n})
+			if err != nil {
 				return nil, err
 			}
-			if missing == before {
-				placed++
+			if ok {
+				running++
 			}
 		}
-		// A system job runs on the nodes that can run it; it fails only
-		// where no node can.
-		missing = 0
-		if placed == 0 {
+		if running == 0 {
 			missing = 1
 		}
 	} else {
 		for i := len(live); i < tg.Count; i++ {
-			idx := nextIndex(used)
-			if err := place(idx, p.spread(tg.Name)); err != nil {
+			ok, err := place(p.spread(tg.Name))
+			if err != nil {
 				return nil, err
+			}
+			if !ok {
+				missing++
 			}
 		}
 	}
@@ -318,11 +323,10 @@ func allocIndex(name string) int {
 	return idx
 }
 
-// nextIndex returns the smallest index not in used and marks it used.
-func nextIndex(used map[int]bool) int {
+// freeIndex returns the smallest index not in used.
+func freeIndex(used map[int]bool) int {
 	for i := 0; ; i++ {
 		if !used[i] {
-			used[i] = true
 			return i
 		}
 	}

@@ -113,3 +113,22 @@ func TestJob_Stop_ReleasesAndWatcherRetriesWithBackoff(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 }
+
+func TestJob_Register_SystemJobRunsOncePerReadyNode(t *testing.T) {
+	s := schedWorld(t)
+	job := writerJob("plugin", "data")
+	job.Type = structs.JobTypeSystem
+	job.TaskGroups[0].Volumes = nil
+	job.TaskGroups[0].Tasks[0].VolumeMounts = nil
+	var first structs.JobRegisterResponse
+	must.NoError(t, rpcCall(t, s, "Job.Register", &structs.JobRegisterRequest{Job: job}, &first))
+	must.SliceLen(t, 2, first.Placed)
+	must.NotEq(t, first.Placed[0].NodeID, first.Placed[1].NodeID)
+	must.NotEq(t, first.Placed[0].Name, first.Placed[1].Name)
+
+	// Registering it again places nothing more: each node runs one.
+	var again structs.JobRegisterResponse
+	must.NoError(t, rpcCall(t, s, "Job.Register", &structs.JobRegisterRequest{Job: job}, &again))
+	must.SliceEmpty(t, again.Placed)
+	must.SliceEmpty(t, again.Failures)
+}
