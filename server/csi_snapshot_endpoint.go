@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"time"
 
@@ -102,10 +103,15 @@ func (v *CSIVolume) ListSnapshots(ctx context.Context, args *structs.CSISnapshot
 			return err
 		}
 	}
-	for i, id := range plugins {
-		if id != pos.Plugin {
-			continue
-		}
+	i := slices.Index(plugins, pos.Plugin)
+	switch {
+	case len(plugins) == 0:
+		// no plugin can list snapshots: an empty page
+	case i < 0:
+		return structs.NewError(structs.CodeBadRequest,
+			"snapshot list: next_token names plugin %q, which no longer lists snapshots; start again without it", pos.Plugin)
+	default:
+		id := plugins[i]
 		req := &structs.ClientCSIControllerListSnapshotsRequest{PluginID: id, MaxEntries: args.PerPage,
 			StartingToken: pos.Token, Secrets: args.Secrets}
 		var resp structs.ClientCSIControllerListSnapshotsResponse
@@ -131,7 +137,6 @@ func (v *CSIVolume) ListSnapshots(ctx context.Context, args *structs.CSISnapshot
 		case i+1 < len(plugins):
 			reply.NextToken = encodePageToken(pageToken{Plugin: plugins[i+1]})
 		}
-		break
 	}
 	var err error
 	reply.Index, err = v.srv.State().LatestIndex()
