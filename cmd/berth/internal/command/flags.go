@@ -1,6 +1,7 @@
 package command
 
 import (
+	"flag"
 	"fmt"
 	"sort"
 	"strings"
@@ -17,6 +18,14 @@ type secretFlag struct {
 	m   map[string]string
 	n   int
 	err error
+}
+
+// defineSecrets defines -secret on fs. parse reports a bad one as a usage
+// error.
+func (m *meta) defineSecrets(fs *flag.FlagSet) *secretFlag {
+	m.secrets = &secretFlag{cmd: m.cmd.name}
+	fs.Var(m.secrets, "secret", "")
+	return m.secrets
 }
 
 func (s *secretFlag) String() string {

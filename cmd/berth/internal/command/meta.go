@@ -21,6 +21,7 @@ type meta struct {
 	getenv func(string) string
 
 	address string
+	secrets *secretFlag // -secret, for the commands that define it
 }
 
 // generalHelp documents the flags every command takes.
@@ -47,8 +48,8 @@ func (m *meta) flagSet() *flag.FlagSet {
 
 // parse parses flags that may come before, between or after the
 // positional arguments (a "--" ends the flags) and checks how many
-// positional arguments there are. On failure it prints and returns the
-// exit status; ok is false.
+// positional arguments there are, then any -secret. On failure it prints
+// and returns the exit status; ok is false.
 func (m *meta) parse(fs *flag.FlagSet, args []string, minArgs, maxArgs int) (pos []string, status int, ok bool) {
 	for {
 		if err := fs.Parse(args); err != nil {
@@ -75,6 +76,8 @@ func (m *meta) parse(fs *flag.FlagSet, args []string, minArgs, maxArgs int) (pos
 		return nil, m.usageError("this command takes %s", argCount(minArgs, maxArgs)), false
 	case maxArgs >= 0 && len(pos) > maxArgs:
 		return nil, m.usageError("this command takes %s, got %d: %s", argCount(minArgs, maxArgs), len(pos), strings.Join(pos, " ")), false
+	case m.secrets != nil && m.secrets.err != nil:
+		return nil, m.usageError("%v", m.secrets.err), false
 	}
 	return pos, exitOK, true
 }

@@ -116,14 +116,10 @@ Delete Options:
 
 func runVolumeDelete(ctx context.Context, m *meta, args []string) int {
 	fs := m.flagSet()
-	secrets := secretFlag{cmd: m.cmd.name}
-	fs.Var(&secrets, "secret", "")
+	secrets := m.defineSecrets(fs)
 	pos, status, ok := m.parse(fs, args, 1, 1)
 	if !ok {
 		return status
-	}
-	if secrets.err != nil {
-		return m.usageError("%v", secrets.err)
 	}
 	c, err := m.client(ctx)
 	if err != nil {

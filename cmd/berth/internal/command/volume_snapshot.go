@@ -52,17 +52,13 @@ var snapshotProgressEvery = 10 * time.Second
 
 func runVolumeSnapshotCreate(ctx context.Context, m *meta, args []string) int {
 	fs := m.flagSet()
-	secrets := secretFlag{cmd: m.cmd.name}
-	fs.Var(&secrets, "secret", "")
+	secrets := m.defineSecrets(fs)
 	params := mapFlag{name: "parameter"}
 	fs.Var(&params, "parameter", "")
 	asJSON := fs.Bool("json", false, "")
 	pos, status, ok := m.parse(fs, args, 1, 2)
 	if !ok {
 		return status
-	}
-	if secrets.err != nil {
-		return m.usageError("%v", secrets.err)
 	}
 	name := ""
 	if len(pos) == 2 {
@@ -160,14 +156,10 @@ func runVolumeSnapshotList(ctx context.Context, m *meta, args []string) int {
 	pluginArg := fs.String("plugin", "", "")
 	perPage := fs.Int("per-page", 0, "")
 	pageToken := fs.String("page-token", "", "")
-	secrets := secretFlag{cmd: m.cmd.name}
-	fs.Var(&secrets, "secret", "")
+	secrets := m.defineSecrets(fs)
 	asJSON := fs.Bool("json", false, "")
 	if _, status, ok := m.parse(fs, args, 0, 0); !ok {
 		return status
-	}
-	if secrets.err != nil {
-		return m.usageError("%v", secrets.err)
 	}
 	paged := isSet(fs, "per-page")
 	if paged && (*perPage < 1 || *perPage > math.MaxInt32) {
@@ -258,14 +250,10 @@ Snapshot Delete Options:
 
 func runVolumeSnapshotDelete(ctx context.Context, m *meta, args []string) int {
 	fs := m.flagSet()
-	secrets := secretFlag{cmd: m.cmd.name}
-	fs.Var(&secrets, "secret", "")
+	secrets := m.defineSecrets(fs)
 	pos, status, ok := m.parse(fs, args, 2, 2)
 	if !ok {
 		return status
-	}
-	if secrets.err != nil {
-		return m.usageError("%v", secrets.err)
 	}
 	c, err := m.client(ctx)
 	if err != nil {
