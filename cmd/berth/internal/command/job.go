@@ -2,7 +2,6 @@ package command
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"sort"
@@ -244,24 +243,14 @@ func runJobStop(ctx context.Context, m *meta, args []string) int {
 func (m *meta) readJobSpec(path string) (*structs.Job, error) {
 	if path != "-" {
 		job, err := spec.ParseJobFile(path)
-		return job, jobSpecError(err)
+		return job, specError("job", err)
 	}
 	src, err := io.ReadAll(m.stdin)
 	if err != nil {
 		return nil, fmt.Errorf("cannot read the job spec from standard input: %w", err)
 	}
 	job, err := spec.ParseJob("<stdin>", src)
-	return job, jobSpecError(err)
-}
-
-// jobSpecError puts each of several spec problems on its own line under
-// the "Error:" line.
-func jobSpecError(err error) error {
-	var many interface{ Unwrap() []error }
-	if errors.As(err, &many) && len(many.Unwrap()) > 1 {
-		return fmt.Errorf("the job spec has %d problems:\n%w", len(many.Unwrap()), err)
-	}
-	return err
+	return job, specError("job", err)
 }
 
 func sortedKeys[V any](m map[string]V) []string {

@@ -42,8 +42,6 @@ func runVolumeRegister(ctx context.Context, m *meta, args []string) int {
 	return exitOK
 }
 
-// readVolumeSpec parses a spec file, or standard input for "-", and checks
-// it for purpose.
 // specCommand is the start of a command that takes one volume spec file:
 // parse the arguments and the spec, and make the API client. On failure vol
 // is nil and status is the exit status, the problem already reported.
@@ -63,25 +61,27 @@ func (m *meta) specCommand(ctx context.Context, args []string, purpose spec.Purp
 	return vol, c, exitOK
 }
 
+// readVolumeSpec parses a spec file, or standard input for "-", and checks
+// it for purpose.
 func (m *meta) readVolumeSpec(path string, purpose spec.Purpose) (*api.VolumeSpec, error) {
 	if path != "-" {
 		vol, err := spec.ParseVolumeFileFor(path, purpose)
-		return vol, specError(err)
+		return vol, specError("volume", err)
 	}
 	src, err := io.ReadAll(m.stdin)
 	if err != nil {
 		return nil, fmt.Errorf("cannot read the volume spec from standard input: %w", err)
 	}
 	vol, err := spec.ParseVolumeFor("<stdin>", src, purpose)
-	return vol, specError(err)
+	return vol, specError("volume", err)
 }
 
-// specError puts each of several spec problems on its own line under the
-// "Error:" line.
-func specError(err error) error {
+// specError puts each of several problems of a spec on its own line under
+// the "Error:" line; kind names the spec ("volume", "job").
+func specError(kind string, err error) error {
 	var many interface{ Unwrap() []error }
 	if errors.As(err, &many) && len(many.Unwrap()) > 1 {
-		return fmt.Errorf("the volume spec has %d problems:\n%w", len(many.Unwrap()), err)
+		return fmt.Errorf("the %s spec has %d problems:\n%w", kind, len(many.Unwrap()), err)
 	}
 	return err
 }
