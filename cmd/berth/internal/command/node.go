@@ -2,7 +2,6 @@ package command
 
 import (
 	"context"
-	"sort"
 	"strconv"
 
 	"github.com/berth-csi/berth/api"
@@ -102,13 +101,8 @@ func (m *meta) csiInstances(infos map[string]*structs.CSIInfo, verbose bool) {
 		m.println("None")
 		return
 	}
-	ids := make([]string, 0, len(infos))
-	for id := range infos {
-		ids = append(ids, id)
-	}
-	sort.Strings(ids)
-	rows := make([][]string, 0, len(ids))
-	for _, id := range ids {
+	rows := make([][]string, 0, len(infos))
+	for _, id := range sortedKeys(infos) {
 		in := infos[id]
 		rows = append(rows, []string{id, orNone(in.Provider), orNone(in.ProviderVersion),
 			healthy(in.Healthy), orNone(shortID(in.AllocID, verbose)), in.HealthDescription})

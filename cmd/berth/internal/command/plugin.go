@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/url"
-	"sort"
 	"strconv"
 
 	"github.com/berth-csi/berth/api"
@@ -102,13 +101,8 @@ func (m *meta) pluginInstances(infos map[string]*structs.CSIInfo, verbose bool) 
 		m.println("None")
 		return
 	}
-	nodes := make([]string, 0, len(infos))
-	for n := range infos {
-		nodes = append(nodes, n)
-	}
-	sort.Strings(nodes)
-	rows := make([][]string, 0, len(nodes))
-	for _, n := range nodes {
+	rows := make([][]string, 0, len(infos))
+	for _, n := range sortedKeys(infos) {
 		in := infos[n]
 		rows = append(rows, []string{shortID(n, verbose), healthy(in.Healthy),
 			orNone(in.Provider), orNone(in.ProviderVersion), orNone(shortID(in.AllocID, verbose)), in.HealthDescription})

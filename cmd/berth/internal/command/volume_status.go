@@ -3,7 +3,6 @@ package command
 import (
 	"context"
 	"net/url"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -128,12 +127,7 @@ func (m *meta) claims(v *structs.CSIVolume, verbose bool) {
 	}
 	var rows []row
 	for _, group := range []map[string]*structs.CSIVolumeClaim{v.WriteClaims, v.ReadClaims, v.PastClaims} {
-		ids := make([]string, 0, len(group))
-		for id := range group {
-			ids = append(ids, id)
-		}
-		sort.Strings(ids)
-		for _, id := range ids {
+		for _, id := range sortedKeys(group) {
 			rows = append(rows, row{group[id], id})
 		}
 	}
