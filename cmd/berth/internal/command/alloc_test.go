@@ -91,18 +91,8 @@ data    data       hostpath   single-node-writer  write       taken        8a1c2
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			r := runCLI(t, f.srv.URL, "", tc.args...)
-			must.EqOp(t, tc.wantCode, r.code, must.Sprint(r.stderr))
-			if tc.wantStdout != "" {
-				must.EqOp(t, tc.wantStdout, r.stdout)
-			}
-			for _, s := range tc.contains {
-				must.StrContains(t, r.stdout, s)
-			}
-			if tc.wantStderr != "" {
-				must.StrContains(t, r.stderr, tc.wantStderr)
-			} else {
-				must.EqOp(t, "", r.stderr)
-			}
+			mustExit(t, r, tc.wantCode, tc.wantStderr)
+			mustStdout(t, r, tc.wantStdout, tc.contains)
 			if tc.name == "no volumes section without volumes" {
 				must.StrNotContains(t, r.stdout, "CSI Volumes")
 			}
@@ -144,13 +134,8 @@ func TestAllocLogs_Run(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			f.reset()
 			r := runCLI(t, f.srv.URL, "", tc.args...)
-			must.EqOp(t, tc.wantCode, r.code, must.Sprint(r.stderr))
+			mustExit(t, r, tc.wantCode, tc.wantStderr)
 			must.EqOp(t, tc.wantStdout, r.stdout)
-			if tc.wantStderr == "" {
-				must.EqOp(t, "", r.stderr)
-			} else {
-				must.StrContains(t, r.stderr, tc.wantStderr)
-			}
 			var queries []string
 			for _, rd := range f.readsUnder("/v1/client/fs/logs/") {
 				queries = append(queries, rd.query)

@@ -61,14 +61,9 @@ func TestApp_Run_UsageAndHelp(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			r := runCLI(t, "http://127.0.0.1:1", "", tc.args...)
-			must.EqOp(t, tc.wantCode, r.code, must.Sprintf("stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr))
+			mustExit(t, r, tc.wantCode, tc.wantStderr)
 			if tc.wantStdout != "" {
 				must.StrContains(t, r.stdout, tc.wantStdout)
-			}
-			if tc.wantStderr != "" {
-				must.StrContains(t, r.stderr, tc.wantStderr)
-			} else {
-				must.EqOp(t, "", r.stderr)
 			}
 		})
 	}

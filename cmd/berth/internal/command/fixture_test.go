@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shoenig/test/must"
+
 	"github.com/berth-csi/berth/structs"
 )
 
@@ -445,6 +447,22 @@ func (f *fixture) lastWrite() (fixtureWrite, bool) {
 	return f.writes[len(f.writes)-1], true
 }
 
+// mustLastWrite checks the last write the fixture received: none unless
+// wrote, else one with want's method, path, query, body and secrets.
+func (f *fixture) mustLastWrite(t *testing.T, wrote bool, want fixtureWrite) {
+	t.Helper()
+	got, ok := f.lastWrite()
+	must.EqOp(t, wrote, ok)
+	if !ok {
+		return
+	}
+	must.EqOp(t, want.method, got.method)
+	must.EqOp(t, want.path, got.path)
+	must.EqOp(t, want.query, got.query)
+	must.EqOp(t, want.body, got.body)
+	must.Eq(t, want.secrets, got.secrets)
+}
+
 func nonNil[T any](s []T) []T {
 	if s == nil {
 		return []T{}
@@ -496,6 +514,30 @@ func runCLI(t *testing.T, addr, stdin string, args ...string) result {
 	}
 	code := app.Run(context.Background(), args)
 	return result{code, out.String(), errb.String()}
+}
+
+// mustExit checks a run's exit status, and its stderr: empty when
+// wantStderr is "", else holding it.
+func mustExit(t *testing.T, r result, wantCode int, wantStderr string) {
+	t.Helper()
+	must.EqOp(t, wantCode, r.code, must.Sprintf("stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr))
+	if wantStderr == "" {
+		must.EqOp(t, "", r.stderr)
+	} else {
+		must.StrContains(t, r.stderr, wantStderr)
+	}
+}
+
+// mustStdout checks a run's stdout: exactly want when it is set, and
+// holding each of contains.
+func mustStdout(t *testing.T, r result, want string, contains []string) {
+	t.Helper()
+	if want != "" {
+		must.EqOp(t, want, r.stdout)
+	}
+	for _, s := range contains {
+		must.StrContains(t, r.stdout, s)
+	}
 }
 
 // fetch GETs a URL directly, to compare with what the CLI printed.

@@ -119,16 +119,11 @@ Follow the job with "berth job status web"
 		t.Run(tc.name, func(t *testing.T) {
 			f.reset()
 			r := runCLI(t, f.srv.URL, tc.stdin, tc.args...)
-			must.EqOp(t, tc.wantCode, r.code, must.Sprintf("stdout:\n%s\nstderr:\n%s", r.stdout, r.stderr))
+			mustExit(t, r, tc.wantCode, tc.wantStderr)
 			if strings.HasPrefix(tc.wantStdout, "==> Registered") {
 				must.EqOp(t, tc.wantStdout, r.stdout)
 			} else {
 				must.StrContains(t, r.stdout, tc.wantStdout)
-			}
-			if tc.wantStderr == "" {
-				must.EqOp(t, "", r.stderr)
-			} else {
-				must.StrContains(t, r.stderr, tc.wantStderr)
 			}
 			must.EqOp(t, tc.wantFollow, f.followed())
 		})
@@ -247,18 +242,8 @@ a11c0001  8a1c2f3e  writer      run      running
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			r := runCLI(t, f.srv.URL, "", tc.args...)
-			must.EqOp(t, tc.wantCode, r.code, must.Sprint(r.stderr))
-			if tc.wantStdout != "" {
-				must.EqOp(t, tc.wantStdout, r.stdout)
-			}
-			for _, s := range tc.contains {
-				must.StrContains(t, r.stdout, s)
-			}
-			if tc.wantStderr != "" {
-				must.StrContains(t, r.stderr, tc.wantStderr)
-			} else {
-				must.EqOp(t, "", r.stderr)
-			}
+			mustExit(t, r, tc.wantCode, tc.wantStderr)
+			mustStdout(t, r, tc.wantStdout, tc.contains)
 		})
 	}
 }
@@ -289,36 +274,26 @@ func TestJobStop_Run(t *testing.T) {
 		wantCode   int
 		wantStdout string
 		wantStderr string
-		wantQuery  string // of the DELETE; "-" for no write
+		wantWrite  string // path?query of the DELETE; "" for none
 	}{
 		{"by prefix", []string{"job", "stop", "wri"}, 0,
-			"Job \"writer\" stopped; its allocations stop and release their volumes (see \"berth job status writer\")\n", "", ""},
+			"Job \"writer\" stopped; its allocations stop and release their volumes (see \"berth job status writer\")\n", "",
+			"/v1/job/writer"},
 		{"purge", []string{"job", "stop", "-purge", "reporter"}, 0,
-			"Job \"reporter\" stopped and purged; its allocations stop and release their volumes\n", "", "purge=true"},
-		{"purge after the ID", []string{"job", "stop", "nightly", "-purge"}, 0, "Job \"nightly\" stopped and purged", "", "purge=true"},
-		{"not found", []string{"job", "stop", "nope"}, 1, "", `Error: job "nope" not found; run "berth job status" to list them`, "-"},
-		{"no ID", []string{"job", "stop"}, 2, "", "Usage: berth job stop [options] <job>", "-"},
+			"Job \"reporter\" stopped and purged; its allocations stop and release their volumes\n", "", "/v1/job/reporter?purge=true"},
+		{"purge after the ID", []string{"job", "stop", "nightly", "-purge"}, 0, "Job \"nightly\" stopped and purged", "",
+			"/v1/job/nightly?purge=true"},
+		{"not found", []string{"job", "stop", "nope"}, 1, "", `Error: job "nope" not found; run "berth job status" to list them`, ""},
+		{"no ID", []string{"job", "stop"}, 2, "", "Usage: berth job stop [options] <job>", ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			f.reset()
 			r := runCLI(t, f.srv.URL, "", tc.args...)
-			must.EqOp(t, tc.wantCode, r.code, must.Sprint(r.stderr))
+			mustExit(t, r, tc.wantCode, tc.wantStderr)
 			must.StrContains(t, r.stdout, tc.wantStdout)
-			if tc.wantStderr == "" {
-				must.EqOp(t, "", r.stderr)
-			} else {
-				must.StrContains(t, r.stderr, tc.wantStderr)
-			}
-			w, ok := f.lastWrite()
-			if tc.wantQuery == "-" {
-				must.False(t, ok)
-				return
-			}
-			must.True(t, ok)
-			must.EqOp(t, "DELETE", w.method)
-			must.StrHasPrefix(t, "/v1/job/", w.path)
-			must.EqOp(t, tc.wantQuery, w.query)
+			path, query, _ := strings.Cut(tc.wantWrite, "?")
+			f.mustLastWrite(t, tc.wantWrite != "", fixtureWrite{method: "DELETE", path: path, query: query})
 		})
 	}
 }

@@ -134,8 +134,7 @@ Provider Volumes
 				f.failExternal(tc.failExt)
 			}
 			r := runCLI(t, f.srv.URL, "", tc.args...)
-			must.EqOp(t, 0, r.code, must.Sprint(r.stderr))
-			must.EqOp(t, "", r.stderr)
+			mustExit(t, r, 0, "")
 			must.StrHasSuffix(t, tc.wantSuffix, r.stdout)
 			if tc.notContains != "" {
 				must.StrNotContains(t, r.stdout, tc.notContains)

@@ -83,17 +83,12 @@ func TestVolumeCreate_Run(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			f.reset()
 			r := runCLI(t, f.srv.URL, tc.stdin, tc.args...)
-			must.EqOp(t, tc.wantCode, r.code, must.Sprint(r.stderr))
+			mustExit(t, r, tc.wantCode, tc.wantStderr)
 			if tc.name == "help" {
 				must.StrContains(t, r.stdout, tc.wantStdout)
 				must.StrContains(t, r.stdout, "must not set external_id")
 			} else {
 				must.EqOp(t, tc.wantStdout, r.stdout)
-			}
-			if tc.wantStderr == "" {
-				must.EqOp(t, "", r.stderr)
-			} else {
-				must.StrContains(t, r.stderr, tc.wantStderr)
 			}
 			must.StrNotContains(t, r.stdout+r.stderr, "s3cret")
 			w, wrote := f.lastWrite()
@@ -197,29 +192,16 @@ func TestVolumeDelete_Run(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			f.reset()
 			r := runCLI(t, f.srv.URL, "", tc.args...)
-			must.EqOp(t, tc.wantCode, r.code, must.Sprint(r.stderr))
+			mustExit(t, r, tc.wantCode, tc.wantStderr)
 			if tc.name == "help" {
 				must.StrContains(t, r.stdout, "Usage: berth volume delete [options] <volume>")
 				must.StrContains(t, r.stdout, "-secret <key>=<value>")
 			} else {
 				must.EqOp(t, tc.wantStdout, r.stdout)
 			}
-			if tc.wantStderr == "" {
-				must.EqOp(t, "", r.stderr)
-			} else {
-				must.StrContains(t, r.stderr, tc.wantStderr)
-			}
 			must.StrNotContains(t, r.stdout+r.stderr, "s3cret")
 			must.StrNotContains(t, r.stdout+r.stderr, "YWJj")
-			w, wrote := f.lastWrite()
-			must.EqOp(t, tc.wantPath != "", wrote)
-			if wrote {
-				must.EqOp(t, "DELETE", w.method)
-				must.EqOp(t, tc.wantPath, w.path)
-				must.EqOp(t, "", w.query)
-				must.EqOp(t, "", w.body)
-				must.Eq(t, tc.wantSecrets, w.secrets)
-			}
+			f.mustLastWrite(t, tc.wantPath != "", fixtureWrite{method: "DELETE", path: tc.wantPath, secrets: tc.wantSecrets})
 		})
 	}
 }

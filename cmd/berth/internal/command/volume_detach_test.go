@@ -1,6 +1,7 @@
 package command
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/shoenig/test/must"
@@ -39,21 +40,10 @@ func TestVolumeDetach_Run(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			f.reset()
 			r := runCLI(t, f.srv.URL, "", tc.args...)
-			must.EqOp(t, tc.wantCode, r.code, must.Sprint(r.stderr))
+			mustExit(t, r, tc.wantCode, tc.wantStderr)
 			must.StrContains(t, r.stdout, tc.wantStdout)
-			if tc.wantStderr == "" {
-				must.EqOp(t, "", r.stderr)
-			} else {
-				must.StrContains(t, r.stderr, tc.wantStderr)
-			}
-			w, ok := f.lastWrite()
-			if tc.wantWrite == "" {
-				must.False(t, ok)
-				return
-			}
-			must.True(t, ok)
-			must.EqOp(t, "DELETE", w.method)
-			must.EqOp(t, tc.wantWrite, w.path+"?"+w.query)
+			path, query, _ := strings.Cut(tc.wantWrite, "?")
+			f.mustLastWrite(t, tc.wantWrite != "", fixtureWrite{method: "DELETE", path: path, query: query})
 		})
 	}
 }

@@ -130,22 +130,11 @@ The plugin has not made it ready yet; "berth volume snapshot list -plugin hostpa
 		t.Run(tc.name, func(t *testing.T) {
 			f.reset()
 			r := runCLI(t, f.srv.URL, "", tc.args...)
-			must.EqOp(t, tc.wantCode, r.code, must.Sprint(r.stderr))
+			mustExit(t, r, tc.wantCode, tc.wantStderr)
 			must.EqOp(t, tc.wantStdout, tookRe.ReplaceAllString(r.stdout, "taken in X\n"))
-			if tc.wantStderr == "" {
-				must.EqOp(t, "", r.stderr)
-			} else {
-				must.StrContains(t, r.stderr, tc.wantStderr)
-			}
 			must.StrNotContains(t, r.stdout+r.stderr, "s3cret")
-			w, wrote := f.lastWrite()
-			must.EqOp(t, tc.wantBody != "", wrote)
-			if wrote {
-				must.EqOp(t, "POST", w.method)
-				must.EqOp(t, "/v1/volumes/snapshot", w.path)
-				must.EqOp(t, tc.wantBody, w.body)
-				must.Eq(t, tc.wantSecrets, w.secrets)
-			}
+			f.mustLastWrite(t, tc.wantBody != "", fixtureWrite{method: "POST", path: "/v1/volumes/snapshot",
+				body: tc.wantBody, secrets: tc.wantSecrets})
 		})
 	}
 }
@@ -153,8 +142,7 @@ The plugin has not made it ready yet; "berth volume snapshot list -plugin hostpa
 func TestVolumeSnapshotCreate_JSON_IsTheSnapshotOnly(t *testing.T) {
 	f := newFixture(t)
 	r := runCLI(t, f.srv.URL, "", "volume", "snapshot", "create", "-json", "data", "nightly")
-	must.EqOp(t, 0, r.code, must.Sprint(r.stderr))
-	must.EqOp(t, "", r.stderr)
+	mustExit(t, r, 0, "")
 	must.StrHasPrefix(t, "{\n    \"ID\": \"snap-vol-0001\",", r.stdout)
 	var got structs.CSISnapshot
 	must.NoError(t, json.Unmarshal([]byte(r.stdout), &got))
@@ -315,13 +303,8 @@ func TestVolumeSnapshotList_Run(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			f.reset()
 			r := runCLI(t, f.srv.URL, "", tc.args...)
-			must.EqOp(t, tc.wantCode, r.code, must.Sprint(r.stderr))
+			mustExit(t, r, tc.wantCode, tc.wantStderr)
 			must.EqOp(t, tc.wantStdout, r.stdout)
-			if tc.wantStderr == "" {
-				must.EqOp(t, "", r.stderr)
-			} else {
-				must.StrContains(t, r.stderr, tc.wantStderr)
-			}
 			must.StrNotContains(t, r.stdout+r.stderr, "s3cret")
 			reads := f.readsOf("/v1/volumes/snapshot")
 			queries := make([]string, len(reads))
@@ -398,23 +381,11 @@ func TestVolumeSnapshotDelete_Run(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			f.reset()
 			r := runCLI(t, f.srv.URL, "", tc.args...)
-			must.EqOp(t, tc.wantCode, r.code, must.Sprint(r.stderr))
+			mustExit(t, r, tc.wantCode, tc.wantStderr)
 			must.EqOp(t, tc.wantStdout, r.stdout)
-			if tc.wantStderr == "" {
-				must.EqOp(t, "", r.stderr)
-			} else {
-				must.StrContains(t, r.stderr, tc.wantStderr)
-			}
 			must.StrNotContains(t, r.stdout+r.stderr, "s3cret")
-			w, wrote := f.lastWrite()
-			must.EqOp(t, tc.wantQuery != "", wrote)
-			if wrote {
-				must.EqOp(t, "DELETE", w.method)
-				must.EqOp(t, "/v1/volumes/snapshot", w.path)
-				must.EqOp(t, tc.wantQuery, w.query)
-				must.EqOp(t, "", w.body)
-				must.Eq(t, tc.wantSecrets, w.secrets)
-			}
+			f.mustLastWrite(t, tc.wantQuery != "", fixtureWrite{method: "DELETE", path: "/v1/volumes/snapshot",
+				query: tc.wantQuery, secrets: tc.wantSecrets})
 		})
 	}
 }

@@ -86,13 +86,8 @@ capability {
 		t.Run(tc.name, func(t *testing.T) {
 			before := f.count()
 			r := runCLI(t, f.srv.URL, tc.stdin, tc.args...)
-			must.EqOp(t, tc.wantCode, r.code, must.Sprint(r.stderr))
+			mustExit(t, r, tc.wantCode, tc.wantStderr)
 			must.EqOp(t, tc.wantStdout, r.stdout)
-			if tc.wantStderr == "" {
-				must.EqOp(t, "", r.stderr)
-			} else {
-				must.StrContains(t, r.stderr, tc.wantStderr)
-			}
 			must.EqOp(t, tc.wantWrite, f.count() > before)
 		})
 	}
@@ -140,20 +135,9 @@ func TestVolumeDeregister_Run(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			f.reset()
 			r := runCLI(t, f.srv.URL, "", tc.args...)
-			must.EqOp(t, tc.wantCode, r.code, must.Sprint(r.stderr))
+			mustExit(t, r, tc.wantCode, tc.wantStderr)
 			must.EqOp(t, tc.wantStdout, r.stdout)
-			if tc.wantStderr == "" {
-				must.EqOp(t, "", r.stderr)
-			} else {
-				must.StrContains(t, r.stderr, tc.wantStderr)
-			}
-			w, wrote := f.lastWrite()
-			must.EqOp(t, tc.wantPath != "", wrote)
-			if wrote {
-				must.EqOp(t, "DELETE", w.method)
-				must.EqOp(t, tc.wantPath, w.path)
-				must.EqOp(t, tc.wantQuery, w.query)
-			}
+			f.mustLastWrite(t, tc.wantPath != "", fixtureWrite{method: "DELETE", path: tc.wantPath, query: tc.wantQuery})
 		})
 	}
 }
