@@ -18,10 +18,7 @@ func (h *handler) allocList(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	setQueryMeta(w, &reply.QueryMeta)
-	if reply.Allocations == nil {
-		reply.Allocations = []*structs.AllocListStub{}
-	}
-	return writeJSON(w, r, reply.Allocations)
+	return writeJSON(w, r, nonNil(reply.Allocations))
 }
 
 // GET /v1/allocation/:id: one allocation with its task states and job,
@@ -103,8 +100,6 @@ func (h *handler) volumeDetach(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	setIndex(w, reply.Index)
-	if reply.Released == nil {
-		reply.Released = []string{}
-	}
+	reply.Released = nonNil(reply.Released)
 	return writeJSON(w, r, &reply)
 }

@@ -17,10 +17,7 @@ func (h *handler) jobList(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	setQueryMeta(w, &reply.QueryMeta)
-	if reply.Jobs == nil {
-		reply.Jobs = []*structs.JobListStub{}
-	}
-	return writeJSON(w, r, reply.Jobs)
+	return writeJSON(w, r, nonNil(reply.Jobs))
 }
 
 // PUT /v1/jobs with {"Job": {...}}: register the job and place its
@@ -47,12 +44,8 @@ func (h *handler) jobRegister(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	setIndex(w, reply.Index)
-	if reply.Placed == nil {
-		reply.Placed = []*structs.AllocListStub{}
-	}
-	if reply.Failures == nil {
-		reply.Failures = []*structs.PlacementFailure{}
-	}
+	reply.Placed = nonNil(reply.Placed)
+	reply.Failures = nonNil(reply.Failures)
 	return writeJSON(w, r, &reply)
 }
 
@@ -76,12 +69,9 @@ func (h *handler) jobGet(w http.ResponseWriter, r *http.Request) error {
 // DELETE /v1/job/:id[?purge=true]: stop the job; purge also removes it.
 func (h *handler) jobDeregister(w http.ResponseWriter, r *http.Request) error {
 	args := structs.JobDeregisterRequest{JobID: r.PathValue("id")}
-	if q := r.URL.Query(); q.Has("purge") {
-		purge, err := parseFlag(q.Get("purge"))
-		if err != nil {
-			return badRequest("query parameter purge=%q must be true or false", q.Get("purge"))
-		}
-		args.Purge = purge
+	var err error
+	if args.Purge, err = flagParam(r, "purge"); err != nil {
+		return err
 	}
 	writeNamespace(r, &args.WriteRequest)
 	var reply structs.JobDeregisterResponse
@@ -103,8 +93,5 @@ func (h *handler) jobAllocations(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	setQueryMeta(w, &reply.QueryMeta)
-	if reply.Allocations == nil {
-		reply.Allocations = []*structs.AllocListStub{}
-	}
-	return writeJSON(w, r, reply.Allocations)
+	return writeJSON(w, r, nonNil(reply.Allocations))
 }

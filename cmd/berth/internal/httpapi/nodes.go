@@ -17,10 +17,7 @@ func (h *handler) nodeList(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	setQueryMeta(w, &reply.QueryMeta)
-	if reply.Nodes == nil {
-		reply.Nodes = []*structs.NodeListStub{}
-	}
-	return writeJSON(w, r, reply.Nodes)
+	return writeJSON(w, r, nonNil(reply.Nodes))
 }
 
 // GET /v1/node/:id: one node, 404 when it does not exist.

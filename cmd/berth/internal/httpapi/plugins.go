@@ -20,10 +20,7 @@ func (h *handler) pluginList(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	setQueryMeta(w, &reply.QueryMeta)
-	if reply.Plugins == nil {
-		reply.Plugins = []*structs.CSIPluginListStub{}
-	}
-	return writeJSON(w, r, reply.Plugins)
+	return writeJSON(w, r, nonNil(reply.Plugins))
 }
 
 // GET /v1/plugin/csi/:id: one plugin, 404 when no instance reports it.

@@ -73,6 +73,20 @@ func parseFlag(s string) (bool, error) {
 	return strconv.ParseBool(s)
 }
 
+// flagParam reads a boolean query parameter of a write: absent is false,
+// present but empty is true.
+func flagParam(r *http.Request, name string) (bool, error) {
+	q := r.URL.Query()
+	if !q.Has(name) {
+		return false, nil
+	}
+	v, err := parseFlag(q.Get(name))
+	if err != nil {
+		return false, badRequest("query parameter %s=%q must be true or false", name, q.Get(name))
+	}
+	return v, nil
+}
+
 // checkTypeCSI rejects ?type= other than csi (absent means csi).
 func checkTypeCSI(r *http.Request) error {
 	if t := r.URL.Query().Get("type"); t != "" && t != "csi" {
@@ -113,6 +127,15 @@ func writeJSON(w http.ResponseWriter, r *http.Request, v any) error {
 	w.Header().Set("Content-Type", "application/json")
 	_, _ = w.Write(buf.Bytes())
 	return nil
+}
+
+// nonNil makes a nil list an empty one, so that it answers as [] rather
+// than null.
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
 }
 
 // decodeBody reads a JSON request body into v. Errors name what is wrong

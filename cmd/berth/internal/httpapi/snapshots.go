@@ -103,10 +103,7 @@ func (h *handler) snapshotList(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	setQueryMeta(w, &reply.QueryMeta)
-	page := snapshotPage{Snapshots: reply.Snapshots, NextToken: reply.NextToken}
-	if page.Snapshots == nil {
-		page.Snapshots = []*structs.CSISnapshot{}
-	}
+	page := snapshotPage{Snapshots: nonNil(reply.Snapshots), NextToken: reply.NextToken}
 	return writeJSON(w, r, &page)
 }
 
@@ -136,10 +133,7 @@ func (h *handler) externalVolumeList(w http.ResponseWriter, r *http.Request) err
 		return err
 	}
 	setQueryMeta(w, &reply.QueryMeta)
-	page := externalVolumePage{Volumes: reply.Volumes, NextToken: reply.NextToken}
-	if page.Volumes == nil {
-		page.Volumes = []*structs.CSIExternalVolume{}
-	}
+	page := externalVolumePage{Volumes: nonNil(reply.Volumes), NextToken: reply.NextToken}
 	return writeJSON(w, r, &page)
 }
 

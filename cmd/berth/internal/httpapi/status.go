@@ -33,10 +33,7 @@ func (h *handler) statusPeers(w http.ResponseWriter, r *http.Request) error {
 	if err := h.rpc(r, "Status.Peers", &args, &peers); err != nil {
 		return err
 	}
-	if peers == nil {
-		peers = []string{}
-	}
-	return writeJSON(w, r, peers)
+	return writeJSON(w, r, nonNil(peers))
 }
 
 // GET /v1/agent/members: the servers as gossip sees them.
@@ -49,10 +46,7 @@ func (h *handler) agentMembers(w http.ResponseWriter, r *http.Request) error {
 	if err := h.rpc(r, "Status.Members", &args, &reply); err != nil {
 		return err
 	}
-	if reply.Members == nil {
-		reply.Members = []*structs.ServerMember{}
-	}
-	return writeJSON(w, r, reply.Members)
+	return writeJSON(w, r, nonNil(reply.Members))
 }
 
 // GET /v1/operator/raft/configuration.
@@ -65,9 +59,7 @@ func (h *handler) raftConfiguration(w http.ResponseWriter, r *http.Request) erro
 	if err := h.rpc(r, "Operator.RaftGetConfiguration", &args, &reply); err != nil {
 		return err
 	}
-	if reply.Servers == nil {
-		reply.Servers = []*structs.RaftServer{}
-	}
+	reply.Servers = nonNil(reply.Servers)
 	setIndex(w, reply.Index)
 	return writeJSON(w, r, &reply)
 }

@@ -24,10 +24,7 @@ func (h *handler) volumeList(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	setQueryMeta(w, &reply.QueryMeta)
-	if reply.Volumes == nil {
-		reply.Volumes = []*structs.CSIVolumeListStub{}
-	}
-	return writeJSON(w, r, reply.Volumes)
+	return writeJSON(w, r, nonNil(reply.Volumes))
 }
 
 // GET /v1/volume/csi/:id: one volume, 404 when it does not exist. The
@@ -122,12 +119,9 @@ func checkBodyVolumes(id, verb string, vols []*structs.CSIVolume, namespace stri
 // DELETE /v1/volume/csi/:id[?force=true]: deregister.
 func (h *handler) volumeDeregister(w http.ResponseWriter, r *http.Request) error {
 	args := structs.CSIVolumeDeregisterRequest{VolumeIDs: []string{r.PathValue("id")}}
-	if q := r.URL.Query(); q.Has("force") {
-		force, err := parseFlag(q.Get("force"))
-		if err != nil {
-			return badRequest("query parameter force=%q must be true or false", q.Get("force"))
-		}
-		args.Force = force
+	var err error
+	if args.Force, err = flagParam(r, "force"); err != nil {
+		return err
 	}
 	writeNamespace(r, &args.WriteRequest)
 	var reply structs.CSIVolumeDeregisterResponse
