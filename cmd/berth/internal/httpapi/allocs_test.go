@@ -48,12 +48,7 @@ func TestHandler_AllocLogs_BadParameters(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			b := &fakeBackend{}
-			rec := do(t, b, "GET", tc.target, "")
-			must.EqOp(t, http.StatusBadRequest, rec.Code)
-			e := decodeError(t, rec)
-			must.EqOp(t, structs.CodeBadRequest, e.Code)
-			must.StrContains(t, e.Message, tc.wantMsg)
-			must.Zero(t, b.count())
+			mustBadRequest(t, do(t, b, "GET", tc.target, ""), b, tc.wantMsg)
 		})
 	}
 }
@@ -77,10 +72,7 @@ func TestHandler_VolumeDetach(t *testing.T) {
 	})
 	t.Run("node required", func(t *testing.T) {
 		b := &fakeBackend{}
-		rec := do(t, b, "DELETE", "/v1/volume/csi/data/detach", "")
-		must.EqOp(t, http.StatusBadRequest, rec.Code)
-		must.StrContains(t, decodeError(t, rec).Message, `volume "data": query parameter node is required`)
-		must.Zero(t, b.count())
+		mustBadRequest(t, do(t, b, "DELETE", "/v1/volume/csi/data/detach", ""), b, `volume "data": query parameter node is required`)
 	})
 	t.Run("server error", func(t *testing.T) {
 		b := &fakeBackend{err: structs.NewError(structs.CodeNotFound, `volume "data" has no claims on node "n1"`)}

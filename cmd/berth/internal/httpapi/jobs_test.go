@@ -25,12 +25,7 @@ func TestHandler_JobAndAllocRoutes_CallTheirRPC(t *testing.T) {
 			"server": {State: "running"}}}, QueryMeta: meta},
 		"CSIVolume.Detach": &structs.CSIVolumeDetachResponse{Released: []string{"a1"}, WriteMeta: structs.WriteMeta{Index: 62}},
 	}
-	cases := []struct {
-		name, method, target, body string
-		wantRPC                    string
-		wantIndex                  string
-		wantBody                   string
-	}{
+	testRoutes(t, replies, []routeCase{
 		{"job list", "GET", "/v1/jobs", "", "Job.List", "42", `[{"ID":"web","Namespace":"","Name":"","Type":"service","Stop":false,"Status":"running"`},
 		{"job register put", "PUT", "/v1/jobs", `{"Job":{"ID":"web"}}`, "Job.Register", "60", `{"Placed":[{"ID":"a1"`},
 		{"job register post", "POST", "/v1/jobs", `{"Job":{"ID":"web"}}`, "Job.Register", "60", `"Failures":[],"Index":60}`},
@@ -40,18 +35,7 @@ func TestHandler_JobAndAllocRoutes_CallTheirRPC(t *testing.T) {
 		{"alloc list", "GET", "/v1/allocations", "", "Alloc.List", "42", `[{"ID":"a1"`},
 		{"alloc get", "GET", "/v1/allocation/a1", "", "Alloc.Get", "42", `"TaskStates":{"server":{"State":"running"`},
 		{"volume detach", "DELETE", "/v1/volume/csi/data/detach?node=n1", "", "CSIVolume.Detach", "62", `{"Released":["a1"],"Index":62}`},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			b := &fakeBackend{replies: replies}
-			rec := do(t, b, tc.method, tc.target, tc.body)
-			must.EqOp(t, http.StatusOK, rec.Code, must.Sprint(rec.Body.String()))
-			must.EqOp(t, tc.wantRPC, b.last(t).method)
-			must.EqOp(t, "application/json", rec.Header().Get("Content-Type"))
-			must.EqOp(t, tc.wantIndex, rec.Header().Get(headerIndex))
-			must.StrContains(t, rec.Body.String(), tc.wantBody)
-		})
-	}
+	})
 }
 
 func TestHandler_JobAndAllocRoutes_EmptyListsAreArrays(t *testing.T) {
@@ -75,26 +59,12 @@ func TestHandler_JobAndAllocRoutes_EmptyListsAreArrays(t *testing.T) {
 }
 
 func TestHandler_JobAndAlloc_NilObjectIs404(t *testing.T) {
-	cases := []struct {
-		name, target, method string
-		reply                any
-		wantMsg              string
-	}{
+	testNilObjects(t, []nilObjectCase{
 		{"job", "/v1/job/web", "Job.Get", &structs.SingleJobResponse{QueryMeta: structs.QueryMeta{Index: 9}},
 			`job "web" not found; list jobs with GET /v1/jobs`},
 		{"alloc", "/v1/allocation/a1", "Alloc.Get", &structs.SingleAllocResponse{QueryMeta: structs.QueryMeta{Index: 9}},
 			`allocation "a1" not found; list allocations with GET /v1/allocations`},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			rec := do(t, &fakeBackend{replies: map[string]any{tc.method: tc.reply}}, "GET", tc.target, "")
-			must.EqOp(t, http.StatusNotFound, rec.Code)
-			must.EqOp(t, "9", rec.Header().Get(headerIndex))
-			e := decodeError(t, rec)
-			must.EqOp(t, structs.CodeNotFound, e.Code)
-			must.EqOp(t, tc.wantMsg, e.Message)
-		})
-	}
+	})
 }
 
 func TestHandler_JobRegister_Body(t *testing.T) {
@@ -155,8 +125,7 @@ func TestHandler_JobRegister_Body(t *testing.T) {
 			rec := do(t, b, "PUT", tc.target, tc.body)
 			must.EqOp(t, tc.wantStatus, rec.Code, must.Sprint(rec.Body.String()))
 			if tc.wantMsg != "" {
-				must.StrContains(t, decodeError(t, rec).Message, tc.wantMsg)
-				must.Zero(t, b.count())
+				mustBadRequest(t, rec, b, tc.wantMsg)
 				return
 			}
 			tc.check(t, b.last(t).args.(*structs.JobRegisterRequest))
@@ -187,10 +156,7 @@ func TestHandler_JobDeregister_Purge(t *testing.T) {
 	}
 	t.Run("bad purge", func(t *testing.T) {
 		b := &fakeBackend{}
-		rec := do(t, b, "DELETE", "/v1/job/web?purge=please", "")
-		must.EqOp(t, http.StatusBadRequest, rec.Code)
-		must.StrContains(t, decodeError(t, rec).Message, `purge="please" must be true or false`)
-		must.Zero(t, b.count())
+		mustBadRequest(t, do(t, b, "DELETE", "/v1/job/web?purge=please", ""), b, `purge="please" must be true or false`)
 	})
 }
 
@@ -216,11 +182,7 @@ func TestHandler_JobAndAllocRoutes_WrongMethod(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.method+" "+tc.target, func(t *testing.T) {
-			b := &fakeBackend{}
-			rec := do(t, b, tc.method, tc.target, "")
-			must.EqOp(t, http.StatusMethodNotAllowed, rec.Code)
-			must.EqOp(t, tc.wantAllow, rec.Header().Get("Allow"))
-			must.Zero(t, b.count())
+			mustNotAllowed(t, tc.method, tc.target, tc.wantAllow)
 		})
 	}
 }

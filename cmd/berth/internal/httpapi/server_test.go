@@ -18,7 +18,7 @@ import (
 	"github.com/berth-csi/berth/structs"
 )
 
-// fakeBackend stands in for the server, which is being written alongside:
+// fakeBackend stands in for the server, which this package must not import:
 // it records each call and answers with a canned reply or error.
 type fakeBackend struct {
 	mu      sync.Mutex
@@ -86,11 +86,100 @@ func do(t *testing.T, b Backend, method, target, body string) *httptest.Response
 	return rec
 }
 
+// serveWithSecrets serves one request carrying the X-Berth-CSI-Secrets
+// header values and returns the recorder and what was logged.
+func serveWithSecrets(t *testing.T, b Backend, method, target, body string, secrets ...string) (*httptest.ResponseRecorder, string) {
+	t.Helper()
+	var logs strings.Builder
+	logger := hclog.New(&hclog.LoggerOptions{Level: hclog.Trace, Output: &logs})
+	var rd io.Reader
+	if body != "" {
+		rd = strings.NewReader(body)
+	}
+	req := httptest.NewRequest(method, target, rd)
+	for _, s := range secrets {
+		req.Header.Add(headerCSISecrets, s)
+	}
+	rec := httptest.NewRecorder()
+	New(b, logger).ServeHTTP(rec, req)
+	return rec, logs.String()
+}
+
 func decodeError(t *testing.T, rec *httptest.ResponseRecorder) errorBody {
 	t.Helper()
 	var e errorBody
 	must.NoError(t, json.Unmarshal(rec.Body.Bytes(), &e), must.Sprint(rec.Body.String()))
 	return e
+}
+
+// mustBadRequest checks that the answer is a 400 BadRequest whose message
+// holds wantMsg, and that the request never reached b.
+func mustBadRequest(t *testing.T, rec *httptest.ResponseRecorder, b *fakeBackend, wantMsg string) {
+	t.Helper()
+	must.EqOp(t, http.StatusBadRequest, rec.Code, must.Sprint(rec.Body.String()))
+	e := decodeError(t, rec)
+	must.EqOp(t, structs.CodeBadRequest, e.Code)
+	must.StrContains(t, e.Message, wantMsg)
+	must.Zero(t, b.count())
+}
+
+// mustNotAllowed checks that method on target is a 405 naming the
+// methods it allows, without an RPC.
+func mustNotAllowed(t *testing.T, method, target, wantAllow string) {
+	t.Helper()
+	b := &fakeBackend{}
+	rec := do(t, b, method, target, "")
+	must.EqOp(t, http.StatusMethodNotAllowed, rec.Code)
+	must.EqOp(t, wantAllow, rec.Header().Get("Allow"))
+	must.Zero(t, b.count())
+}
+
+// routeCase is one route whose RPC answers with a canned reply.
+type routeCase struct {
+	name, method, target, body string
+	wantRPC                    string
+	wantIndex                  string
+	wantBody                   string // in the answer
+}
+
+// testRoutes serves each case against replies and checks it called its
+// RPC and answered 200 with the JSON and index expected.
+func testRoutes(t *testing.T, replies map[string]any, cases []routeCase) {
+	t.Helper()
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			b := &fakeBackend{replies: replies}
+			rec := do(t, b, tc.method, tc.target, tc.body)
+			must.EqOp(t, http.StatusOK, rec.Code, must.Sprint(rec.Body.String()))
+			must.EqOp(t, tc.wantRPC, b.last(t).method)
+			must.EqOp(t, "application/json", rec.Header().Get("Content-Type"))
+			must.EqOp(t, tc.wantIndex, rec.Header().Get(headerIndex))
+			must.StrContains(t, rec.Body.String(), tc.wantBody)
+		})
+	}
+}
+
+// nilObjectCase is a read route whose RPC answers without the object.
+type nilObjectCase struct {
+	name, target, method string
+	reply                any // with index 9
+	wantMsg              string
+}
+
+// testNilObjects checks each case answers a 404 NotFound with wantMsg
+// and the reply's index.
+func testNilObjects(t *testing.T, cases []nilObjectCase) {
+	t.Helper()
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			rec := do(t, &fakeBackend{replies: map[string]any{tc.method: tc.reply}}, "GET", tc.target, "")
+			must.EqOp(t, http.StatusNotFound, rec.Code)
+			must.EqOp(t, "9", rec.Header().Get(headerIndex))
+			e := decodeError(t, rec)
+			must.EqOp(t, structs.CodeNotFound, e.Code)
+			must.EqOp(t, tc.wantMsg, e.Message)
+		})
+	}
 }
 
 func TestHandler_Routes_CallTheirRPC(t *testing.T) {
@@ -129,12 +218,7 @@ func TestHandler_Routes_CallTheirRPC(t *testing.T) {
 		"CSIVolume.ListExternal": &structs.CSIVolumeExternalListResponse{
 			Volumes: []*structs.CSIExternalVolume{{ExternalID: "vol-1", VolumeID: "data"}}, QueryMeta: meta},
 	}
-	cases := []struct {
-		name, method, target, body string
-		wantRPC                    string
-		wantIndex                  string
-		wantBody                   string
-	}{
+	testRoutes(t, replies, []routeCase{
 		{"leader", "GET", "/v1/status/leader", "", "Status.Leader", "", `"127.0.0.1:4747"`},
 		{"peers", "GET", "/v1/status/peers", "", "Status.Peers", "", `["127.0.0.1:4747","127.0.0.2:4747"]`},
 		{"members", "GET", "/v1/agent/members", "", "Status.Members", "", `[{"Name":"s1"`},
@@ -157,18 +241,7 @@ func TestHandler_Routes_CallTheirRPC(t *testing.T) {
 		{"snapshot delete", "DELETE", "/v1/volumes/snapshot?plugin_id=hostpath&snapshot_id=snap-1", "", "CSIVolume.DeleteSnapshot", "50", `{"Index":50}`},
 		{"snapshot list", "GET", "/v1/volumes/snapshot?plugin_id=hostpath", "", "CSIVolume.ListSnapshots", "42", `{"Snapshots":[{"ID":"snap-1"`},
 		{"external volume list", "GET", "/v1/volumes/external?plugin_id=hostpath", "", "CSIVolume.ListExternal", "42", `{"Volumes":[{"ExternalID":"vol-1","VolumeID":"data"`},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			b := &fakeBackend{replies: replies}
-			rec := do(t, b, tc.method, tc.target, tc.body)
-			must.EqOp(t, http.StatusOK, rec.Code, must.Sprint(rec.Body.String()))
-			must.EqOp(t, tc.wantRPC, b.last(t).method)
-			must.EqOp(t, "application/json", rec.Header().Get("Content-Type"))
-			must.EqOp(t, tc.wantIndex, rec.Header().Get(headerIndex))
-			must.StrContains(t, rec.Body.String(), tc.wantBody)
-		})
-	}
+	})
 }
 
 func TestHandler_Routes_EmptyListsAreArrays(t *testing.T) {
@@ -254,12 +327,7 @@ func TestHandler_QueryOptions_BadValuesAre400(t *testing.T) {
 			if strings.Contains(tc.target, "force") {
 				method = "DELETE"
 			}
-			rec := do(t, b, method, tc.target, "")
-			must.EqOp(t, http.StatusBadRequest, rec.Code)
-			e := decodeError(t, rec)
-			must.EqOp(t, structs.CodeBadRequest, e.Code)
-			must.StrContains(t, e.Message, tc.wantMsg)
-			must.Zero(t, b.count())
+			mustBadRequest(t, do(t, b, method, tc.target, ""), b, tc.wantMsg)
 		})
 	}
 }
@@ -292,25 +360,14 @@ func TestHandler_Errors_StatusFromCode(t *testing.T) {
 }
 
 func TestHandler_Get_NilObjectIs404(t *testing.T) {
-	cases := []struct {
-		name, target, method string
-		reply                any
-		wantMsg              string
-	}{
-		{"volume", "/v1/volume/csi/data", "CSIVolume.Get", &structs.CSIVolumeGetResponse{QueryMeta: structs.QueryMeta{Index: 9}}, `volume "data" not found`},
-		{"plugin", "/v1/plugin/csi/hp", "CSIPlugin.Get", &structs.CSIPluginGetResponse{QueryMeta: structs.QueryMeta{Index: 9}}, `plugin "hp" not found`},
-		{"node", "/v1/node/n1", "Node.Get", &structs.SingleNodeResponse{QueryMeta: structs.QueryMeta{Index: 9}}, `node "n1" not found`},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			rec := do(t, &fakeBackend{replies: map[string]any{tc.method: tc.reply}}, "GET", tc.target, "")
-			must.EqOp(t, http.StatusNotFound, rec.Code)
-			must.EqOp(t, "9", rec.Header().Get(headerIndex))
-			e := decodeError(t, rec)
-			must.EqOp(t, structs.CodeNotFound, e.Code)
-			must.StrContains(t, e.Message, tc.wantMsg)
-		})
-	}
+	testNilObjects(t, []nilObjectCase{
+		{"volume", "/v1/volume/csi/data", "CSIVolume.Get", &structs.CSIVolumeGetResponse{QueryMeta: structs.QueryMeta{Index: 9}},
+			`volume "data" not found; list volumes with GET /v1/volumes?type=csi`},
+		{"plugin", "/v1/plugin/csi/hp", "CSIPlugin.Get", &structs.CSIPluginGetResponse{QueryMeta: structs.QueryMeta{Index: 9}},
+			`plugin "hp" not found; list plugins with GET /v1/plugins?type=csi`},
+		{"node", "/v1/node/n1", "Node.Get", &structs.SingleNodeResponse{QueryMeta: structs.QueryMeta{Index: 9}},
+			`node "n1" not found; list nodes with GET /v1/nodes`},
+	})
 }
 
 func TestHandler_Context_FlowsIntoRPC(t *testing.T) {

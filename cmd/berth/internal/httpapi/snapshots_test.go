@@ -2,37 +2,15 @@ package httpapi
 
 import (
 	"encoding/json"
-	"io"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/hashicorp/go-hclog"
 	"github.com/shoenig/test/must"
 
 	"github.com/berth-csi/berth/structs"
 )
-
-// serveWithSecrets serves one request carrying the X-Berth-CSI-Secrets
-// header values and returns the recorder and what was logged.
-func serveWithSecrets(t *testing.T, b Backend, method, target, body string, secrets ...string) (*httptest.ResponseRecorder, string) {
-	t.Helper()
-	var logs strings.Builder
-	logger := hclog.New(&hclog.LoggerOptions{Level: hclog.Trace, Output: &logs})
-	var rd io.Reader
-	if body != "" {
-		rd = strings.NewReader(body)
-	}
-	req := httptest.NewRequest(method, target, rd)
-	for _, s := range secrets {
-		req.Header.Add(headerCSISecrets, s)
-	}
-	rec := httptest.NewRecorder()
-	New(b, logger).ServeHTTP(rec, req)
-	return rec, logs.String()
-}
 
 var snapshotFixture = &structs.CSISnapshot{
 	ID: "snap-1", PluginID: "hp", Name: "nightly", SourceVolumeID: "data", ExternalSourceVolumeID: "vol-1",
@@ -133,10 +111,7 @@ func TestHandler_SnapshotCreate_Body(t *testing.T) {
 			}
 			must.EqOp(t, tc.wantStatus, rec.Code, must.Sprint(rec.Body.String()))
 			if tc.wantStatus != http.StatusOK {
-				e := decodeError(t, rec)
-				must.EqOp(t, structs.CodeBadRequest, e.Code)
-				must.StrContains(t, e.Message, tc.wantMsg)
-				must.Zero(t, b.count())
+				mustBadRequest(t, rec, b, tc.wantMsg)
 				return
 			}
 			must.EqOp(t, "50", rec.Header().Get(headerIndex))
@@ -180,11 +155,7 @@ func TestHandler_SnapshotDelete_Params(t *testing.T) {
 			rec, logs := serveWithSecrets(t, b, "DELETE", tc.target, "", tc.header...)
 			must.StrNotContains(t, rec.Body.String()+logs, "s3cret")
 			if tc.wantMsg != "" {
-				must.EqOp(t, http.StatusBadRequest, rec.Code)
-				e := decodeError(t, rec)
-				must.EqOp(t, structs.CodeBadRequest, e.Code)
-				must.StrContains(t, e.Message, tc.wantMsg)
-				must.Zero(t, b.count())
+				mustBadRequest(t, rec, b, tc.wantMsg)
 				return
 			}
 			must.EqOp(t, http.StatusOK, rec.Code, must.Sprint(rec.Body.String()))
@@ -324,11 +295,7 @@ func TestHandler_PagedLists_BadParamsAre400(t *testing.T) {
 				header = []string{"nokey"}
 			}
 			rec, _ := serveWithSecrets(t, b, tc.method, tc.target, "", header...)
-			must.EqOp(t, http.StatusBadRequest, rec.Code)
-			e := decodeError(t, rec)
-			must.EqOp(t, structs.CodeBadRequest, e.Code)
-			must.StrContains(t, e.Message, tc.wantMsg)
-			must.Zero(t, b.count())
+			mustBadRequest(t, rec, b, tc.wantMsg)
 		})
 	}
 }
@@ -343,11 +310,7 @@ func TestHandler_SnapshotRoutes_WrongMethod(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.method+" "+tc.target, func(t *testing.T) {
-			b := &fakeBackend{}
-			rec := do(t, b, tc.method, tc.target, "")
-			must.EqOp(t, http.StatusMethodNotAllowed, rec.Code)
-			must.EqOp(t, tc.wantAllow, rec.Header().Get("Allow"))
-			must.Zero(t, b.count())
+			mustNotAllowed(t, tc.method, tc.target, tc.wantAllow)
 		})
 	}
 }

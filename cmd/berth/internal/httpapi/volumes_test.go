@@ -3,11 +3,9 @@ package httpapi
 import (
 	"encoding/json"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 
-	"github.com/hashicorp/go-hclog"
 	"github.com/shoenig/test/must"
 
 	"github.com/berth-csi/berth/structs"
@@ -158,10 +156,7 @@ func TestHandler_VolumeRegisterAndCreate_Body(t *testing.T) {
 				rec := do(t, b, "PUT", withSuffix(tc.target, route.suffix), tc.body)
 				must.EqOp(t, tc.wantStatus, rec.Code, must.Sprint(rec.Body.String()))
 				if tc.wantStatus != http.StatusOK {
-					e := decodeError(t, rec)
-					must.EqOp(t, structs.CodeBadRequest, e.Code)
-					must.StrContains(t, e.Message, tc.wantMsg)
-					must.Zero(t, b.count())
+					mustBadRequest(t, rec, b, tc.wantMsg)
 					return
 				}
 				must.EqOp(t, route.rpc, b.last(t).method)
@@ -268,28 +263,17 @@ func TestHandler_VolumeDelete_Secrets(t *testing.T) {
 			if target == "" {
 				target = "/v1/volume/csi/data/delete"
 			}
-			var logs strings.Builder
-			logger := hclog.New(&hclog.LoggerOptions{Level: hclog.Trace, Output: &logs})
-			req := httptest.NewRequest("DELETE", target, nil)
-			for _, v := range tc.header {
-				req.Header.Add("X-Berth-CSI-Secrets", v)
-			}
-			rec := httptest.NewRecorder()
 			b := &fakeBackend{replies: map[string]any{
 				"CSIVolume.Delete": &structs.CSIVolumeDeleteResponse{WriteMeta: structs.WriteMeta{Index: 48}}}}
-			New(b, logger).ServeHTTP(rec, req)
+			rec, logs := serveWithSecrets(t, b, "DELETE", target, "", tc.header...)
 
 			// Secrets never come back, in the answer or the logs.
 			for _, secret := range []string{"s3cret", "hunter2", "hunter3", "admin", "YWJj", "pass=b"} {
 				must.StrNotContains(t, rec.Body.String(), secret)
-				must.StrNotContains(t, logs.String(), secret)
+				must.StrNotContains(t, logs, secret)
 			}
 			if tc.wantMsg != "" {
-				must.EqOp(t, http.StatusBadRequest, rec.Code)
-				e := decodeError(t, rec)
-				must.EqOp(t, structs.CodeBadRequest, e.Code)
-				must.StrContains(t, e.Message, tc.wantMsg)
-				must.Zero(t, b.count())
+				mustBadRequest(t, rec, b, tc.wantMsg)
 				return
 			}
 			must.EqOp(t, http.StatusOK, rec.Code, must.Sprint(rec.Body.String()))
@@ -308,16 +292,11 @@ func TestHandler_VolumeDelete_Secrets(t *testing.T) {
 }
 
 func TestHandler_VolumeDelete_FailureLogsNoSecrets(t *testing.T) {
-	var logs strings.Builder
-	logger := hclog.New(&hclog.LoggerOptions{Level: hclog.Trace, Output: &logs})
-	req := httptest.NewRequest("DELETE", "/v1/volume/csi/data/delete", nil)
-	req.Header.Set("X-Berth-CSI-Secrets", "token=s3cret")
-	rec := httptest.NewRecorder()
 	b := &fakeBackend{err: structs.NewError(structs.CodeInternal, `volume "data": controller delete failed: rpc error`)}
-	New(b, logger).ServeHTTP(rec, req)
+	rec, logs := serveWithSecrets(t, b, "DELETE", "/v1/volume/csi/data/delete", "", "token=s3cret")
 	must.EqOp(t, http.StatusInternalServerError, rec.Code)
-	must.StrContains(t, logs.String(), "request failed")
-	must.StrNotContains(t, logs.String(), "s3cret")
+	must.StrContains(t, logs, "request failed")
+	must.StrNotContains(t, logs, "s3cret")
 	must.StrNotContains(t, rec.Body.String(), "s3cret")
 }
 
@@ -369,7 +348,7 @@ func TestHandler_VolumeClaim_Body(t *testing.T) {
 			rec := do(t, b, "POST", "/v1/volume/csi/data/claim", tc.body)
 			must.EqOp(t, tc.wantStatus, rec.Code, must.Sprint(rec.Body.String()))
 			if tc.wantStatus != http.StatusOK {
-				must.StrContains(t, decodeError(t, rec).Message, tc.wantMsg)
+				mustBadRequest(t, rec, b, tc.wantMsg)
 				return
 			}
 			args := b.last(t).args.(*structs.CSIVolumeClaimRequest)
