@@ -74,7 +74,7 @@ func (p *parser) pascalGroup(tg *node) *node {
 				v.labels = []string{vf.name}
 				for _, mf := range v.fields {
 					if mf.name == "mount_options" {
-						mf.val = pascalObject(mf.val, pascalMountOptionNames)
+						mf.val = pascalObject(mf.val, pascalMount)
 					}
 				}
 				g.fields = append(g.fields, &field{name: "volume", line: vf.line, val: v})
@@ -89,8 +89,6 @@ func (p *parser) pascalGroup(tg *node) *node {
 	}
 	return g
 }
-
-var pascalMountOptionNames = map[string]string{"FSType": "fs_type", "MountFlags": "mount_flags"}
 
 func (p *parser) pascalTask(tn *node) *node {
 	t := &node{kind: kindObject, line: tn.line, block: true}
