@@ -2,7 +2,6 @@ package spec
 
 import (
 	"fmt"
-	"sort"
 
 	"github.com/berth-csi/berth/structs"
 )
@@ -18,12 +17,7 @@ func (p *parser) checkGroupVolumes(tg *structs.TaskGroup, vols map[string]*group
 	if jobType == structs.JobTypeSystem {
 		count = 1
 	}
-	aliases := make([]string, 0, len(vols))
-	for a := range vols {
-		aliases = append(aliases, a)
-	}
-	sort.Strings(aliases)
-	for _, alias := range aliases {
+	for _, alias := range volumeAliases(vols) {
 		v := vols[alias]
 		r, s := v.req, v.scope
 		modeLine := lineOr(v.lines, "access_mode", v.line)
