@@ -120,11 +120,7 @@ func (p *parser) checkPurpose(v *api.VolumeSpec, seen map[string]int, purpose Pu
 	switch purpose {
 	case ForRegister:
 		if v.ExternalID == "" {
-			line := 1
-			if l, ok := seen["external_id"]; ok {
-				line = l
-			}
-			p.errorf(line, "external_id", "external_id: missing; registering needs the storage provider's ID of an existing volume "+
+			p.errorf(lineOr(seen, "external_id", 1), "external_id", "external_id: missing; registering needs the storage provider's ID of an existing volume "+
 				"(to have the plugin make a new volume, use \"berth volume create\")")
 		}
 	case ForCreate:
