@@ -42,10 +42,8 @@ func (s *Server) ServeMultiplex(ctx context.Context, conn net.Conn, onSession fu
 		return
 	}
 	defer sess.Close()
-	ctx, cancel := context.WithCancel(ctx)
+	ctx, cancel := s.untilShutdown(ctx)
 	defer cancel()
-	stopShutdown := context.AfterFunc(s.ctx, cancel)
-	defer stopShutdown()
 	stopClose := context.AfterFunc(ctx, func() { _ = sess.Close() })
 	defer stopClose()
 
@@ -65,10 +63,8 @@ func (s *Server) ServeSession(ctx context.Context, sess *yamux.Session) {
 	}
 	defer s.wg.Done()
 
-	ctx, cancel := context.WithCancel(ctx)
+	ctx, cancel := s.untilShutdown(ctx)
 	defer cancel()
-	stopShutdown := context.AfterFunc(s.ctx, cancel)
-	defer stopShutdown()
 	ctx = context.WithValue(ctx, sessionKey{}, sess)
 
 	var streams sync.WaitGroup

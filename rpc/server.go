@@ -83,6 +83,17 @@ func (s *Server) Shutdown() {
 	s.wg.Wait()
 }
 
+// untilShutdown derives from ctx a context that also ends when the server
+// shuts down. cancel ends it and releases the link to the server.
+func (s *Server) untilShutdown(ctx context.Context) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(ctx)
+	stop := context.AfterFunc(s.ctx, cancel)
+	return ctx, func() {
+		stop()
+		cancel()
+	}
+}
+
 // enter counts one serving goroutine in, unless the server is shut down.
 func (s *Server) enter() bool {
 	s.stateMu.Lock()
@@ -106,10 +117,8 @@ func (s *Server) ServeConn(ctx context.Context, conn net.Conn) {
 	}
 	defer s.wg.Done()
 
-	ctx, cancel := context.WithCancel(ctx)
+	ctx, cancel := s.untilShutdown(ctx)
 	defer cancel()
-	stopShutdown := context.AfterFunc(s.ctx, cancel)
-	defer stopShutdown()
 	stopClose := context.AfterFunc(ctx, func() { _ = conn.Close() })
 	defer stopClose()
 
@@ -214,10 +223,8 @@ func (s *Server) Call(ctx context.Context, method string, args, reply any) error
 	} else if rv = reflect.ValueOf(reply); rv.Type() != mt.replyType || rv.IsNil() {
 		return structs.NewError(structs.CodeBadRequest, "rpc: %s: reply is %T, want non-nil %s", method, reply, mt.replyType)
 	}
-	ctx, cancel := context.WithCancel(ctx)
+	ctx, cancel := s.untilShutdown(ctx)
 	defer cancel()
-	stop := context.AfterFunc(s.ctx, cancel)
-	defer stop()
 	if err := s.invoke(ctx, svc, mt, method, arg, rv); err != nil {
 		return structs.ToError(err) // flattened, as it would arrive over the wire
 	}
