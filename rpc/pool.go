@@ -135,13 +135,7 @@ func (p *Pool) Shutdown() {
 
 	p.cancel()
 	for _, pc := range conns {
-		pc.mu.Lock()
-		sess := pc.sess
-		pc.sess = nil
-		pc.mu.Unlock()
-		if sess != nil {
-			_ = sess.Close()
-		}
+		pc.swap(nil)
 	}
 	p.wg.Wait()
 }
@@ -173,6 +167,18 @@ func (pc *poolConn) live() *yamux.Session {
 		return pc.sess
 	}
 	return nil
+}
+
+// swap makes sess (nil for none) pc's session and closes the one it
+// replaces.
+func (pc *poolConn) swap(sess *yamux.Session) {
+	pc.mu.Lock()
+	old := pc.sess
+	pc.sess = sess
+	pc.mu.Unlock()
+	if old != nil {
+		_ = old.Close()
+	}
 }
 
 // session returns pc's open session, dialing one if there is none.
@@ -209,13 +215,7 @@ func (p *Pool) session(ctx context.Context, pc *poolConn) (*yamux.Session, error
 	p.mu.Unlock()
 	go p.serveStreams(sess)
 
-	pc.mu.Lock()
-	old := pc.sess
-	pc.sess = sess
-	pc.mu.Unlock()
-	if old != nil {
-		_ = old.Close()
-	}
+	pc.swap(sess)
 	p.logger.Debug("session opened", "addr", pc.addr)
 	return sess, nil
 }
