@@ -8,6 +8,7 @@ import (
 	"github.com/hashicorp/yamux"
 	"github.com/shoenig/test/must"
 
+	"github.com/berth-csi/berth/internal/testlog"
 	"github.com/berth-csi/berth/structs"
 )
 
@@ -69,7 +70,7 @@ func (clientService) Slow(ctx context.Context, _ *EchoArgs, _ *EchoReply) error 
 
 func TestCallSession_Reverse(t *testing.T) {
 	ts := startServer(t, "127.0.0.1:0")
-	clientSrv := NewServer(testLogger(t))
+	clientSrv := NewServer(testlog.Logger(t, "test"))
 	t.Cleanup(clientSrv.Shutdown)
 	must.NoError(t, clientSrv.Register("Client", clientService{}))
 	p := newPool(t, WithStreamServer(clientSrv))

@@ -6,48 +6,17 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/yamux"
 	"github.com/shoenig/test/must"
 
+	"github.com/berth-csi/berth/internal/testlog"
 	"github.com/berth-csi/berth/structs"
 )
-
-// testWriter routes log lines to t.Log until the test's cleanups are done.
-type testWriter struct {
-	mu   sync.Mutex
-	t    testing.TB
-	done bool
-}
-
-func (w *testWriter) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if !w.done {
-		w.t.Log(strings.TrimRight(string(p), "\n"))
-	}
-	return len(p), nil
-}
-
-func testLogger(t testing.TB) hclog.Logger {
-	w := &testWriter{t: t}
-	t.Cleanup(func() { // registered first, so it runs last
-		w.mu.Lock()
-		w.done = true
-		w.mu.Unlock()
-	})
-	level := hclog.Debug
-	if _, bench := t.(*testing.B); bench {
-		level = hclog.Warn
-	}
-	return hclog.New(&hclog.LoggerOptions{Name: "test", Level: level, Output: w})
-}
 
 type EchoArgs struct {
 	Name string
@@ -154,7 +123,7 @@ type testServer struct {
 // test ends or stop is called.
 func startServer(t testing.TB, addr string) *testServer {
 	t.Helper()
-	logger := testLogger(t)
+	logger := testlog.Logger(t, "test")
 	l, err := net.Listen("tcp", addr)
 	must.NoError(t, err)
 
@@ -198,7 +167,7 @@ func startServer(t testing.TB, addr string) *testServer {
 
 // newPool returns a pool shut down when the test ends.
 func newPool(t testing.TB, opts ...PoolOption) *Pool {
-	p := NewPool(testLogger(t), 0, opts...)
+	p := NewPool(testlog.Logger(t, "test"), 0, opts...)
 	t.Cleanup(p.Shutdown)
 	return p
 }

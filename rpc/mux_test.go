@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/shoenig/test/must"
+
+	"github.com/berth-csi/berth/internal/testlog"
 )
 
 // startMux serves a Mux on 127.0.0.1 until the test ends.
@@ -16,7 +18,7 @@ func startMux(t *testing.T, setup func(*Mux)) (addr string, stop func() error) {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	must.NoError(t, err)
-	m := NewMux(testLogger(t), l)
+	m := NewMux(testlog.Logger(t, "test"), l)
 	setup(m)
 	ctx, cancel := context.WithCancel(context.Background())
 	served := make(chan error, 1)
@@ -102,7 +104,7 @@ func TestMux_Serve_Stops(t *testing.T) {
 	t.Run("listener closed", func(t *testing.T) {
 		l, err := net.Listen("tcp", "127.0.0.1:0")
 		must.NoError(t, err)
-		m := NewMux(testLogger(t), l)
+		m := NewMux(testlog.Logger(t, "test"), l)
 		served := make(chan error, 1)
 		go func() { served <- m.Serve(context.Background()) }()
 		must.NoError(t, l.Close())

@@ -11,6 +11,7 @@ import (
 
 	"github.com/shoenig/test/must"
 
+	"github.com/berth-csi/berth/internal/testlog"
 	"github.com/berth-csi/berth/structs"
 )
 
@@ -228,7 +229,7 @@ func TestPool_Call_DialFails(t *testing.T) {
 
 func TestPool_Call_MaxStreams(t *testing.T) {
 	ts := startServer(t, "127.0.0.1:0")
-	p := NewPool(testLogger(t), 1)
+	p := NewPool(testlog.Logger(t, "test"), 1)
 	t.Cleanup(p.Shutdown)
 
 	// One slow call holds the only slot; a second call waits and gives up
@@ -247,7 +248,7 @@ func TestPool_Call_MaxStreams(t *testing.T) {
 
 func TestPool_Shutdown(t *testing.T) {
 	ts := startServer(t, "127.0.0.1:0")
-	p := NewPool(testLogger(t), 0)
+	p := NewPool(testlog.Logger(t, "test"), 0)
 	must.NoError(t, p.Call(testCtx(t), ts.addr, "Test.Echo", &EchoArgs{}, &EchoReply{}))
 
 	p.Shutdown()

@@ -11,6 +11,7 @@ import (
 
 	"github.com/shoenig/test/must"
 
+	"github.com/berth-csi/berth/internal/testlog"
 	"github.com/berth-csi/berth/structs"
 )
 
@@ -28,7 +29,7 @@ func TestServer_Register_Errors(t *testing.T) {
 		{name: "no servable method", svcName: "Empty", rcvr: &noMethods{}},
 		{name: "duplicate", svcName: "Test", rcvr: &testService{}},
 	}
-	srv := NewServer(testLogger(t))
+	srv := NewServer(testlog.Logger(t, "test"))
 	t.Cleanup(srv.Shutdown)
 	must.NoError(t, srv.Register("Test", &testService{}))
 	for _, tc := range cases {
@@ -40,7 +41,7 @@ func TestServer_Register_Errors(t *testing.T) {
 }
 
 func TestServer_Call_InProcess(t *testing.T) {
-	srv := NewServer(testLogger(t))
+	srv := NewServer(testlog.Logger(t, "test"))
 	t.Cleanup(srv.Shutdown)
 	must.NoError(t, srv.Register("Test", &testService{slowDone: make(chan error, 16), slowStarted: make(chan struct{}, 1)}))
 
@@ -92,7 +93,7 @@ func TestServer_Call_InProcess(t *testing.T) {
 }
 
 func TestServer_Call_AfterShutdown(t *testing.T) {
-	srv := NewServer(testLogger(t))
+	srv := NewServer(testlog.Logger(t, "test"))
 	must.NoError(t, srv.Register("Test", &testService{}))
 	srv.Shutdown()
 	srv.Shutdown() // twice is fine
