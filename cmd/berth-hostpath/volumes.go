@@ -51,7 +51,7 @@ func (s *controllerServer) DeleteVolume(ctx context.Context, req *csi.DeleteVolu
 func inUse(st *state, v *volume) string {
 	var uses []string
 	if len(v.Attachments) > 0 {
-		uses = append(uses, "controller-published to node "+strings.Join(slices.Sorted(maps.Keys(v.Attachments)), ", "))
+		uses = append(uses, "controller-published to node "+strings.Join(publishedNodes(v), ", "))
 	}
 	if paths := st.stagesOf(v.ID); len(paths) > 0 {
 		uses = append(uses, "staged at "+strings.Join(paths, ", "))
