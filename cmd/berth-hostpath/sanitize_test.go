@@ -1,14 +1,12 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"strings"
-	"sync"
 	"testing"
 
+	"github.com/berth-csi/berth/internal/testlog"
 	"github.com/container-storage-interface/spec/lib/go/csi"
-	"github.com/hashicorp/go-hclog"
 	"github.com/shoenig/test/must"
 	"google.golang.org/protobuf/proto"
 )
@@ -47,32 +45,14 @@ func TestSanitize_DropsSecretsAndMountFlags(t *testing.T) {
 	must.Eq(t, "{}", sanitize(nil))
 }
 
-// syncBuffer is a bytes.Buffer for a logger written from gRPC goroutines.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // TestLogCalls_SecretsNeverReachTheLog drives a plugin over its socket at
 // trace level, with secrets and mount flags in calls that succeed and in
 // calls that fail, and reads the whole log.
 func TestLogCalls_SecretsNeverReachTheLog(t *testing.T) {
 	ctx := context.Background()
-	var logs syncBuffer
+	var logs testlog.Recorder
 	cfg := testConfig(t)
-	d, err := newDriver(cfg, hclog.New(&hclog.LoggerOptions{Level: hclog.Trace, Output: &logs}))
+	d, err := newDriver(cfg, logs.Logger("berth-hostpath"))
 	must.NoError(t, err)
 	conn := dial(t, startPlugin(t, d))
 	cc, nc := csi.NewControllerClient(conn), csi.NewNodeClient(conn)
