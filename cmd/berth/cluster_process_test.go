@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"net"
 	"net/http"
 	"os"
@@ -139,23 +138,8 @@ func TestProcess_ThreeServers_VolumeRegisteredAndRead(t *testing.T) {
 		t.Skip("builds the binary and starts three agents")
 	}
 	bin := buildBerth(t)
-	ports := freePorts(t, 9)
-	var agents []*agentProc
-	for i := 0; i < 3; i++ {
-		agents = append(agents, &agentProc{
-			name: fmt.Sprintf("s%d", i), dataDir: t.TempDir(),
-			httpPort: ports[3*i], rpcPort: ports[3*i+1], serfPort: ports[3*i+2],
-		})
-	}
 	start := time.Now()
-	for i, a := range agents {
-		join := ""
-		if i > 0 {
-			join = "127.0.0.1:" + strconv.Itoa(agents[0].serfPort)
-		}
-		startAgent(t, bin, a, join)
-	}
-	leader := waitLeader(t, agents, "", 60*time.Second)
+	agents, leader := threeServers(t, bin)
 	t.Logf("figure: three processes started to agreed leader in %s", time.Since(start).Round(time.Millisecond))
 
 	out, stderr, code := berthCLI(t, bin, agents[1], "operator", "raft", "list-peers")

@@ -18,8 +18,9 @@ import (
 	"github.com/berth-csi/berth/structs"
 )
 
-// threeServers starts three server agents and waits for their leader.
-func threeServers(t *testing.T, bin string) []*agentProc {
+// threeServers starts three server agents and waits for them to agree on
+// a leader, whose RPC address it returns.
+func threeServers(t *testing.T, bin string) ([]*agentProc, string) {
 	t.Helper()
 	ports := freePorts(t, 9)
 	var agents []*agentProc
@@ -33,8 +34,7 @@ func threeServers(t *testing.T, bin string) []*agentProc {
 		startAgent(t, bin, a, join)
 		agents = append(agents, a)
 	}
-	waitLeader(t, agents, "", 60*time.Second)
-	return agents
+	return agents, waitLeader(t, agents, "", 60*time.Second)
 }
 
 // startClientAgent starts a client agent process with one monolith plugin
@@ -127,7 +127,7 @@ func TestProcess_StorageLifecycle_CLI(t *testing.T) {
 		t.Skip("builds the binaries and starts four agents")
 	}
 	bin := buildBerth(t)
-	servers := threeServers(t, bin)
+	servers, _ := threeServers(t, bin)
 	root := t.TempDir()
 	hp := csitest.StartHostpath(t, "-root", root)
 	startClientAgent(t, bin, servers, "hostpath", hp.Socket)
