@@ -18,27 +18,6 @@ import (
 	"github.com/berth-csi/berth/structs"
 )
 
-// hostpathCluster runs three servers and one client with berth-hostpath as
-// a monolith plugin named "hostpath".
-func hostpathCluster(t *testing.T) *servertest.TestCluster {
-	c := cluster(t)
-	plug := csitest.StartHostpath(t)
-	clienttest.New(t, "client-1", rpcAddrs(c), clienttest.WithPlugin("hostpath", "monolith", plug.Socket))
-	eventually(t, 20*time.Second, "hostpath healthy", func() bool { return healthy(plugin(t, c, "hostpath"), 1, 1) })
-	return c
-}
-
-func create(t *testing.T, s *servertest.TestServer, vol *structs.CSIVolume) (*structs.CSIVolume, error) {
-	t.Helper()
-	var resp structs.CSIVolumeCreateResponse
-	err := rpc(t, s, "CSIVolume.Create", &structs.CSIVolumeCreateRequest{Volumes: []*structs.CSIVolume{vol}}, &resp)
-	if err != nil {
-		return nil, err
-	}
-	must.SliceLen(t, 1, resp.Volumes)
-	return resp.Volumes[0], nil
-}
-
 func register(t *testing.T, s *servertest.TestServer, vol *structs.CSIVolume) (*structs.CSIVolumeRegisterResponse, error) {
 	t.Helper()
 	var resp structs.CSIVolumeRegisterResponse

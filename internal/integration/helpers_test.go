@@ -7,6 +7,8 @@ import (
 
 	"github.com/shoenig/test/must"
 
+	"github.com/berth-csi/berth/client/clienttest"
+	"github.com/berth-csi/berth/client/csitest"
 	"github.com/berth-csi/berth/server"
 	"github.com/berth-csi/berth/server/servertest"
 	"github.com/berth-csi/berth/structs"
@@ -16,6 +18,16 @@ import (
 // client is noticed within the test.
 func cluster(t *testing.T) *servertest.TestCluster {
 	return servertest.Cluster(t, 3, func(c *server.Config) { c.HeartbeatTTL = 2 * time.Second })
+}
+
+// hostpathCluster runs three servers and one client with berth-hostpath as
+// a monolith plugin named "hostpath".
+func hostpathCluster(t *testing.T) *servertest.TestCluster {
+	c := cluster(t)
+	plug := csitest.StartHostpath(t)
+	clienttest.New(t, "client-1", rpcAddrs(c), clienttest.WithPlugin("hostpath", "monolith", plug.Socket))
+	eventually(t, 20*time.Second, "hostpath healthy", func() bool { return healthy(plugin(t, c, "hostpath"), 1, 1) })
+	return c
 }
 
 func rpcAddrs(c *servertest.TestCluster) []string {
@@ -32,6 +44,18 @@ func rpc(t *testing.T, s *servertest.TestServer, method string, args, reply any)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	return s.RPC(ctx, method, args, reply)
+}
+
+// create creates vol through s and returns the volume made.
+func create(t *testing.T, s *servertest.TestServer, vol *structs.CSIVolume) (*structs.CSIVolume, error) {
+	t.Helper()
+	var resp structs.CSIVolumeCreateResponse
+	err := rpc(t, s, "CSIVolume.Create", &structs.CSIVolumeCreateRequest{Volumes: []*structs.CSIVolume{vol}}, &resp)
+	if err != nil {
+		return nil, err
+	}
+	must.SliceLen(t, 1, resp.Volumes)
+	return resp.Volumes[0], nil
 }
 
 // plugin reads a plugin from the first running server; nil when absent.

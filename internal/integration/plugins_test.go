@@ -56,9 +56,8 @@ func pluginLifecycle(t *testing.T, mock *csitest.Plugin, provider, version strin
 
 	vol := createSpec("data")
 	vol.PluginID = "mock"
-	var vresp structs.CSIVolumeCreateResponse
-	must.NoError(t, c.Leader().RPC(context.Background(), "CSIVolume.Create",
-		&structs.CSIVolumeCreateRequest{Volumes: []*structs.CSIVolume{vol}}, &vresp))
+	_, err := create(t, c.Leader(), vol)
+	must.NoError(t, err)
 
 	mock.Kill()
 	took := eventually(t, 20*time.Second, "the killed plugin to be unhealthy", func() bool {

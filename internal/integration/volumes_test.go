@@ -20,28 +20,24 @@ func createSpec(id string) *structs.CSIVolume {
 }
 
 func TestVolumes_CreateAndDelete_Hostpath(t *testing.T) {
-	c := cluster(t)
-	plug := csitest.StartHostpath(t)
-	clienttest.New(t, "client-1", rpcAddrs(c), clienttest.WithPlugin("hostpath", "monolith", plug.Socket))
-	eventually(t, 20*time.Second, "hostpath healthy", func() bool { return healthy(plugin(t, c, "hostpath"), 1, 1) })
+	c := hostpathCluster(t)
 
 	// Through a follower: the create is forwarded to the leader, which
 	// calls the client over whichever server holds its session.
 	via := c.Followers()[0]
 	start := time.Now()
-	var created structs.CSIVolumeCreateResponse
-	must.NoError(t, rpc(t, via, "CSIVolume.Create", &structs.CSIVolumeCreateRequest{Volumes: []*structs.CSIVolume{createSpec("data")}}, &created))
+	created, err := create(t, via, createSpec("data"))
+	must.NoError(t, err)
 	t.Logf("figure: volume create through a follower in %s", time.Since(start).Round(time.Millisecond))
-	must.SliceLen(t, 1, created.Volumes)
-	ext := created.Volumes[0].ExternalID
+	ext := created.ExternalID
 	must.NotEq(t, "", ext)
-	must.GreaterEq(t, int64(1<<20), created.Volumes[0].Capacity)
+	must.GreaterEq(t, int64(1<<20), created.Capacity)
 	must.True(t, volume(t, c, "data").Schedulable)
 
 	// A retried create finds the same volume.
-	var again structs.CSIVolumeCreateResponse
-	must.NoError(t, rpc(t, via, "CSIVolume.Create", &structs.CSIVolumeCreateRequest{Volumes: []*structs.CSIVolume{createSpec("data")}}, &again))
-	must.Eq(t, ext, again.Volumes[0].ExternalID)
+	again, err := create(t, via, createSpec("data"))
+	must.NoError(t, err)
+	must.Eq(t, ext, again.ExternalID)
 
 	var del structs.CSIVolumeDeleteResponse
 	must.NoError(t, rpc(t, via, "CSIVolume.Delete", &structs.CSIVolumeDeleteRequest{VolumeIDs: []string{"data"}}, &del))
@@ -51,8 +47,12 @@ func TestVolumes_CreateAndDelete_Hostpath(t *testing.T) {
 
 	// Deleting again is a clear NotFound, and creating with the same name
 	// now makes a new volume at the provider.
-	err := rpc(t, via, "CSIVolume.Delete", &structs.CSIVolumeDeleteRequest{VolumeIDs: []string{"data"}}, &del)
+	err = rpc(t, via, "CSIVolume.Delete", &structs.CSIVolumeDeleteRequest{VolumeIDs: []string{"data"}}, &del)
 	must.ErrorIs(t, err, structs.ErrNotFound)
+	fresh, err := create(t, via, createSpec("data"))
+	must.NoError(t, err)
+	must.NotEq(t, "", fresh.ExternalID)
+	must.NotEq(t, ext, fresh.ExternalID)
 }
 
 func TestVolumes_Create_BadInput(t *testing.T) {
