@@ -172,13 +172,18 @@ func (pc *poolConn) live() *yamux.Session {
 // swap makes sess (nil for none) pc's session and closes the one it
 // replaces.
 func (pc *poolConn) swap(sess *yamux.Session) {
-	pc.mu.Lock()
-	old := pc.sess
-	pc.sess = sess
-	pc.mu.Unlock()
-	if old != nil {
+	if old := pc.replace(sess); old != nil {
 		_ = old.Close()
 	}
+}
+
+// replace makes sess pc's session and returns the one it had.
+func (pc *poolConn) replace(sess *yamux.Session) *yamux.Session {
+	pc.mu.Lock()
+	defer pc.mu.Unlock()
+	old := pc.sess
+	pc.sess = sess
+	return old
 }
 
 // session returns pc's open session, dialing one if there is none.
@@ -205,6 +210,9 @@ func (p *Pool) session(ctx context.Context, pc *poolConn) (*yamux.Session, error
 		_ = conn.Close()
 		return nil, err
 	}
+	// Install the session under p.mu: a Shutdown that starts after the
+	// check then finds it and closes it, instead of waiting forever on
+	// a session it never saw.
 	p.mu.Lock()
 	if p.shutdown {
 		p.mu.Unlock()
@@ -212,10 +220,12 @@ func (p *Pool) session(ctx context.Context, pc *poolConn) (*yamux.Session, error
 		return nil, errPoolShutdown
 	}
 	p.wg.Add(1)
+	old := pc.replace(sess)
 	p.mu.Unlock()
+	if old != nil {
+		_ = old.Close()
+	}
 	go p.serveStreams(sess)
-
-	pc.swap(sess)
 	p.logger.Debug("session opened", "addr", pc.addr)
 	return sess, nil
 }
