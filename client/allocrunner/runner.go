@@ -31,7 +31,6 @@ type Runner struct {
 	done     chan struct{}
 
 	mu          sync.Mutex
-	alloc       *structs.Allocation // the servers' latest
 	status      string
 	description string
 	taskStates  map[string]*structs.TaskState
@@ -72,7 +71,6 @@ func New(cfg Config) (*Runner, error) {
 		cancel:     cancel,
 		stopCh:     make(chan struct{}),
 		done:       make(chan struct{}),
-		alloc:      alloc,
 		status:     structs.AllocClientStatusPending,
 		taskStates: map[string]*structs.TaskState{},
 	}
@@ -101,12 +99,9 @@ func (r *Runner) ID() string { return r.cfg.Alloc.ID }
 // Done is closed when Run has returned.
 func (r *Runner) Done() <-chan struct{} { return r.done }
 
-// Update passes on the servers' latest view of the alloc; a desired status
-// of stop stops it.
+// Update passes on the servers' latest view of the alloc; only its desired
+// status is read: stop stops it.
 func (r *Runner) Update(alloc *structs.Allocation) {
-	r.mu.Lock()
-	r.alloc = alloc.Copy()
-	r.mu.Unlock()
 	if alloc.DesiredStatus == structs.AllocDesiredStatusStop {
 		r.Stop()
 	}
