@@ -272,24 +272,3 @@ func (c *Client) externalNodeID(pluginID string) (string, bool) {
 	}
 	return info.NodeInfo.ID, true
 }
-
-// blockingRPC is rpc for a blocking query: each try may take the query's
-// wait plus the usual RPC timeout.
-func (c *Client) blockingRPC(ctx context.Context, method string, args, reply any, wait time.Duration) error {
-	var last error
-	for tries := 0; tries < c.servers.len(); tries++ {
-		addr, i := c.servers.pick()
-		cctx, cancel := context.WithTimeout(ctx, wait+c.config.RPCTimeout)
-		err := c.pool.Call(cctx, addr, method, args, reply)
-		cancel()
-		if err == nil {
-			return nil
-		}
-		if !errors.Is(err, structs.ErrUnavailable) || ctx.Err() != nil {
-			return err
-		}
-		c.servers.failed(i)
-		last = err
-	}
-	return last
-}

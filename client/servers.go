@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"time"
 
 	"github.com/berth-csi/berth/structs"
 )
@@ -40,10 +41,22 @@ func (s *servers) len() int {
 
 // rpc calls a server endpoint, failing over across the servers once.
 func (c *Client) rpc(ctx context.Context, method string, args, reply any) error {
+	return c.failover(ctx, method, args, reply, c.config.RPCTimeout)
+}
+
+// blockingRPC is rpc for a blocking query: each try may take the query's
+// wait plus the usual RPC timeout.
+func (c *Client) blockingRPC(ctx context.Context, method string, args, reply any, wait time.Duration) error {
+	return c.failover(ctx, method, args, reply, wait+c.config.RPCTimeout)
+}
+
+// failover calls a server endpoint, each try bounded by timeout, moving to
+// the next server while they are unavailable, once round the list.
+func (c *Client) failover(ctx context.Context, method string, args, reply any, timeout time.Duration) error {
 	var last error
 	for tries := 0; tries < c.servers.len(); tries++ {
 		addr, i := c.servers.pick()
-		cctx, cancel := context.WithTimeout(ctx, c.config.RPCTimeout)
+		cctx, cancel := context.WithTimeout(ctx, timeout)
 		err := c.pool.Call(cctx, addr, method, args, reply)
 		cancel()
 		if err == nil {
