@@ -56,7 +56,7 @@ func (w *allocWatcher) run(ctx context.Context) {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		w.sendLoop(ctx)
+		w.c.sendLoop(ctx, w.kick, "allocation update failed; retrying", w.send)
 	}()
 	w.watch(ctx)
 	wg.Wait()
@@ -195,71 +195,42 @@ func (w *allocWatcher) onUpdate(a *structs.Allocation) {
 	w.updMu.Lock()
 	w.pending[a.ID] = a
 	w.updMu.Unlock()
-	select {
-	case w.kick <- struct{}{}:
-	default:
-	}
+	notify(w.kick)
 }
 
-// sendLoop sends pending updates, gathered for UpdateCoalesce, retrying a
-// failed send with bounded backoff; an update replaced by a newer one
-// while it was in flight is not sent again.
-func (w *allocWatcher) sendLoop(ctx context.Context) {
-	backoff := registerRetryMin
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-w.kick:
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(w.c.config.UpdateCoalesce):
-		}
-		w.updMu.Lock()
-		batch := w.pending
-		w.pending = map[string]*structs.Allocation{}
-		w.updMu.Unlock()
-		if len(batch) == 0 {
-			continue
-		}
-		req := &structs.AllocUpdateRequest{Allocs: make([]*structs.Allocation, 0, len(batch))}
-		for _, a := range batch {
-			req.Allocs = append(req.Allocs, a)
-		}
-		sort.Slice(req.Allocs, func(i, j int) bool { return req.Allocs[i].ID < req.Allocs[j].ID })
-		err := w.c.rpc(ctx, "Node.UpdateAlloc", req, &structs.GenericResponse{})
-		if err == nil {
-			backoff = registerRetryMin
-			continue
-		}
-		if ctx.Err() != nil {
-			return
-		}
-		if errors.Is(err, structs.ErrBadRequest) || errors.Is(err, structs.ErrNotFound) {
-			w.c.logger.Error("servers refused allocation updates; dropping them", "error", err)
-			continue
-		}
-		w.c.logger.Warn("allocation update failed; retrying", "error", err, "in", backoff)
-		w.updMu.Lock()
-		for id, a := range batch {
-			if _, newer := w.pending[id]; !newer {
-				w.pending[id] = a
-			}
-		}
-		w.updMu.Unlock()
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(backoff):
-		}
-		backoff = min(backoff*2, registerRetryMax)
-		select {
-		case w.kick <- struct{}{}:
-		default:
+// send sends the pending updates in one Node.UpdateAlloc. A batch the
+// servers refuse is dropped; one that failed otherwise is put back for the
+// next try, except the allocs updated again meanwhile (their newer update
+// is sent instead).
+func (w *allocWatcher) send(ctx context.Context) error {
+	w.updMu.Lock()
+	batch := w.pending
+	w.pending = map[string]*structs.Allocation{}
+	w.updMu.Unlock()
+	if len(batch) == 0 {
+		return nil
+	}
+	req := &structs.AllocUpdateRequest{Allocs: make([]*structs.Allocation, 0, len(batch))}
+	for _, a := range batch {
+		req.Allocs = append(req.Allocs, a)
+	}
+	sort.Slice(req.Allocs, func(i, j int) bool { return req.Allocs[i].ID < req.Allocs[j].ID })
+	err := w.c.rpc(ctx, "Node.UpdateAlloc", req, &structs.GenericResponse{})
+	if err == nil || ctx.Err() != nil {
+		return err
+	}
+	if errors.Is(err, structs.ErrBadRequest) || errors.Is(err, structs.ErrNotFound) {
+		w.c.logger.Error("servers refused allocation updates; dropping them", "error", err)
+		return nil
+	}
+	w.updMu.Lock()
+	for id, a := range batch {
+		if _, newer := w.pending[id]; !newer {
+			w.pending[id] = a
 		}
 	}
+	w.updMu.Unlock()
+	return err
 }
 
 // externalNodeID is the plugin's own ID for this node, from its

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"reflect"
 	"sync"
-	"time"
 
 	"github.com/berth-csi/berth/client/pluginmanager"
 	"github.com/berth-csi/berth/structs"
@@ -61,10 +60,7 @@ func (u *nodeUpdater) pluginChanged(up pluginmanager.Update) {
 		u.events = append(u.events, pendingEvent{seq: u.seq, event: up.Event})
 	}
 	u.mu.Unlock()
-	select {
-	case u.kick <- struct{}{}:
-	default:
-	}
+	notify(u.kick)
 }
 
 // normalize maps "no instance on either side" to nil, as acked stores it.
@@ -113,10 +109,7 @@ func (u *nodeUpdater) markRegistered(seq uint64) {
 	hasEvents := len(u.events) > 0
 	u.mu.Unlock()
 	if hasEvents {
-		select {
-		case u.kick <- struct{}{}:
-		default:
-		}
+		notify(u.kick)
 	}
 }
 
@@ -147,38 +140,7 @@ func (u *nodeUpdater) ackLocked(seq uint64, events bool) {
 // run sends gathered changes until ctx ends, retrying failed sends with
 // bounded backoff.
 func (u *nodeUpdater) run(ctx context.Context) {
-	backoff := registerRetryMin
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-u.kick:
-		}
-		select { // let a burst of changes gather into one update
-		case <-ctx.Done():
-			return
-		case <-time.After(u.c.config.UpdateCoalesce):
-		}
-		err := u.send(ctx)
-		if err == nil {
-			backoff = registerRetryMin
-			continue
-		}
-		if ctx.Err() != nil {
-			return
-		}
-		u.c.logger.Warn("node update failed; retrying", "error", err, "in", backoff)
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(backoff):
-		}
-		backoff = min(backoff*2, registerRetryMax)
-		select {
-		case u.kick <- struct{}{}:
-		default:
-		}
-	}
+	u.c.sendLoop(ctx, u.kick, "node update failed; retrying", u.send)
 }
 
 // send sends what is pending; nothing while the node is not registered
