@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/berth-csi/berth/client/internal/atomicfile"
 )
 
 // loadOrCreateNodeID reads the node's stable ID from the data dir, making
@@ -35,11 +37,7 @@ func loadOrCreateNodeID(dataDir string) (string, error) {
 	}
 	h := hex.EncodeToString(raw[:])
 	id := h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, []byte(id+"\n"), 0o600); err != nil {
-		return "", fmt.Errorf("client: write node ID: %w", err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
+	if err := atomicfile.Write(path, []byte(id+"\n")); err != nil {
 		return "", fmt.Errorf("client: write node ID: %w", err)
 	}
 	return id, nil

@@ -31,9 +31,9 @@
 // and windows start afresh after a client restart; an alloc whose job
 // changes in place is not updated (only its desired status is read).
 //
-// Imports: the standard library, hclog, structs, client/drivers/exec and
-// client/volumemanager (its request types). Tests call exec.Init in
-// TestMain: tasks are real processes.
+// Imports: the standard library, hclog, structs, client/drivers/exec,
+// client/volumemanager (its request types) and client/internal/atomicfile.
+// Tests call exec.Init in TestMain: tasks are real processes.
 //
 // Concurrency: Run owns one goroutine per task; Update, Shutdown and Alloc
 // may be called from any goroutine. The runner's state is guarded by its

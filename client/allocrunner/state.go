@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/berth-csi/berth/client/drivers/exec"
+	"github.com/berth-csi/berth/client/internal/atomicfile"
 )
 
 // allocState is what survives a client restart: the handle of each task
@@ -17,8 +18,8 @@ type allocState struct {
 	Handles map[string]exec.HandleState
 }
 
-// stateStore keeps one alloc's state file; writes are atomic (temp file,
-// fsync, rename).
+// stateStore keeps one alloc's state file; writes are atomic
+// (atomicfile.Write).
 type stateStore struct {
 	path string
 
@@ -74,22 +75,7 @@ func (s *stateStore) writeLocked() error {
 	if err := os.MkdirAll(filepath.Dir(s.path), 0o700); err != nil {
 		return fmt.Errorf("write alloc state: %w", err)
 	}
-	tmp := s.path + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
-	if err != nil {
-		return fmt.Errorf("write alloc state: %w", err)
-	}
-	_, err = f.Write(b)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, s.path)
-	}
-	if err != nil {
+	if err := atomicfile.Write(s.path, b); err != nil {
 		return fmt.Errorf("write alloc state: %w", err)
 	}
 	return nil

@@ -12,6 +12,7 @@ import (
 
 	"github.com/berth-csi/berth/client/csi"
 	"github.com/berth-csi/berth/client/dynamicplugins"
+	"github.com/berth-csi/berth/client/internal/atomicfile"
 )
 
 // Manager mounts and unmounts CSI volumes for the allocations on this
@@ -98,7 +99,7 @@ func (m *Manager) save(key volumeKey, u *volumeUsage) error {
 	m.mu.Unlock()
 
 	if err == nil {
-		err = writeFileAtomic(m.file, data)
+		err = atomicfile.Write(m.file, data)
 	}
 	if err != nil {
 		m.mu.Lock()

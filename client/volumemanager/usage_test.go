@@ -7,6 +7,7 @@ import (
 
 	"github.com/shoenig/test/must"
 
+	"github.com/berth-csi/berth/client/internal/atomicfile"
 	"github.com/berth-csi/berth/structs"
 )
 
@@ -56,7 +57,7 @@ func TestMarshalUsage_RoundTrip(t *testing.T) {
 	must.Eq(t, string(b), string(again), must.Sprint("the same usage writes the same bytes"))
 
 	path := filepath.Join(t.TempDir(), "volumes.json")
-	must.NoError(t, writeFileAtomic(path, b))
+	must.NoError(t, atomicfile.Write(path, b))
 	got, err := loadUsage(path)
 	must.NoError(t, err)
 	must.Eq(t, usage, got)
