@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
+	"slices"
 	"syscall"
 
 	"github.com/berth-csi/berth/structs"
@@ -77,11 +79,7 @@ func slaveAllBut(shared []string) error {
 		return fmt.Errorf("list mounts: %w", err)
 	}
 	for _, s := range shared {
-		found := false
-		for _, mp := range mps {
-			found = found || mp == s
-		}
-		if !found {
+		if !slices.Contains(mps, s) {
 			return fmt.Errorf("bidirectional propagation needs %s to be a mount point", s)
 		}
 	}
@@ -137,7 +135,7 @@ func ensureTarget(path string, dir bool) error {
 	if dir {
 		return os.MkdirAll(path, 0o755)
 	}
-	if err := os.MkdirAll(parentDir(path), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY, 0o644)
@@ -145,15 +143,6 @@ func ensureTarget(path string, dir bool) error {
 		return err
 	}
 	return f.Close()
-}
-
-func parentDir(path string) string {
-	for i := len(path) - 1; i > 0; i-- {
-		if path[i] == '/' {
-			return path[:i]
-		}
-	}
-	return "/"
 }
 
 // remountReadOnly makes the bind at path, and every mount under it,
