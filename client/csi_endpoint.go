@@ -4,9 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 
 	"github.com/berth-csi/berth/client/csi"
+	"github.com/berth-csi/berth/client/internal/keyedsem"
 	"github.com/berth-csi/berth/client/volumemanager"
 	"github.com/berth-csi/berth/structs"
 )
@@ -19,26 +19,17 @@ const defaultControllerConcurrency = 1
 // the controller volume, attachment and snapshot operations, and the node
 // detach of a volume claimed on this node. Each controller call dials the
 // plugin's controller socket, makes one CSI call and closes the
-// connection; calls to one plugin wait their turn (at most limit at once).
+// connection; calls to one plugin wait their turn (at most ControllerConcurrency at
+// once).
 // A node detach goes through the client's volume manager, which
 // serializes the calls per volume.
 type clientCSI struct {
-	c     *Client
-	limit int // controller calls in flight per plugin; defaultControllerConcurrency if not positive
-
-	mu   sync.Mutex
-	sems map[string]*pluginSem // by plugin ID, only while a call holds or waits for it
-}
-
-// pluginSem bounds the controller calls to one plugin; users counts the
-// calls holding or waiting for it, so that it is dropped with the last.
-type pluginSem struct {
-	slots chan struct{}
-	users int
+	c    *Client
+	sems keyedsem.Semaphores[string] // controller calls in flight, by plugin ID
 }
 
 func newClientCSI(c *Client) *clientCSI {
-	return &clientCSI{c: c, limit: c.config.ControllerConcurrency}
+	return &clientCSI{c: c, sems: keyedsem.Semaphores[string]{Limit: c.config.ControllerConcurrency}}
 }
 
 // ControllerCreateVolume creates a volume with the plugin's controller.
@@ -273,7 +264,7 @@ func (e *clientCSI) controller(ctx context.Context, pluginID, nodeID, what strin
 		socket = p.Socket
 	}
 
-	release, err := e.acquire(ctx, pluginID)
+	release, err := e.sems.Acquire(ctx, pluginID)
 	if err != nil {
 		return structs.NewError(structs.CodeUnavailable, "%s: waiting for plugin %q on node %s: %v", what, pluginID, node, err)
 	}
@@ -290,44 +281,6 @@ func (e *clientCSI) controller(ctx context.Context, pluginID, nodeID, what strin
 		return controllerError(err, node, what)
 	}
 	return nil
-}
-
-// acquire waits for a turn to call plugin pluginID's controller, until
-// ctx ends; release gives the turn back.
-func (e *clientCSI) acquire(ctx context.Context, pluginID string) (release func(), err error) {
-	e.mu.Lock()
-	if e.sems == nil {
-		e.sems = map[string]*pluginSem{}
-	}
-	s := e.sems[pluginID]
-	if s == nil {
-		limit := e.limit
-		if limit <= 0 {
-			limit = defaultControllerConcurrency
-		}
-		s = &pluginSem{slots: make(chan struct{}, limit)}
-		e.sems[pluginID] = s
-	}
-	s.users++
-	e.mu.Unlock()
-
-	done := func() {
-		e.mu.Lock()
-		defer e.mu.Unlock()
-		if s.users--; s.users == 0 {
-			delete(e.sems, pluginID)
-		}
-	}
-	select {
-	case s.slots <- struct{}{}:
-		return func() {
-			<-s.slots
-			done()
-		}, nil
-	case <-ctx.Done():
-		done()
-		return nil, ctx.Err()
-	}
 }
 
 // csiErrorCodes codes the final CSI errors; a final code not listed is

@@ -17,6 +17,7 @@ import (
 	"github.com/berth-csi/berth/client/csi"
 	"github.com/berth-csi/berth/client/csitest"
 	"github.com/berth-csi/berth/client/dynamicplugins"
+	"github.com/berth-csi/berth/client/internal/keyedsem"
 	"github.com/berth-csi/berth/client/volumemanager"
 	"github.com/berth-csi/berth/internal/testlog"
 	"github.com/berth-csi/berth/rpc"
@@ -384,12 +385,8 @@ func TestClientCSI_Controller_OneCallPerPlugin(t *testing.T) {
 			PluginID: plugin, Name: name, Capabilities: fsWriter}, &structs.ClientCSIControllerCreateVolumeResponse{})
 	}
 	holders := func(plugin string) int {
-		e.mu.Lock()
-		defer e.mu.Unlock()
-		if s := e.sems[plugin]; s != nil {
-			return len(s.slots)
-		}
-		return 0
+		held, _ := e.sems.Usage(plugin)
+		return held
 	}
 
 	// A hung plugin holds its one turn...
@@ -416,9 +413,7 @@ func TestClientCSI_Controller_OneCallPerPlugin(t *testing.T) {
 	slow.Resume()
 	must.NoError(t, create(context.Background(), "slow", "b"))
 
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	must.MapEmpty(t, e.sems, must.Sprint("no turn is left behind"))
+	must.Zero(t, e.sems.Len(), must.Sprint("no turn is left behind"))
 }
 
 func TestControllerError_Codes(t *testing.T) {
@@ -461,7 +456,7 @@ func TestControllerError_Codes(t *testing.T) {
 func TestClientCSI_Controller_ConfiguredConcurrency(t *testing.T) {
 	slow := csitest.StartMockDriver(t, csitest.MockOptions{})
 	c := newCSIClient(t, monolith("slow", slow.Socket))
-	e := &clientCSI{c: c, limit: 2}
+	e := &clientCSI{c: c, sems: keyedsem.Semaphores[string]{Limit: 2}}
 	slow.Pause()
 	waitStopped(t, slow.PID())
 	ctx, cancel := context.WithCancel(context.Background())
@@ -474,10 +469,8 @@ func TestClientCSI_Controller_ConfiguredConcurrency(t *testing.T) {
 	}
 	// Two calls hold turns and the third waits behind them.
 	must.Wait(t, wait.InitialSuccess(wait.BoolFunc(func() bool {
-		e.mu.Lock()
-		defer e.mu.Unlock()
-		s := e.sems["slow"]
-		return s != nil && len(s.slots) == 2 && s.users == 3
+		held, users := e.sems.Usage("slow")
+		return held == 2 && users == 3
 	}), wait.Timeout(10*time.Second), wait.Gap(5*time.Millisecond)))
 	cancel()
 	for range 3 {

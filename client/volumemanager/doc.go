@@ -22,9 +22,9 @@
 // paths. MountResult.HostPath is always the host path.
 //
 // Imports: the standard library, hclog, structs, client/csi,
-// client/dynamicplugins and client/internal/atomicfile. It must not import
-// gRPC or the CSI spec (only client/csi does), nor the client package that
-// owns it.
+// client/dynamicplugins, client/internal/atomicfile and
+// client/internal/keyedsem. It must not import gRPC or the CSI spec (only
+// client/csi does), nor the client package that owns it.
 //
 // Concurrency: a *Manager is safe for concurrent use. Calls for the same
 // (plugin, volume) are serialized by a per-volume lock, waited for under

@@ -13,6 +13,7 @@ import (
 	"github.com/berth-csi/berth/client/csi"
 	"github.com/berth-csi/berth/client/dynamicplugins"
 	"github.com/berth-csi/berth/client/internal/atomicfile"
+	"github.com/berth-csi/berth/client/internal/keyedsem"
 )
 
 // Manager mounts and unmounts CSI volumes for the allocations on this
@@ -24,7 +25,7 @@ type Manager struct {
 	retry    csi.Backoff
 	file     string // the usage file
 
-	locks keyedLocks
+	locks keyedsem.Semaphores[volumeKey] // one operation per volume at a time
 
 	writeMu sync.Mutex // held across a change and its write, so writes land in order
 	mu      sync.Mutex // guards usage

@@ -150,7 +150,7 @@ func TestManager_MountVolume_StagesOncePublishesPerAlloc(t *testing.T) {
 	must.NoError(t, m.UnmountVolume(ctx, "a9", "other", "gone", ""))
 	must.Eq(t, 2, count("NodeUnpublishVolume"))
 	must.Eq(t, 1, count("NodeUnstageVolume"))
-	must.Eq(t, 0, m.locks.holders(), must.Sprint("no lock is left behind"))
+	must.Eq(t, 0, m.locks.Len(), must.Sprint("no lock is left behind"))
 }
 
 func TestManager_Restart_KeepsUsage(t *testing.T) {

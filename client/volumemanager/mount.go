@@ -70,7 +70,7 @@ func (m *Manager) MountVolume(ctx context.Context, req *MountRequest) (*MountRes
 	}
 	s := m.newStep(req.VolumeID, req.AllocID, req.PluginID)
 	key := volumeKey{req.PluginID, req.VolumeID}
-	unlock, err := m.locks.lock(ctx, key)
+	unlock, err := m.locks.Acquire(ctx, key)
 	if err != nil {
 		return nil, s.fail("wait for the volume's other operations", err)
 	}

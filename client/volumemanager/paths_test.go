@@ -95,12 +95,12 @@ func TestManager_PerVolumeLock(t *testing.T) {
 	ctxA, cancelA := context.WithCancel(context.Background())
 	errs := make(chan error, 2)
 	go func() { _, err := m.MountVolume(ctxA, req("slow", "a1", "data")); errs <- err }()
-	must.Wait(t, wait.InitialSuccess(wait.BoolFunc(func() bool { return m.locks.holders() == 1 }),
+	must.Wait(t, wait.InitialSuccess(wait.BoolFunc(func() bool { return m.locks.Len() == 1 }),
 		wait.Timeout(10*time.Second), wait.Gap(5*time.Millisecond)))
 	// ...and another volume of the same plugin goes ahead to the plugin
 	// (where it hangs too)...
 	go func() { _, err := m.MountVolume(ctxA, req("slow", "a1", "other")); errs <- err }()
-	must.Wait(t, wait.InitialSuccess(wait.BoolFunc(func() bool { return m.locks.holders() == 2 }),
+	must.Wait(t, wait.InitialSuccess(wait.BoolFunc(func() bool { return m.locks.Len() == 2 }),
 		wait.Timeout(10*time.Second), wait.Gap(5*time.Millisecond)))
 
 	// ...while a second call for the volume waits its turn, until its
@@ -123,5 +123,5 @@ func TestManager_PerVolumeLock(t *testing.T) {
 	slow.Resume()
 	_, err = m.MountVolume(context.Background(), req("slow", "a2", "data"))
 	must.NoError(t, err)
-	must.Eq(t, 0, m.locks.holders(), must.Sprint("no lock is left behind"))
+	must.Eq(t, 0, m.locks.Len(), must.Sprint("no lock is left behind"))
 }

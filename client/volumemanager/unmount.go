@@ -24,7 +24,7 @@ func (m *Manager) UnmountVolume(ctx context.Context, allocID, volumeID, pluginID
 	}
 	s := m.newStep(volumeID, allocID, pluginID)
 	key := volumeKey{pluginID, volumeID}
-	unlock, err := m.locks.lock(ctx, key)
+	unlock, err := m.locks.Acquire(ctx, key)
 	if err != nil {
 		return s.fail("wait for the volume's other operations", err)
 	}
