@@ -150,7 +150,7 @@ func (r *Runner) setupVolume(ctx context.Context, alias string, req *structs.Vol
 		AttachmentMode:   req.AttachmentMode,
 		ReadOnly:         req.ReadOnly,
 		MountOptions:     mountOptions(vol.MountOptions, req.MountOptions),
-		Secrets:          nil, // the servers send sanitized volumes; see the package doc
+		Secrets:          nil, // not done: the servers send volumes without secrets (package doc)
 		VolumeContext:    vol.Context,
 		PublishContext:   claimed.PublishContext,
 	})
