@@ -84,7 +84,9 @@ func (p *planner) placeGroup(tg *structs.TaskGroup, live []*structs.Allocation) 
 	used := map[int]bool{}
 	onNode := map[string]bool{}
 	for _, a := range live {
-		used[allocIndex(a.Name)] = true
+		if idx, ok := structs.AllocIndex(a.Name); ok {
+			used[idx] = true
+		}
 		onNode[a.NodeID] = true
 	}
 	reasons := map[string]int{} // reason -> nodes that gave it
@@ -183,10 +185,7 @@ func (p *planner) fits(tg *structs.TaskGroup, n *structs.Node, idx int) ([]struc
 		if req.Type != "csi" {
 			continue
 		}
-		source := req.Source
-		if req.PerAlloc {
-			source = fmt.Sprintf("%s[%d]", req.Source, idx)
-		}
+		source := req.SourceFor(idx)
 		vol, err := p.volume(source)
 		if err != nil {
 			return nil, "", err
@@ -308,19 +307,6 @@ func (p *planner) volume(id string) (*structs.CSIVolume, error) {
 	}
 	p.vols[id] = v
 	return v, nil
-}
-
-// allocIndex reads the index out of an allocation name "job.group[3]".
-func allocIndex(name string) int {
-	open := strings.LastIndexByte(name, '[')
-	var idx int
-	if open < 0 {
-		return -1
-	}
-	if _, err := fmt.Sscanf(name[open:], "[%d]", &idx); err != nil {
-		return -1
-	}
-	return idx
 }
 
 // freeIndex returns the smallest index not in used.

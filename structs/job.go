@@ -1,6 +1,10 @@
 package structs
 
-import "time"
+import (
+	"strconv"
+	"strings"
+	"time"
+)
 
 // Job types.
 const (
@@ -136,4 +140,27 @@ func (tg *TaskGroup) Copy() *TaskGroup {
 		}
 	}
 	return &c
+}
+
+// AllocIndex reads the index N from an allocation name "job.group[N]".
+func AllocIndex(name string) (int, bool) {
+	if !strings.HasSuffix(name, "]") {
+		return 0, false
+	}
+	i := strings.LastIndexByte(name, '[')
+	if i < 0 {
+		return 0, false
+	}
+	n, err := strconv.Atoi(name[i+1 : len(name)-1])
+	return n, err == nil && n >= 0
+}
+
+// SourceFor is the ID of the volume the request names for allocation
+// index idx: its source, or "source[idx]" for a per_alloc volume, as
+// Nomad names them.
+func (r *VolumeRequest) SourceFor(idx int) string {
+	if !r.PerAlloc {
+		return r.Source
+	}
+	return r.Source + "[" + strconv.Itoa(idx) + "]"
 }

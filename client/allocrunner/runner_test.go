@@ -398,18 +398,6 @@ func TestRestartTracker(t *testing.T) {
 	must.Eq(t, defaultServiceRestart, restartPolicy(&structs.Task{}, structs.JobTypeService))
 }
 
-func TestAllocIndex(t *testing.T) {
-	for name, want := range map[string]int{"job.web[0]": 0, "a.b[12]": 12} {
-		got, ok := allocIndex(name)
-		must.True(t, ok)
-		must.Eq(t, want, got)
-	}
-	for _, name := range []string{"job.web", "job.web[x]", "job.web[-1]", "web]"} {
-		_, ok := allocIndex(name)
-		must.False(t, ok, must.Sprint(name))
-	}
-}
-
 func waitFor(t *testing.T, f func() bool) {
 	t.Helper()
 	must.Wait(t, wait.InitialSuccess(wait.BoolFunc(f), wait.Timeout(20*time.Second), wait.Gap(20*time.Millisecond)))

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"sort"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/berth-csi/berth/client/drivers/exec"
@@ -30,24 +28,11 @@ func volumeID(alloc *structs.Allocation, req *structs.VolumeRequest) (string, er
 	if !req.PerAlloc {
 		return req.Source, nil
 	}
-	idx, ok := allocIndex(alloc.Name)
+	idx, ok := structs.AllocIndex(alloc.Name)
 	if !ok {
 		return "", fmt.Errorf("per_alloc volume %q: alloc name %q carries no index", req.Source, alloc.Name)
 	}
-	return req.Source + "[" + strconv.Itoa(idx) + "]", nil
-}
-
-// allocIndex reads the index from an alloc name "job.group[3]".
-func allocIndex(name string) (int, bool) {
-	if !strings.HasSuffix(name, "]") {
-		return 0, false
-	}
-	i := strings.LastIndexByte(name, '[')
-	if i < 0 {
-		return 0, false
-	}
-	n, err := strconv.Atoi(name[i+1 : len(name)-1])
-	return n, err == nil && n >= 0
+	return req.SourceFor(idx), nil
 }
 
 // checkVolumeMounts refuses what no claim could fix: a mount of a volume

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"regexp"
 	"strconv"
 
 	"github.com/berth-csi/berth/api"
@@ -208,17 +207,14 @@ func allocClaim(v *structs.CSIVolume, allocID string) *structs.CSIVolumeClaim {
 	return nil
 }
 
-// allocIndex is the "[N]" that ends an allocation's name (job.group[N]).
-var allocIndex = regexp.MustCompile(`\[\d+\]$`)
-
-// volumeSource is the ID of the volume a request names for an allocation:
-// its source, with the allocation's index appended for per_alloc
-// ("data" -> "data[1]"), as Nomad names them.
+// volumeSource is the ID of the volume a request names for an allocation
+// ("data", or "data[1]" for per_alloc).
 func volumeSource(req *structs.VolumeRequest, allocName string) string {
-	if req.PerAlloc {
-		return req.Source + allocIndex.FindString(allocName)
+	idx, ok := structs.AllocIndex(allocName)
+	if !ok {
+		return req.Source
 	}
-	return req.Source
+	return req.SourceFor(idx)
 }
 
 var allocLogsCommand = &command{
