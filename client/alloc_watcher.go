@@ -158,6 +158,9 @@ func (w *allocWatcher) sync(allocs []*structs.Allocation) {
 			ExternalNodeID: w.c.externalNodeID,
 			OnUpdate:       w.onUpdate,
 			Logger:         w.c.logger,
+			Plugins:        w.c.registry,
+
+			PluginProbeInterval: w.c.config.ProbeInterval,
 		})
 		if err != nil {
 			w.c.logger.Error("cannot run allocation", "alloc_id", a.ID, "error", err)

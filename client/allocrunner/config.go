@@ -45,6 +45,12 @@ type Config struct {
 	// ClientDescription, TaskStates) after each change, in order, called
 	// with the runner's lock held: it must not call back into the runner.
 	OnUpdate func(*structs.Allocation)
+	// Plugins registers the alloc's plugin tasks when they are healthy;
+	// nil refuses allocs with plugin tasks.
+	Plugins PluginRegistry
+	// PluginProbeInterval is how often a running plugin task is probed
+	// (DefaultPluginProbeInterval when zero).
+	PluginProbeInterval time.Duration
 	// ClaimTimeout bounds how long a claim is retried while the servers
 	// are unavailable.
 	ClaimTimeout time.Duration

@@ -14,6 +14,20 @@
 // and bind the published path into each task at its volume_mount
 // destination with the propagation asked.
 //
+// Plugin tasks (a task with a csi_plugin block): before each start the
+// plugin's host dir (volumemanager.PluginHostDir, holding its socket
+// csi.sock and its staging and per-alloc dirs) is made a shared mount
+// point and bound at the task's mount_dir with bidirectional propagation,
+// and CSI_ENDPOINT=unix://<mount_dir>/csi.sock is in its env. The plugin
+// must probe healthy within health_timeout, or it is stopped (a "Plugin
+// Unhealthy" event says why) and restarted per its restart policy. Once
+// healthy it is registered in the client's plugin registry (source task,
+// MountDir set, so that the volume manager sends it the paths inside its
+// mount); it is probed every PluginProbeInterval, each change of health is
+// a task event, and it is deregistered when its process ends. A node runs
+// one plugin task per plugin ID: a second one replaces the first's
+// registration and socket.
+//
 // Status rules: pending until every task has started once; running; failed
 // as soon as a task fails beyond its restart policy (its siblings are then
 // killed); complete when every task has finished (batch tasks that exit 0
@@ -34,7 +48,9 @@
 // servers send volumes without them).
 //
 // Imports: the standard library, hclog, structs, client/drivers/exec,
-// client/volumemanager (its request types) and client/internal/atomicfile.
+// client/volumemanager (its request types and PluginHostDir),
+// client/dynamicplugins (registrations), client/csi (the plugin task's
+// probe) and client/internal/atomicfile.
 // Tests call exec.Init in TestMain: tasks are real processes.
 //
 // Concurrency: Run owns one goroutine per task; Update, Shutdown and Alloc

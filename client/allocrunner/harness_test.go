@@ -196,6 +196,7 @@ type harness struct {
 	mounter VolumeMounter // the runners' volume mounter: volumes unless a test sets it
 	dataDir string
 	extNode map[string]string
+	plugins PluginRegistry // nil unless a test runs plugin tasks
 }
 
 func newHarness(t *testing.T) *harness {
@@ -235,6 +236,9 @@ func (h *harness) runner(alloc *structs.Allocation) *Runner {
 		},
 		OnUpdate:     h.rec.onUpdate,
 		ClaimTimeout: time.Second,
+		Plugins:      h.plugins,
+
+		PluginProbeInterval: 100 * time.Millisecond,
 		Logger:       testlog.Logger(h.t, "allocrunner"),
 	})
 	must.NoError(h.t, err)

@@ -249,6 +249,11 @@ func (r *Runner) check() error {
 		if _, _, err := execConfig(t); err != nil {
 			return fmt.Errorf("task %q: %w", t.Name, err)
 		}
+		if t.CSIPluginConfig != nil {
+			if err := r.checkPlugin(t); err != nil {
+				return fmt.Errorf("task %q: %w", t.Name, err)
+			}
+		}
 	}
 	if task, err := checkVolumeMounts(r.tg); err != nil {
 		if task != "" {
@@ -303,6 +308,9 @@ func (r *Runner) taskRunners() []*taskRunner {
 				Args:       args,
 				Env:        t.Env,
 			},
+		}
+		if t.CSIPluginConfig != nil {
+			tr.plugin = newPluginTask(r, t)
 		}
 		if hs, ok := r.state.handle(t.Name); ok {
 			h, err := exec.Reattach(hs)

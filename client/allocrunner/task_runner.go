@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"sync"
 	"syscall"
 	"time"
@@ -45,6 +47,7 @@ type taskRunner struct {
 	cfg     *exec.TaskConfig
 	restart restartTracker
 	batch   bool
+	plugin  *pluginTask // set for a task with a csi_plugin block
 
 	attached *exec.Handle // a task still running from before a client restart
 
@@ -102,6 +105,13 @@ func (tr *taskRunner) stop(why *structs.TaskEvent) {
 // ends, which leaves the task running.
 func (tr *taskRunner) run(ctx context.Context) {
 	defer close(tr.done)
+	if tr.plugin != nil {
+		defer func() {
+			if ctx.Err() == nil {
+				tr.plugin.releaseHostDir()
+			}
+		}()
+	}
 	name := tr.task.Name
 	h := tr.attached
 	for {
@@ -132,16 +142,22 @@ func (tr *taskRunner) run(ctx context.Context) {
 				continue
 			}
 		}
+		supervised := closedChan
+		if tr.plugin != nil {
+			supervised = tr.plugin.supervise(ctx, h, killTimeout(tr.task))
+		}
 		select {
 		case <-h.Done():
 		case <-tr.kill:
 			if res, ok := tr.stopHandle(ctx, h); ok {
+				<-supervised
 				tr.killed(h, res)
 			}
 			return // else the client is stopping mid-kill: the handle is kept
 		case <-ctx.Done():
 			return // the client is stopping; the task runs on
 		}
+		<-supervised // the plugin is deregistered before any restart
 		res := h.Result()
 		tr.forget()
 		h = nil
@@ -158,9 +174,24 @@ func (tr *taskRunner) run(ctx context.Context) {
 
 // start starts the task and records its handle.
 func (tr *taskRunner) start(ctx context.Context) (*exec.Handle, error) {
+	cfg := tr.cfg
+	if tr.plugin != nil {
+		m, env, err := tr.plugin.prestart()
+		if err != nil {
+			return nil, err
+		}
+		c := *tr.cfg
+		c.Mounts = append(slices.Clone(c.Mounts), m)
+		c.Env = maps.Clone(c.Env)
+		if c.Env == nil {
+			c.Env = map[string]string{}
+		}
+		maps.Copy(c.Env, env)
+		cfg = &c
+	}
 	sctx, cancel := context.WithTimeout(ctx, startTimeout)
 	defer cancel()
-	h, err := exec.Start(sctx, tr.cfg)
+	h, err := exec.Start(sctx, cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -261,3 +292,10 @@ func event(typ, msg string) *structs.TaskEvent {
 }
 
 var timeNow = time.Now
+
+// closedChan is a done channel for what there is nothing to wait for.
+var closedChan = func() <-chan struct{} {
+	c := make(chan struct{})
+	close(c)
+	return c
+}()

@@ -15,11 +15,7 @@ const HostpathName = "hostpath.berth.dev"
 // a restart keeps its volumes.
 func StartHostpath(t testing.TB, extraArgs ...string) *Plugin {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "berth-hostpath")
-	out, err := exec.Command("go", "build", "-o", bin, "github.com/berth-csi/berth/cmd/berth-hostpath").CombinedOutput()
-	if err != nil {
-		t.Fatalf("csitest: build berth-hostpath: %v\n%s", err, out)
-	}
+	bin := HostpathBinary(t)
 	dir := SocketDir(t)
 	p := &Plugin{
 		Name:    HostpathName,
@@ -32,4 +28,16 @@ func StartHostpath(t testing.TB, extraArgs ...string) *Plugin {
 	t.Cleanup(p.cleanup)
 	p.start()
 	return p
+}
+
+// HostpathBinary builds berth-hostpath into a temp dir (the go build cache
+// makes repeats cheap) and returns its path.
+func HostpathBinary(t testing.TB) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "berth-hostpath")
+	out, err := exec.Command("go", "build", "-o", bin, "github.com/berth-csi/berth/cmd/berth-hostpath").CombinedOutput()
+	if err != nil {
+		t.Fatalf("csitest: build berth-hostpath: %v\n%s", err, out)
+	}
+	return bin
 }

@@ -1,0 +1,258 @@
+package allocrunner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/berth-csi/berth/client/csi"
+	"github.com/berth-csi/berth/client/drivers/exec"
+	"github.com/berth-csi/berth/client/dynamicplugins"
+	"github.com/berth-csi/berth/client/volumemanager"
+	"github.com/berth-csi/berth/structs"
+)
+
+// Plugin task events.
+const (
+	EventPluginHealthy   = "Plugin Healthy"
+	EventPluginUnhealthy = "Plugin Unhealthy"
+)
+
+const (
+	// pluginSocketName is the plugin's socket, in its host dir; the
+	// plugin sees it at mount_dir/csi.sock (CSI_ENDPOINT).
+	pluginSocketName = "csi.sock"
+	// maxSocketPath is the longest unix socket path (sun_path is 108
+	// bytes with its NUL).
+	maxSocketPath = 107
+	// DefaultPluginProbeInterval is how often a running plugin task is
+	// probed, when the config does not say.
+	DefaultPluginProbeInterval = 5 * time.Second
+	// defaultHealthTimeout is a csi_plugin block's health_timeout when it
+	// has none.
+	defaultHealthTimeout = 30 * time.Second
+	// pluginProbeTimeout bounds one Probe.
+	pluginProbeTimeout = 5 * time.Second
+)
+
+// PluginRegistry is where healthy plugin tasks register:
+// *dynamicplugins.Registry.
+type PluginRegistry interface {
+	Register(p *dynamicplugins.PluginInfo) error
+	Deregister(id, allocID string) error
+}
+
+var _ PluginRegistry = (*dynamicplugins.Registry)(nil)
+
+// pluginTask supervises a task with a csi_plugin block: before each start
+// it shares the plugin's host dir (socket, staging and publish dirs) and
+// binds it at mount_dir with bidirectional propagation; after each start
+// it waits up to health_timeout for the plugin to probe healthy, registers
+// it, probes it every interval (health changes become task events), and
+// deregisters it when the process ends.
+type pluginTask struct {
+	r        *Runner
+	task     string
+	conf     *structs.TaskCSIPluginConfig
+	hostDir  string // volumemanager.PluginHostDir
+	socket   string // the socket on the host
+	endpoint string // the socket as the plugin sees it
+}
+
+func newPluginTask(r *Runner, t *structs.Task) *pluginTask {
+	host := volumemanager.PluginHostDir(r.cfg.DataDir, t.CSIPluginConfig.ID)
+	return &pluginTask{
+		r:        r,
+		task:     t.Name,
+		conf:     t.CSIPluginConfig,
+		hostDir:  host,
+		socket:   filepath.Join(host, pluginSocketName),
+		endpoint: "unix://" + filepath.Join(t.CSIPluginConfig.MountDir, pluginSocketName),
+	}
+}
+
+// checkPlugin refuses a plugin task this client cannot run.
+func (r *Runner) checkPlugin(t *structs.Task) error {
+	p := t.CSIPluginConfig
+	if r.cfg.Plugins == nil {
+		return errors.New("csi_plugin: this client takes no plugin tasks (no plugin registry)")
+	}
+	if !filepath.IsAbs(p.MountDir) || filepath.Clean(p.MountDir) == "/" {
+		return fmt.Errorf("csi_plugin %q: mount_dir %q must be an absolute path other than /", p.ID, p.MountDir)
+	}
+	info := newPluginTask(r, t).info()
+	if n := len(info.Socket); n > maxSocketPath {
+		return fmt.Errorf("csi_plugin %q: its socket %s is %d bytes, over the %d a unix socket allows: give the client a shorter data_dir",
+			p.ID, info.Socket, n, maxSocketPath)
+	}
+	if err := info.Validate(); err != nil {
+		return fmt.Errorf("csi_plugin %q: %w", p.ID, err)
+	}
+	return nil
+}
+
+// info is the plugin's registration.
+func (p *pluginTask) info() *dynamicplugins.PluginInfo {
+	return &dynamicplugins.PluginInfo{
+		ID:       p.conf.ID,
+		Type:     p.conf.Type,
+		Socket:   p.socket,
+		AllocID:  p.r.cfg.Alloc.ID,
+		Source:   dynamicplugins.SourceTask,
+		MountDir: p.conf.MountDir,
+	}
+}
+
+// prestart readies the host dir for a start and returns the mount and env
+// the task gets.
+func (p *pluginTask) prestart() (exec.Mount, map[string]string, error) {
+	if os.Geteuid() != 0 {
+		return exec.Mount{}, nil, fmt.Errorf("csi_plugin %q: its dirs are mounted with bidirectional propagation: %w", p.conf.ID, exec.ErrNeedsRoot)
+	}
+	if err := os.MkdirAll(p.hostDir, 0o755); err != nil {
+		return exec.Mount{}, nil, fmt.Errorf("csi_plugin %q: %w", p.conf.ID, err)
+	}
+	if err := exec.ShareDir(p.hostDir); err != nil {
+		return exec.Mount{}, nil, fmt.Errorf("csi_plugin %q: %w", p.conf.ID, err)
+	}
+	// A socket left by a plugin that died would answer nothing.
+	if err := os.Remove(p.socket); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return exec.Mount{}, nil, fmt.Errorf("csi_plugin %q: remove the old socket: %w", p.conf.ID, err)
+	}
+	m := exec.Mount{Source: p.hostDir, Destination: p.conf.MountDir, Propagation: structs.PropagationBidirectional}
+	return m, map[string]string{"CSI_ENDPOINT": p.endpoint}, nil
+}
+
+// supervise runs while the task's process h does, and returns a channel
+// closed once it has deregistered the plugin (or ctx ended).
+func (p *pluginTask) supervise(ctx context.Context, h *exec.Handle, killTimeout time.Duration) <-chan struct{} {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		p.run(ctx, h, killTimeout)
+	}()
+	return done
+}
+
+func (p *pluginTask) run(ctx context.Context, h *exec.Handle, killTimeout time.Duration) {
+	log := p.r.logger.With("task", p.task, "plugin_id", p.conf.ID)
+	var cc *csi.Client
+	defer func() {
+		if cc != nil {
+			_ = cc.Close()
+		}
+	}()
+	probe := func() error {
+		if cc == nil {
+			c, err := csi.Dial(ctx, p.socket, log, csi.WithPluginID(p.conf.ID))
+			if err != nil {
+				return err
+			}
+			cc = c
+		}
+		pctx, cancel := context.WithTimeout(ctx, pluginProbeTimeout)
+		defer cancel()
+		ready, err := cc.Probe(pctx)
+		if err == nil && !ready {
+			err = errors.New("the plugin says it is not ready yet")
+		}
+		return err
+	}
+
+	// Readiness: probe quickly until healthy or health_timeout.
+	timeout := time.Duration(p.conf.HealthTimeout)
+	if timeout <= 0 {
+		timeout = defaultHealthTimeout
+	}
+	deadline := time.NewTimer(timeout)
+	defer deadline.Stop()
+	wait := 50 * time.Millisecond
+	var lastErr error
+	for {
+		if lastErr = probe(); lastErr == nil {
+			break
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-t.C:
+			wait = min(2*wait, time.Second)
+			continue
+		case <-deadline.C:
+			t.Stop()
+			msg := fmt.Sprintf("plugin %q did not become healthy within %s: %v; stopping it", p.conf.ID, timeout, lastErr)
+			p.r.updateTask(p.task, nil, event(EventPluginUnhealthy, msg))
+			log.Warn("plugin task never became healthy", "timeout", timeout, "error", lastErr)
+			if err := h.Stop(ctx, defaultKillSignal, killTimeout); err != nil {
+				log.Warn("cannot stop the plugin task", "error", err)
+			}
+			<-h.Done()
+			return
+		case <-h.Done():
+			t.Stop()
+			return
+		case <-ctx.Done():
+			t.Stop()
+			return
+		}
+	}
+
+	registered := false
+	if err := p.r.cfg.Plugins.Register(p.info()); err != nil {
+		msg := fmt.Sprintf("plugin %q is healthy but cannot be registered: %v", p.conf.ID, err)
+		p.r.updateTask(p.task, nil, event(EventPluginUnhealthy, msg))
+		log.Error("cannot register plugin task", "error", err)
+	} else {
+		registered = true
+		p.r.updateTask(p.task, nil, event(EventPluginHealthy,
+			fmt.Sprintf("plugin %q is healthy and registered on this node (%s)", p.conf.ID, p.conf.Type)))
+	}
+	defer func() {
+		if !registered || ctx.Err() != nil {
+			return // the client is stopping: its registry goes with it
+		}
+		if err := p.r.cfg.Plugins.Deregister(p.conf.ID, p.r.cfg.Alloc.ID); err != nil {
+			log.Warn("cannot deregister plugin", "error", err)
+			return
+		}
+		p.r.updateTask(p.task, nil, event(EventPluginUnhealthy,
+			fmt.Sprintf("plugin %q stopped and was deregistered from this node", p.conf.ID)))
+	}()
+
+	// Heartbeat: a change of health is a task event.
+	interval := p.r.cfg.PluginProbeInterval
+	if interval <= 0 {
+		interval = DefaultPluginProbeInterval
+	}
+	tick := time.NewTicker(interval)
+	defer tick.Stop()
+	healthy := true
+	for {
+		select {
+		case <-tick.C:
+		case <-h.Done():
+			return
+		case <-ctx.Done():
+			return
+		}
+		err := probe()
+		switch {
+		case err != nil && healthy:
+			healthy = false
+			p.r.updateTask(p.task, nil, event(EventPluginUnhealthy, fmt.Sprintf("plugin %q: %v", p.conf.ID, err)))
+		case err == nil && !healthy:
+			healthy = true
+			p.r.updateTask(p.task, nil, event(EventPluginHealthy, fmt.Sprintf("plugin %q is healthy again", p.conf.ID)))
+		}
+	}
+}
+
+// releaseHostDir undoes prestart's shared mount of the host dir once the
+// plugin is gone and nothing is staged under it.
+func (p *pluginTask) releaseHostDir() {
+	if _, err := exec.UnshareDir(p.hostDir); err != nil {
+		p.r.logger.Warn("cannot unmount the plugin's dir", "task", p.task, "dir", p.hostDir, "error", err)
+	}
+}
