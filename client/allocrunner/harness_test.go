@@ -239,7 +239,7 @@ func (h *harness) runner(alloc *structs.Allocation) *Runner {
 		Plugins:      h.plugins,
 
 		PluginProbeInterval: 100 * time.Millisecond,
-		Logger:       testlog.Logger(h.t, "allocrunner"),
+		Logger:              testlog.Logger(h.t, "allocrunner"),
 	})
 	must.NoError(h.t, err)
 	go r.Run()
