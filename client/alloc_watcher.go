@@ -152,6 +152,7 @@ func (w *allocWatcher) sync(allocs []*structs.Allocation) {
 		r, err := allocrunner.New(allocrunner.Config{
 			Alloc:          a,
 			NodeID:         w.c.nodeID,
+			NodeName:       w.c.config.NodeName,
 			DataDir:        w.c.config.DataDir,
 			Servers:        w.c,
 			Volumes:        w.c.volumes,

@@ -124,6 +124,13 @@ type controllerCall struct {
 	node        *string
 	opts        *structs.QueryOptions
 	args, reply any
+	// volume and near, when set, order the instances: the one on node
+	// near first, then those whose node is inside the volume's
+	// topologies. A plugin whose instances each serve only their own
+	// node's volumes (node-local storage) then gets the call on the
+	// instance that can serve it; the others stay as fallbacks.
+	volume *structs.CSIVolume
+	near   string
 }
 
 // callController makes the call on the healthy controller instances with
@@ -133,6 +140,9 @@ func (s *Server) callController(ctx context.Context, c controllerCall) error {
 	if err != nil {
 		return err
 	}
+	if err := s.preferNear(nodes, c); err != nil {
+		return err
+	}
 	ctx, cancel := context.WithTimeout(ctx, controllerCallTimeout)
 	defer cancel()
 	return s.onController(ctx, nodes, func(ctx context.Context, nodeID string) error {
@@ -140,4 +150,29 @@ func (s *Server) callController(ctx context.Context, c controllerCall) error {
 		c.opts.Forwarded = false
 		return s.callClient(ctx, nodeID, c.method, c.method, c.opts, c.args, c.reply)
 	})
+}
+
+// preferNear orders nodes (sorted) for the call: its near node first, then
+// the nodes inside its volume's topologies, each part in the given order.
+func (s *Server) preferNear(nodes []string, c controllerCall) error {
+	if c.near == "" && (c.volume == nil || len(c.volume.Topologies) == 0) {
+		return nil
+	}
+	plug, err := s.State().CSIPluginByID(nil, c.plugin)
+	if err != nil || plug == nil {
+		return err
+	}
+	rank := func(nodeID string) int {
+		if nodeID == c.near {
+			return 0
+		}
+		if c.volume != nil && len(c.volume.Topologies) > 0 {
+			if info := plug.Nodes[nodeID]; info != nil && info.NodeInfo != nil && c.volume.AccessibleFrom(info.NodeInfo.AccessibleTopology) {
+				return 1
+			}
+		}
+		return 2
+	}
+	sort.SliceStable(nodes, func(i, j int) bool { return rank(nodes[i]) < rank(nodes[j]) })
+	return nil
 }

@@ -47,7 +47,7 @@ func (v *CSIVolume) CreateSnapshot(ctx context.Context, args *structs.CSISnapsho
 		Name: name, Secrets: secrets, Parameters: args.Parameters}
 	var resp structs.ClientCSIControllerCreateSnapshotResponse
 	err = v.srv.callController(ctx, controllerCall{plugin: vol.PluginID, need: capSnapshot,
-		method: "ClientCSI.ControllerCreateSnapshot", node: &req.NodeID, opts: &req.QueryOptions, args: req, reply: &resp})
+		method: "ClientCSI.ControllerCreateSnapshot", node: &req.NodeID, opts: &req.QueryOptions, args: req, reply: &resp, volume: vol})
 	if err != nil {
 		return fmt.Errorf("volume %q: snapshot %q with plugin %q: %w", vol.ID, name, vol.PluginID, err)
 	}

@@ -84,7 +84,7 @@ func (v *CSIVolume) validateCapabilities(ctx context.Context, vol *structs.CSIVo
 	}
 	var resp structs.ClientCSIControllerValidateVolumeResponse
 	err = v.srv.callController(ctx, controllerCall{plugin: vol.PluginID, need: capAny,
-		method: "ClientCSI.ControllerValidateVolume", node: &req.NodeID, opts: &req.QueryOptions, args: req, reply: &resp})
+		method: "ClientCSI.ControllerValidateVolume", node: &req.NodeID, opts: &req.QueryOptions, args: req, reply: &resp, volume: vol})
 	if err != nil {
 		return "", fmt.Errorf("volume %q: checking its capabilities with plugin %q: %w", vol.ID, vol.PluginID, err)
 	}
@@ -135,7 +135,7 @@ func (v *CSIVolume) expand(ctx context.Context, old, vol *structs.CSIVolume) err
 	}
 	var resp structs.ClientCSIControllerExpandVolumeResponse
 	err := v.srv.callController(ctx, controllerCall{plugin: vol.PluginID, need: capExpand,
-		method: "ClientCSI.ControllerExpandVolume", node: &req.NodeID, opts: &req.QueryOptions, args: req, reply: &resp})
+		method: "ClientCSI.ControllerExpandVolume", node: &req.NodeID, opts: &req.QueryOptions, args: req, reply: &resp, volume: vol})
 	if err != nil {
 		return fmt.Errorf("volume %q: expand to %d bytes with plugin %q: %w", vol.ID, vol.RequestedCapacityMin, vol.PluginID, err)
 	}

@@ -98,7 +98,8 @@ func (v *CSIVolume) create(ctx context.Context, vol *structs.CSIVolume) (*struct
 	}
 	var resp structs.ClientCSIControllerCreateVolumeResponse
 	err = v.srv.callController(ctx, controllerCall{plugin: vol.PluginID, need: need,
-		method: "ClientCSI.ControllerCreateVolume", node: &req.NodeID, opts: &req.QueryOptions, args: req, reply: &resp})
+		method: "ClientCSI.ControllerCreateVolume", node: &req.NodeID, opts: &req.QueryOptions, args: req, reply: &resp,
+		volume: vol})
 	if err != nil {
 		return nil, fmt.Errorf("volume %q: create with plugin %q: %w", vol.ID, vol.PluginID, err)
 	}
@@ -157,7 +158,7 @@ func (v *CSIVolume) Delete(ctx context.Context, args *structs.CSIVolumeDeleteReq
 		req := &structs.ClientCSIControllerDeleteVolumeRequest{PluginID: vol.PluginID, ExternalVolumeID: vol.ExternalID, Secrets: secrets}
 		err = v.srv.callController(ctx, controllerCall{plugin: vol.PluginID, need: capCreateDelete,
 			method: "ClientCSI.ControllerDeleteVolume", node: &req.NodeID, opts: &req.QueryOptions,
-			args: req, reply: &structs.ClientCSIControllerDeleteVolumeResponse{}})
+			args: req, reply: &structs.ClientCSIControllerDeleteVolumeResponse{}, volume: vol})
 		if err != nil {
 			return fmt.Errorf("volume %q: delete with plugin %q: %w; it is still registered", id, vol.PluginID, err)
 		}

@@ -146,7 +146,8 @@ func (v *CSIVolume) attach(ctx context.Context, vol *structs.CSIVolume, allocID 
 	}
 	var resp structs.ClientCSIControllerAttachVolumeResponse
 	err := v.srv.callController(ctx, controllerCall{plugin: vol.PluginID, need: capAttach,
-		method: "ClientCSI.ControllerAttachVolume", node: &req.NodeID, opts: &req.QueryOptions, args: req, reply: &resp})
+		method: "ClientCSI.ControllerAttachVolume", node: &req.NodeID, opts: &req.QueryOptions, args: req, reply: &resp,
+		volume: vol, near: claim.NodeID})
 	if err != nil {
 		return nil, fmt.Errorf("volume %q for alloc %s on node %s: controller publish with plugin %q: %w",
 			vol.ID, allocID, claim.NodeID, vol.PluginID, err)

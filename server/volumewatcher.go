@@ -181,7 +181,8 @@ func (s *Server) controllerDetach(ctx context.Context, vol *structs.CSIVolume, c
 	ctx, cancel := context.WithTimeout(ctx, claimStepTimeout)
 	defer cancel()
 	err := s.callController(ctx, controllerCall{plugin: vol.PluginID, need: capAttach, method: "ClientCSI.ControllerDetachVolume",
-		node: &req.NodeID, opts: &req.QueryOptions, args: req, reply: &structs.ClientCSIControllerDetachVolumeResponse{}})
+		node: &req.NodeID, opts: &req.QueryOptions, args: req, reply: &structs.ClientCSIControllerDetachVolumeResponse{},
+		volume: vol, near: claim.NodeID})
 	if err != nil {
 		return fmt.Errorf("controller detach from node %s: %w", claim.NodeID, err)
 	}

@@ -28,8 +28,10 @@ var _ VolumeMounter = (*volumemanager.Manager)(nil)
 type Config struct {
 	// Alloc is the allocation as the servers sent it, with its job.
 	Alloc *structs.Allocation
-	// NodeID is this node's ID.
-	NodeID string
+	// NodeID is this node's ID, NodeName its name (tasks get both as
+	// BERTH_NODE_ID and BERTH_NODE_NAME).
+	NodeID   string
+	NodeName string
 	// DataDir is the client's data dir: the alloc dir is
 	// DataDir/alloc/<alloc ID>, task handles DataDir/client/allocs.
 	DataDir string

@@ -307,6 +307,12 @@ func (r *Runner) taskRunners() []*taskRunner {
 				Command:    cmd,
 				Args:       args,
 				Env:        t.Env,
+				Extra: map[string]string{
+					"BERTH_NODE_ID":    r.cfg.NodeID,
+					"BERTH_NODE_NAME":  r.cfg.NodeName,
+					"BERTH_JOB_ID":     r.cfg.Alloc.JobID,
+					"BERTH_GROUP_NAME": r.tg.Name,
+				},
 			},
 		}
 		if t.CSIPluginConfig != nil {

@@ -1,8 +1,9 @@
 // Package exec is berth's exec task driver: a task is one process, started
 // from its command and args (no shell), in its own mount namespace, with
 // its working directory in the task dir, its environment (the task's env
-// plus BERTH_ALLOC_ID, BERTH_TASK_NAME, BERTH_TASK_DIR and BERTH_ALLOC_DIR)
-// and its stdout and stderr appended to log files the caller names.
+// plus BERTH_ALLOC_ID, BERTH_TASK_NAME, BERTH_TASK_DIR, BERTH_ALLOC_DIR
+// and the caller's Extra, such as BERTH_NODE_NAME), ${NAME} in the command
+// and args replaced by that environment's NAME, and its stdout and stderr appended to log files the caller names.
 //
 // The mount namespace is set up by a re-exec of the running binary (moby's
 // reexec pattern): Start runs /proc/self/exe with argv[0] "berth-exec-init"

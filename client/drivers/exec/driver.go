@@ -9,6 +9,7 @@ import (
 	"os"
 	osexec "os/exec"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"syscall"
@@ -47,7 +48,9 @@ type TaskConfig struct {
 	Command string
 	Args    []string
 	Env     map[string]string
-	Mounts  []Mount
+	// Extra are more BERTH_ variables, set by the caller.
+	Extra  map[string]string
+	Mounts []Mount
 }
 
 // resolve checks the config and returns it with every mount destination
@@ -66,6 +69,12 @@ func (c *TaskConfig) resolve() (*TaskConfig, error) {
 		}
 	}
 	r := *c
+	env := c.envMap()
+	r.Command = interpolate(c.Command, env)
+	r.Args = make([]string, len(c.Args))
+	for i, a := range c.Args {
+		r.Args[i] = interpolate(a, env)
+	}
 	r.Mounts = make([]Mount, len(c.Mounts))
 	for i, m := range c.Mounts {
 		if !filepath.IsAbs(m.Source) {
@@ -103,26 +112,54 @@ func (c *TaskConfig) resolve() (*TaskConfig, error) {
 	return &r, nil
 }
 
-// env is the task's environment, sorted: its own env, a default PATH, and
-// the BERTH_ variables (which the task's env cannot override).
-func (c *TaskConfig) env() []string {
-	m := make(map[string]string, len(c.Env)+5)
+// envMap is the task's environment: its own env, a default PATH, and the
+// BERTH_ variables (which the task's env cannot override). Extra holds
+// BERTH_ variables the caller sets (node ID and name, job ID).
+func (c *TaskConfig) envMap() map[string]string {
+	m := make(map[string]string, len(c.Env)+len(c.Extra)+5)
 	for k, v := range c.Env {
 		m[k] = v
 	}
 	if _, ok := m["PATH"]; !ok {
 		m["PATH"] = DefaultPath
 	}
+	for k, v := range c.Extra {
+		m[k] = v
+	}
 	m["BERTH_ALLOC_ID"] = c.AllocID
 	m["BERTH_TASK_NAME"] = c.TaskName
 	m["BERTH_TASK_DIR"] = c.TaskDir
 	m["BERTH_ALLOC_DIR"] = c.AllocDir
+	return m
+}
+
+// env is envMap as a sorted list of NAME=value.
+func (c *TaskConfig) env() []string {
+	m := c.envMap()
 	env := make([]string, 0, len(m))
 	for k, v := range m {
 		env = append(env, k+"="+v)
 	}
 	sort.Strings(env)
 	return env
+}
+
+// interpolation is ${NAME} in a command or an argument.
+var interpolation = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
+
+// interpolate replaces each ${NAME} that names a variable of the task's
+// environment with its value; anything else (a $NAME, an unknown name) is
+// left for the command itself, a shell script's own variables included.
+func interpolate(s string, env map[string]string) string {
+	if !strings.Contains(s, "${") {
+		return s
+	}
+	return interpolation.ReplaceAllStringFunc(s, func(m string) string {
+		if v, ok := env[m[2:len(m)-1]]; ok {
+			return v
+		}
+		return m
+	})
 }
 
 // Start starts the task and returns once its command runs, or with the

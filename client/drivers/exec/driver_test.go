@@ -108,6 +108,18 @@ func TestStart_EnvLogsExitCode(t *testing.T) {
 	must.StrHasPrefix(t, "out\n", readFile(t, cfg.StdoutPath))
 }
 
+// TestStart_Interpolation: ${NAME} of the task's environment is replaced
+// in the command and args; $NAME and unknown names are left alone.
+func TestStart_Interpolation(t *testing.T) {
+	cfg := taskConfig(t, "")
+	cfg.Command = "printf"
+	cfg.Env = map[string]string{"ZONE": "z1"}
+	cfg.Extra = map[string]string{"BERTH_NODE_NAME": "n1"}
+	cfg.Args = []string{`%s|\n`, "${BERTH_NODE_NAME}/${ZONE}", "${BERTH_TASK_NAME}", "$ZONE ${UNSET} ${ZONE", "$${ZONE}"}
+	must.Eq(t, ExitResult{}, waitDone(t, start(t, cfg)))
+	must.Eq(t, "n1/z1|\nweb|\n$ZONE ${UNSET} ${ZONE|\n$z1|\n", readFile(t, cfg.StdoutPath))
+}
+
 func TestStart_ArgsVerbatim(t *testing.T) {
 	cfg := taskConfig(t, "")
 	cfg.Command = "printf" // found in the task's PATH
