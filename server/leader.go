@@ -73,6 +73,7 @@ func (s *Server) leaderLoop(ctx context.Context) {
 	}
 	s.autopilot.Start(ctx)
 	go s.watchVolumes(ctx)
+	go s.watchJobs(ctx)
 
 	ticker := time.NewTicker(s.config.ReconcileInterval)
 	defer ticker.Stop()

@@ -24,13 +24,21 @@ type planner struct {
 	vols    map[string]*structs.CSIVolume // copies, with the plan's claims added
 	perNode map[string]map[string]int     // node -> plugin -> volumes claimed there, plan included
 	plan    *structs.PlanApplyRequest
+	auto    bool // the jobwatcher's pass: see scheduleWith
 }
 
 // schedule plans the job's missing allocations. The plan carries the job
 // itself, so an empty placement still registers it.
 func (s *Server) schedule(job *structs.Job) (*structs.PlanApplyRequest, []*structs.PlacementFailure, error) {
+	return s.scheduleWith(job, false)
+}
+
+// scheduleWith plans as schedule does. With auto (the jobwatcher's pass,
+// not a user's run), only lost allocations are replaced: failed and
+// completed ones still count as the group's.
+func (s *Server) scheduleWith(job *structs.Job, auto bool) (*structs.PlanApplyRequest, []*structs.PlacementFailure, error) {
 	st := s.State()
-	p := &planner{st: st, job: job, vols: map[string]*structs.CSIVolume{}, perNode: map[string]map[string]int{},
+	p := &planner{st: st, job: job, auto: auto, vols: map[string]*structs.CSIVolume{}, perNode: map[string]map[string]int{},
 		plan: &structs.PlanApplyRequest{Job: job}}
 	iter, err := st.Nodes(nil)
 	if err != nil {
@@ -62,7 +70,8 @@ func (s *Server) schedule(job *structs.Job) (*structs.PlanApplyRequest, []*struc
 	return p.plan, failures, nil
 }
 
-// liveAllocs lists the job's allocations that are not terminal, by group.
+// liveAllocs lists the job's allocations that are not terminal (in an
+// auto pass, that are not lost or stopped), by group.
 func (p *planner) liveAllocs() (map[string][]*structs.Allocation, error) {
 	iter, err := p.st.AllocsByJob(nil, p.job.Namespace, p.job.ID)
 	if err != nil {
@@ -71,7 +80,7 @@ func (p *planner) liveAllocs() (map[string][]*structs.Allocation, error) {
 	out := map[string][]*structs.Allocation{}
 	for raw := iter.Next(); raw != nil; raw = iter.Next() {
 		a := raw.(*structs.Allocation)
-		if !a.TerminalStatus() {
+		if !a.TerminalStatus() || (p.auto && a.ClientStatus != structs.AllocClientStatusLost && a.DesiredStatus != structs.AllocDesiredStatusStop) {
 			out[a.TaskGroup] = append(out[a.TaskGroup], a)
 		}
 	}

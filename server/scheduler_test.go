@@ -132,3 +132,75 @@ func TestJob_Register_SystemJobRunsOncePerReadyNode(t *testing.T) {
 	must.SliceEmpty(t, again.Placed)
 	must.SliceEmpty(t, again.Failures)
 }
+
+// waitAllocs waits until the job has n allocations matching keep.
+func waitAllocs(t *testing.T, s *Server, jobID string, n int, keep func(*structs.Allocation) bool) []*structs.Allocation {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		iter, err := s.State().AllocsByJob(nil, structs.DefaultNamespace, jobID)
+		must.NoError(t, err)
+		var got []*structs.Allocation
+		for raw := iter.Next(); raw != nil; raw = iter.Next() {
+			if a := raw.(*structs.Allocation); keep(a) {
+				got = append(got, a)
+			}
+		}
+		if len(got) == n {
+			return got
+		}
+		must.True(t, time.Now().Before(deadline), must.Sprintf("job %q has %d such allocations, want %d", jobID, len(got), n))
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func live(a *structs.Allocation) bool { return !a.TerminalStatus() }
+
+// TestJobWatcher_PlacesWhatFitsNow: the leader places, unasked, a writer
+// that waited for a claim once it is freed, a system job's allocation on
+// a node that joins, and a replacement for an allocation lost with its
+// node.
+func TestJobWatcher_PlacesWhatFitsNow(t *testing.T) {
+	s := schedWorld(t)
+	var first, second structs.JobRegisterResponse
+	must.NoError(t, rpcCall(t, s, "Job.Register", &structs.JobRegisterRequest{Job: writerJob("first", "data")}, &first))
+	must.NoError(t, rpcCall(t, s, "Job.Register", &structs.JobRegisterRequest{Job: writerJob("second", "data")}, &second))
+	must.SliceLen(t, 1, second.Failures)
+	firstNode := first.Placed[0].NodeID
+
+	// The first stops; its node goes down, so the claim frees without a
+	// client; the second is placed on the other node.
+	var stop structs.JobDeregisterResponse
+	must.NoError(t, rpcCall(t, s, "Job.Deregister", &structs.JobDeregisterRequest{JobID: "first"}, &stop))
+	var upd structs.NodeUpdateResponse
+	must.NoError(t, rpcCall(t, s, "Node.UpdateStatus", &structs.NodeUpdateStatusRequest{NodeID: firstNode, Status: structs.NodeStatusDown}, &upd))
+	placed := waitAllocs(t, s, "second", 1, live)
+	must.NotEq(t, firstNode, placed[0].NodeID)
+	vol, err := s.State().CSIVolumeByID(nil, "", "data")
+	must.NoError(t, err)
+	must.MapContainsKey(t, vol.WriteClaims, placed[0].ID, must.Sprint("the claim is reserved with the placement"))
+
+	// A node joins: the system job runs there too, and the lost
+	// allocation of "second" is replaced there when its node goes down.
+	sys := writerJob("plugin", "data")
+	sys.Type = structs.JobTypeSystem
+	sys.TaskGroups[0].Volumes = nil
+	sys.TaskGroups[0].Tasks[0].VolumeMounts = nil
+	var sysResp structs.JobRegisterResponse
+	must.NoError(t, rpcCall(t, s, "Job.Register", &structs.JobRegisterRequest{Job: sys}, &sysResp))
+	must.SliceLen(t, 1, sysResp.Placed)
+	var nresp structs.NodeUpdateResponse
+	must.NoError(t, rpcCall(t, s, "Node.Register", &structs.NodeRegisterRequest{
+		Node: statetest.NodeWithPlugin("node-3", "hostpath", false, true, true)}, &nresp))
+	onNew := waitAllocs(t, s, "plugin", 2, live)
+	must.True(t, onNew[0].NodeID == "node-3" || onNew[1].NodeID == "node-3")
+
+	must.NoError(t, rpcCall(t, s, "Node.UpdateStatus", &structs.NodeUpdateStatusRequest{NodeID: placed[0].NodeID, Status: structs.NodeStatusDown}, &upd))
+	replaced := waitAllocs(t, s, "second", 1, live)
+	must.EqOp(t, "node-3", replaced[0].NodeID)
+	must.NotEq(t, placed[0].ID, replaced[0].ID)
+	lost, err := s.State().AllocByID(nil, placed[0].ID)
+	must.NoError(t, err)
+	must.EqOp(t, structs.AllocClientStatusLost, lost.ClientStatus)
+	must.EqOp(t, structs.AllocDesiredStatusStop, lost.DesiredStatus, must.Sprint("a client that comes back kills it"))
+}

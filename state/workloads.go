@@ -87,10 +87,12 @@ func (s *StateStore) UpdateAllocsFromClient(index uint64, allocs []*structs.Allo
 			continue
 		}
 		a := existing.Copy()
-		if in.ClientStatus != "" {
+		// A lost alloc stays lost: its claims are gone; the client that
+		// comes back is stopping it.
+		if in.ClientStatus != "" && existing.ClientStatus != structs.AllocClientStatusLost {
 			a.ClientStatus = in.ClientStatus
+			a.ClientDescription = in.ClientDescription
 		}
-		a.ClientDescription = in.ClientDescription
 		if in.TaskStates != nil {
 			a.TaskStates = in.Copy().TaskStates
 		}
@@ -120,11 +122,12 @@ func stopAllocsTxn(txn *memdb.Txn, index uint64, allocs []*structs.Allocation, l
 			continue
 		}
 		a := existing.Copy()
+		// A lost alloc is stopped too: its claims are released and it
+		// may be replaced, so a client that comes back must kill it.
+		a.DesiredStatus = structs.AllocDesiredStatusStop
 		if lost {
 			a.ClientStatus = structs.AllocClientStatusLost
 			a.ClientDescription = "its node went down"
-		} else {
-			a.DesiredStatus = structs.AllocDesiredStatusStop
 		}
 		a.ModifyIndex = index
 		if err := txn.Insert(TableAllocs, a); err != nil {

@@ -26,7 +26,9 @@ var jobRunCommand = &command{
 
   The exit status is 0 when every allocation runs or has completed, and 1
   when the spec is wrong, the scheduler could not place every allocation
-  (each reason is printed), or an allocation failed.
+  (each reason is printed; the job stays registered, and the servers
+  place what is missing once it fits: a claim freed, a node ready), or an
+  allocation failed.
 
 Run Options:
 
@@ -69,8 +71,8 @@ func runJobRun(ctx context.Context, m *meta, args []string) int {
 		fmt.Fprintf(m.stdout, "    Allocation %q placed on node %q (group %q)\n", shortID(a.ID, false), shortID(a.NodeID, false), a.TaskGroup)
 	}
 	if missing := m.placementFailures(resp.Failures); missing > 0 {
-		return m.fail("job %q: %s could not be placed; see the reasons above, then run the job again",
-			job.ID, plural(missing, "allocation"))
+		return m.fail("job %q: %s could not be placed yet (see the reasons above); the job stays registered and the servers place it when it fits (follow it with \"berth job status %s\", or stop it with \"berth job stop %s\")",
+			job.ID, plural(missing, "allocation"), job.ID, job.ID)
 	}
 	if *detach {
 		fmt.Fprintf(m.stdout, "Follow the job with \"berth job status %s\"\n", job.ID)

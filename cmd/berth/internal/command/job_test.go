@@ -90,7 +90,7 @@ func TestJobRun_Run(t *testing.T) {
     Group "db": 2 allocations not placed:
       volume "data" (single-node-writer) is claimed for writing by alloc a11c0001 on node 8a1c2f3e
       node 8a1c9d00 is down
-`, `Error: job "nospace": 2 allocations could not be placed; see the reasons above, then run the job again` + "\n", false},
+`, `Error: job "nospace": 2 allocations could not be placed yet (see the reasons above); the job stays registered and the servers place it when it fits (follow it with "berth job status nospace", or stop it with "berth job stop nospace")` + "\n", false},
 		{"partly placed", []string{"job", "run", spec("partial", "service")}, "", 1,
 			`==> Registered job "partial" (service)
     Allocation "b0000001" placed on node "8a1c2f3e" (group "db")
