@@ -51,6 +51,21 @@ func (c *ClientCSI) ControllerListVolumes(ctx context.Context, args *structs.Cli
 	return c.relay(ctx, args.NodeID, "ClientCSI.ControllerListVolumes", args, args, reply)
 }
 
+// ControllerAttachVolume relays a controller publish to a controller instance.
+func (c *ClientCSI) ControllerAttachVolume(ctx context.Context, args *structs.ClientCSIControllerAttachVolumeRequest, reply *structs.ClientCSIControllerAttachVolumeResponse) error {
+	return c.relay(ctx, args.NodeID, "ClientCSI.ControllerAttachVolume", args, args, reply)
+}
+
+// ControllerDetachVolume relays a controller unpublish to a controller instance.
+func (c *ClientCSI) ControllerDetachVolume(ctx context.Context, args *structs.ClientCSIControllerDetachVolumeRequest, reply *structs.ClientCSIControllerDetachVolumeResponse) error {
+	return c.relay(ctx, args.NodeID, "ClientCSI.ControllerDetachVolume", args, args, reply)
+}
+
+// NodeDetachVolume relays a node unpublish and unstage to the claiming client.
+func (c *ClientCSI) NodeDetachVolume(ctx context.Context, args *structs.ClientCSINodeDetachVolumeRequest, reply *structs.ClientCSINodeDetachVolumeResponse) error {
+	return c.relay(ctx, args.NodeID, "ClientCSI.NodeDetachVolume", args, args, reply)
+}
+
 func (c *ClientCSI) relay(ctx context.Context, nodeID, method string, info rpcInfo, args, reply any) error {
 	if nodeID == "" {
 		return structs.NewError(structs.CodeBadRequest, "%s: missing node ID", method)

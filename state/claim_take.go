@@ -47,11 +47,11 @@ func takeClaim(txn *memdb.Txn, vol *structs.CSIVolume, req *structs.CSIVolumeCla
 		return nil, errNotFound("volume %q: node %s of alloc %s not found", vol.ID, nodeID, allocID)
 	}
 	if !node.Ready() {
-		return nil, errConflict("volume %q: node %s is %s, not ready; alloc %s cannot claim it there", vol.ID, nodeID, node.Status, allocID)
+		return nil, errUnavailable("volume %q: node %s is %s, not ready; alloc %s cannot claim it there until it is", vol.ID, nodeID, node.Status, allocID)
 	}
 	info := node.CSINodePlugins[vol.PluginID]
 	if info == nil || !info.Healthy {
-		return nil, errConflict("volume %q: node %s has no healthy instance of plugin %q", vol.ID, nodeID, vol.PluginID)
+		return nil, errUnavailable("volume %q: node %s has no healthy instance of plugin %q (yet)", vol.ID, nodeID, vol.PluginID)
 	}
 
 	access, attach := req.AccessMode, req.AttachmentMode

@@ -100,9 +100,9 @@ func TestStateStore_CSIVolumeClaimBatch_Take(t *testing.T) {
 		{name: "node named is not the alloc's", req: onNode(claimReq("snw", "a1", write), "n2"), want: structs.ErrBadRequest},
 
 		// the node and its plugin instance
-		{name: "node down", req: claimReq("snw", "d1", write), want: structs.ErrConflict},
-		{name: "node without the plugin", req: claimReq("snw", "e1", write), want: structs.ErrConflict},
-		{name: "unhealthy plugin instance", req: claimReq("snw", "c1", write), want: structs.ErrConflict},
+		{name: "node down", req: claimReq("snw", "d1", write), want: structs.ErrUnavailable},
+		{name: "node without the plugin", req: claimReq("snw", "e1", write), want: structs.ErrUnavailable},
+		{name: "unhealthy plugin instance", req: claimReq("snw", "c1", write), want: structs.ErrUnavailable},
 
 		// capabilities
 		{name: "modes default to the only capability", req: claimReq("mnmw", "a1", write)},

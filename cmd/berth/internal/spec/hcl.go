@@ -88,7 +88,7 @@ func (p *parser) hclExpr(e hclsyntax.Expression, path string) *node {
 		}
 		return n
 	}
-	v, diags := e.Value(nil)
+	v, diags := e.Value(templateContext(e))
 	if ste, ok := e.(*hclsyntax.ScopeTraversalExpr); ok && diags.HasErrors() && len(ste.Traversal) == 1 {
 		word := ste.Traversal.RootName()
 		p.errorf(line, path, "%s: %s is a bare word; put it in quotes: %q", path, word, word)
@@ -100,6 +100,28 @@ func (p *parser) hclExpr(e hclsyntax.Expression, path string) *node {
 		return nil
 	}
 	return p.ctyValue(v, line, path)
+}
+
+// templateContext lets a quoted string keep ${NAME} as written, for the
+// client to replace with the task's environment (BERTH_NODE_NAME...): each
+// plain name a template refers to evaluates to "${NAME}". Anything else
+// (var.x, a function) stays an error.
+func templateContext(e hclsyntax.Expression) *hcl.EvalContext {
+	switch e.(type) {
+	case *hclsyntax.TemplateExpr, *hclsyntax.TemplateWrapExpr:
+	default:
+		return nil
+	}
+	vars := map[string]cty.Value{}
+	for _, tr := range e.Variables() {
+		if len(tr) == 1 {
+			vars[tr.RootName()] = cty.StringVal("${" + tr.RootName() + "}")
+		}
+	}
+	if len(vars) == 0 {
+		return nil
+	}
+	return &hcl.EvalContext{Variables: vars}
 }
 
 // ctyValue converts an evaluated value into the tree.

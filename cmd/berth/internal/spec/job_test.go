@@ -230,6 +230,31 @@ func TestParseJob_VolumeMountDefaultsAndCount(t *testing.T) {
 	must.EqOp(t, 0, job.TaskGroups[1].Count)
 }
 
+// TestParseJob_EnvInterpolationKept: ${NAME} in a string stays as written,
+// for the client to fill from the task's environment; $${NAME} is the
+// escape; anything but a plain name is still refused.
+func TestParseJob_EnvInterpolationKept(t *testing.T) {
+	src := `job "p" {
+  group "g" {
+    task "t" {
+      driver = "exec"
+      config {
+        command = "/bin/${TOOL}"
+        args    = ["-root", "/srv/${BERTH_NODE_NAME}/x", "$${KEPT}", "${A}${B}"]
+      }
+    }
+  }
+}`
+	job, err := ParseJob("p.hcl", []byte(src))
+	must.NoError(t, err)
+	cfg := job.TaskGroups[0].Tasks[0].Config
+	must.Eq[any](t, "/bin/${TOOL}", cfg["command"])
+	must.Eq[any](t, []string{"-root", "/srv/${BERTH_NODE_NAME}/x", "${KEPT}", "${A}${B}"}, cfg["args"])
+
+	_, err = ParseJob("p.hcl", []byte(strings.Replace(src, "${TOOL}", "${var.tool}", 1)))
+	must.ErrorContains(t, err, "p.hcl:6: job.group.task.config.command: must be a literal value")
+}
+
 // jobWith is a valid job with group and task bodies replaced.
 func jobWith(groupExtra, volume, taskExtra string) string {
 	if volume == "" {
