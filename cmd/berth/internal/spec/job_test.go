@@ -477,6 +477,15 @@ func TestExamples_Parse(t *testing.T) {
 	must.Eq(t, map[string]any{"command": "/bin/sh", "args": []string{"-c", "date >> /data/out.txt; sleep 3600"}}, task.Config)
 	must.Eq(t, []*structs.VolumeMount{{Volume: "data", Destination: "/data", PropagationMode: "private"}}, task.VolumeMounts)
 
+	plugin, err := ParseJobFile(filepath.Join(dir, "hostpath-plugin-job.hcl"))
+	must.NoError(t, err)
+	must.EqOp(t, structs.JobTypeSystem, plugin.Type)
+	pt := plugin.TaskGroups[0].Tasks[0]
+	must.Eq(t, &structs.TaskCSIPluginConfig{ID: "hostpath", Type: structs.CSIPluginTypeMonolith, MountDir: "/csi",
+		HealthTimeout: int64(30 * time.Second)}, pt.CSIPluginConfig)
+	must.Eq[any](t, []string{"-root", "/var/lib/berth-hostpath/${BERTH_NODE_NAME}", "-node-id", "${BERTH_NODE_NAME}",
+		"-topology", "zone=${BERTH_NODE_NAME}"}, pt.Config["args"])
+
 	vol, err := ParseVolumeFileFor(filepath.Join(dir, "hostpath-volume.hcl"), ForCreate)
 	must.NoError(t, err)
 	must.EqOp(t, "data", vol.ID)
