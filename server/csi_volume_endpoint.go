@@ -113,6 +113,7 @@ func (v *CSIVolume) Claim(ctx context.Context, args *structs.CSIVolumeClaimReque
 			if reply.PublishContext, err = v.attach(ctx, vol, args.AllocationID); err != nil {
 				return err
 			}
+			reply.NodeSecrets = vol.Secrets.Copy()
 		}
 	}
 	reply.Index = index

@@ -24,7 +24,9 @@ func writerJob(id, volume string) *structs.Job {
 // schedWorld is one server with two ready nodes running the hostpath node
 // plugin (no controller, and no client behind them) and a volume "data".
 func schedWorld(t *testing.T) *Server {
-	s := testServer(t)
+	// No client heartbeats for these nodes: a long TTL keeps them ready
+	// until a test marks them down.
+	s := testServer(t, func(c *Config) { c.HeartbeatTTL = 10 * time.Minute })
 	for _, id := range []string{"node-1", "node-2"} {
 		var nresp structs.NodeUpdateResponse
 		must.NoError(t, rpcCall(t, s, "Node.Register", &structs.NodeRegisterRequest{

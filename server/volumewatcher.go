@@ -78,13 +78,18 @@ func (s *Server) watchVolumes(ctx context.Context) {
 				}()
 			}
 		}
+		// Look again on a change, a kick (a step finished: its claim is
+		// no longer in flight), or the next attempt due.
 		wctx, cancel := context.WithDeadline(ctx, wake)
+		go func() {
+			select {
+			case <-s.volumeKick:
+				cancel()
+			case <-wctx.Done():
+			}
+		}()
 		_ = ws.WatchCtx(wctx)
 		cancel()
-		select {
-		case <-s.volumeKick:
-		default:
-		}
 	}
 }
 

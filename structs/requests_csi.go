@@ -77,6 +77,10 @@ type CSIVolumeClaimResponse struct {
 	// PublishContext is the controller's answer to ControllerPublish for a
 	// taken claim, when the plugin publishes; the node calls need it.
 	PublishContext map[string]string
+	// NodeSecrets are the volume's secrets, for the claiming client's
+	// NodeStageVolume and NodePublishVolume calls, on a taken claim. The
+	// HTTP API never returns them.
+	NodeSecrets CSISecrets
 	WriteMeta
 }
 

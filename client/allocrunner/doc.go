@@ -43,9 +43,9 @@
 // are. Not done: the exit code of a reattached task (its parent was the
 // old client) is unknown, so its end counts as a failure; restart counts
 // and windows start afresh after a client restart; an alloc whose job
-// changes in place is not updated (only its desired status is read); the
-// volume's secrets are not passed to the node stage and publish calls (the
-// servers send volumes without them).
+// changes in place is not updated (only its desired status is read). The
+// volume's secrets come with the claim (CSIVolumeClaimResponse.NodeSecrets)
+// and go to the node stage and publish calls only; they are never stored.
 //
 // Imports: the standard library, hclog, structs, client/drivers/exec,
 // client/volumemanager (its request types and PluginHostDir),

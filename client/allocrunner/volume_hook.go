@@ -135,7 +135,7 @@ func (r *Runner) setupVolume(ctx context.Context, alias string, req *structs.Vol
 		AttachmentMode:   req.AttachmentMode,
 		ReadOnly:         req.ReadOnly,
 		MountOptions:     mountOptions(vol.MountOptions, req.MountOptions),
-		Secrets:          nil, // not done: the servers send volumes without secrets (package doc)
+		Secrets:          claimed.NodeSecrets,
 		VolumeContext:    vol.Context,
 		PublishContext:   claimed.PublishContext,
 	})

@@ -2,6 +2,7 @@ package main_test
 
 import (
 	"fmt"
+	"os"
 	"strings"
 	"syscall"
 	"testing"
@@ -22,6 +23,19 @@ controllerUnpublishVolumeStart: |
   if (unpublishes == 1) { UNAVAILABLE; } else if (unpublishes == 2) { DEADLINEEXCEEDED; } else { OK; };
 `
 
+const nodeSecret = "node-secret-5d2e"
+
+// loggedCall reports whether the mock driver's log has a request of
+// method holding want.
+func loggedCall(log, method, want string) bool {
+	for _, line := range strings.Split(log, "\n") {
+		if strings.Contains(line, "gRPCCall") && strings.Contains(line, "/"+method) && strings.Contains(line, want) {
+			return true
+		}
+	}
+	return false
+}
+
 // TestProcess_ReleaseRetriesAndSurvivesLeaderLoss: with the csi-test mock
 // driver failing ControllerUnpublishVolume (UNAVAILABLE, then
 // DEADLINE_EXCEEDED), a stopped job's claim is retried with backoff, each
@@ -30,7 +44,7 @@ controllerUnpublishVolumeStart: |
 // clears.
 func TestProcess_ReleaseRetriesAndSurvivesLeaderLoss(t *testing.T) {
 	bin := buildBerth(t)
-	mock := csitest.StartMockDriver(t, csitest.MockOptions{Hooks: failingUnpublish})
+	mock := csitest.StartMockDriver(t, csitest.MockOptions{Hooks: failingUnpublish, ExtraArgs: []string{"-v=5"}})
 	servers, leaderAddr := threeServers(t, bin)
 	startClientAgent(t, bin, servers, "mock", mock.Socket)
 	s := servers[0]
@@ -46,6 +60,7 @@ capability {
   access_mode     = "single-node-writer"
   attachment_mode = "file-system"
 }
+secrets { token = "`+nodeSecret+`" }
 `))
 	timedCLI(t, bin, s, "job", "run", writeSpec(t, "job.hcl", `
 job "user" {
@@ -68,6 +83,16 @@ job "user" {
 `))
 	alloc := running(jobAllocs(t, bin, s, "user"))
 	must.SliceLen(t, 1, alloc)
+
+	// The volume's secrets reach the node calls (the mock logs requests
+	// with them), and no berth log or reply holds them.
+	mockLog, err := os.ReadFile(mock.LogPath)
+	must.NoError(t, err)
+	for _, method := range []string{"NodeStageVolume", "NodePublishVolume"} {
+		must.True(t, loggedCall(string(mockLog), method, nodeSecret), must.Sprintf("the plugin received %s with the volume's secret", method))
+	}
+	out, _, _ := berthCLI(t, bin, s, "volume", "status", "-json", "mockvol")
+	must.StrNotContains(t, out, nodeSecret)
 
 	start := time.Now()
 	timedCLI(t, bin, s, "job", "stop", "user")

@@ -209,6 +209,7 @@ func (h *handler) volumeClaim(w http.ResponseWriter, r *http.Request) error {
 	if err := h.rpc(r, "CSIVolume.Claim", &args, &reply); err != nil {
 		return err
 	}
+	reply.NodeSecrets = nil // for the claiming client's node calls only
 	setIndex(w, reply.Index)
 	return writeJSON(w, r, &reply)
 }

@@ -358,3 +358,16 @@ func TestHandler_VolumeClaim_Body(t *testing.T) {
 		})
 	}
 }
+
+// TestHandler_VolumeClaim_NoNodeSecrets: the secrets a claim answers with
+// are for the claiming client's node calls; the HTTP API drops them, keys
+// included.
+func TestHandler_VolumeClaim_NoNodeSecrets(t *testing.T) {
+	b := &fakeBackend{replies: map[string]any{"CSIVolume.Claim": &structs.CSIVolumeClaimResponse{
+		NodeSecrets: structs.CSISecrets{"token": "s3cret"}, PublishContext: map[string]string{"device": "/dev/x"}}}}
+	rec := do(t, b, "POST", "/v1/volume/csi/data/claim", `{"AllocationID":"a1","NodeID":"n1","Mode":"write","State":"taken"}`)
+	must.EqOp(t, http.StatusOK, rec.Code, must.Sprint(rec.Body.String()))
+	must.StrContains(t, rec.Body.String(), `"NodeSecrets":null`)
+	must.StrNotContains(t, rec.Body.String(), "token")
+	must.StrContains(t, rec.Body.String(), `"device":"/dev/x"`)
+}
