@@ -18,6 +18,27 @@ import (
 	"github.com/berth-csi/berth/structs"
 )
 
+// writerCap is single-node-writer on a file system.
+var writerCap = &structs.CSIVolumeCapability{AccessMode: structs.CSIVolumeAccessModeSingleNodeWriter,
+	AttachmentMode: structs.CSIVolumeAttachmentModeFilesystem}
+
+// createPublished creates a 1 MiB volume "data" with the plugin on socket
+// and publishes it to extNode through its controller.
+func createPublished(t *testing.T, socket, extNode string) (*csi.CreateVolumeResponse, map[string]string) {
+	t.Helper()
+	ctx := context.Background()
+	cc, err := csi.Dial(ctx, socket, testlog.Logger(t, "controller"), csi.WithPluginID("hostpath"))
+	must.NoError(t, err)
+	defer cc.Close()
+	v, err := cc.CreateVolume(ctx, &csi.CreateVolumeRequest{Name: "data", CapacityMin: 1 << 20,
+		Capabilities: []*structs.CSIVolumeCapability{writerCap}})
+	must.NoError(t, err)
+	pc, err := cc.ControllerPublishVolume(ctx, &csi.ControllerPublishVolumeRequest{
+		ExternalVolumeID: v.ExternalVolumeID, ExternalNodeID: extNode, Capability: writerCap})
+	must.NoError(t, err)
+	return v, pc
+}
+
 // TestRunner_Hostpath: real parts but the servers: berth-hostpath stages
 // and publishes the volume through the volume manager, the task writes
 // into it through its bind, and after the stop nothing is left mounted,
@@ -25,19 +46,8 @@ import (
 func TestRunner_Hostpath(t *testing.T) {
 	needRoot(t)
 	p := csitest.StartHostpath(t)
-	ctx := context.Background()
 	logger := testlog.Logger(t, "hostpath")
-	cc, err := csi.Dial(ctx, p.Socket, logger, csi.WithPluginID("hostpath"))
-	must.NoError(t, err)
-	defer cc.Close()
-	writer := &structs.CSIVolumeCapability{AccessMode: structs.CSIVolumeAccessModeSingleNodeWriter,
-		AttachmentMode: structs.CSIVolumeAttachmentModeFilesystem}
-	v, err := cc.CreateVolume(ctx, &csi.CreateVolumeRequest{Name: "data", CapacityMin: 1 << 20,
-		Capabilities: []*structs.CSIVolumeCapability{writer}})
-	must.NoError(t, err)
-	pc, err := cc.ControllerPublishVolume(ctx, &csi.ControllerPublishVolumeRequest{
-		ExternalVolumeID: v.ExternalVolumeID, ExternalNodeID: "hostpath-node", Capability: writer})
-	must.NoError(t, err)
+	v, pc := createPublished(t, p.Socket, "hostpath-node")
 
 	h := newHarness(t)
 	reg := dynamicplugins.New(logger)

@@ -11,7 +11,6 @@ import (
 
 	"github.com/shoenig/test/must"
 
-	"github.com/berth-csi/berth/client/csi"
 	"github.com/berth-csi/berth/client/csitest"
 	"github.com/berth-csi/berth/client/drivers/exec"
 	"github.com/berth-csi/berth/client/dynamicplugins"
@@ -74,24 +73,13 @@ func TestRunner_PluginTask_Hostpath(t *testing.T) {
 	// The volume manager sends the plugin the paths inside its mount; the
 	// mounts it makes there reach the host through the shared bind.
 	ctx := context.Background()
-	logger := testlog.Logger(t, "volumes")
-	cc, err := csi.Dial(ctx, info.Socket, logger)
-	must.NoError(t, err)
-	defer cc.Close()
-	writer := &structs.CSIVolumeCapability{AccessMode: structs.CSIVolumeAccessModeSingleNodeWriter,
-		AttachmentMode: structs.CSIVolumeAttachmentModeFilesystem}
-	v, err := cc.CreateVolume(ctx, &csi.CreateVolumeRequest{Name: "data", CapacityMin: 1 << 20,
-		Capabilities: []*structs.CSIVolumeCapability{writer}})
-	must.NoError(t, err)
-	pc, err := cc.ControllerPublishVolume(ctx, &csi.ControllerPublishVolumeRequest{
-		ExternalVolumeID: v.ExternalVolumeID, ExternalNodeID: "node-a", Capability: writer})
-	must.NoError(t, err)
-	m, err := volumemanager.New(volumemanager.Config{DataDir: h.dataDir, Registry: reg, Logger: logger})
+	v, pc := createPublished(t, info.Socket, "node-a")
+	m, err := volumemanager.New(volumemanager.Config{DataDir: h.dataDir, Registry: reg, Logger: testlog.Logger(t, "volumes")})
 	must.NoError(t, err)
 	user := newAllocID()
 	res, err := m.MountVolume(ctx, &volumemanager.MountRequest{AllocID: user, VolumeID: "data",
-		ExternalVolumeID: v.ExternalVolumeID, PluginID: "hostpath", AccessMode: writer.AccessMode,
-		AttachmentMode: writer.AttachmentMode, VolumeContext: v.VolumeContext, PublishContext: pc})
+		ExternalVolumeID: v.ExternalVolumeID, PluginID: "hostpath", AccessMode: writerCap.AccessMode,
+		AttachmentMode: writerCap.AttachmentMode, VolumeContext: v.VolumeContext, PublishContext: pc})
 	must.NoError(t, err)
 	must.Eq(t, filepath.Join(hostDir, "per-alloc", user, "data"), res.HostPath)
 	mps, err := exec.MountsUnder(hostDir)
