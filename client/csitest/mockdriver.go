@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -292,4 +293,21 @@ func (p *Plugin) logTail() string {
 		b = b[len(b)-logTail:]
 	}
 	return string(b)
+}
+
+// Received reports whether the driver logged a request of method holding
+// want. The mock logs each request, secrets included, at -v=3 and above:
+// that is how a test sees what reached the plugin.
+func (p *Plugin) Received(method, want string) bool {
+	p.t.Helper()
+	b, err := os.ReadFile(p.LogPath)
+	if err != nil {
+		p.t.Fatalf("csitest: read the mock driver's log: %v", err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if strings.Contains(line, "gRPCCall") && strings.Contains(line, "/"+method) && strings.Contains(line, want) {
+			return true
+		}
+	}
+	return false
 }

@@ -2,7 +2,6 @@ package main_test
 
 import (
 	"fmt"
-	"os"
 	"strings"
 	"syscall"
 	"testing"
@@ -24,17 +23,6 @@ controllerUnpublishVolumeStart: |
 `
 
 const nodeSecret = "node-secret-5d2e"
-
-// loggedCall reports whether the mock driver's log has a request of
-// method holding want.
-func loggedCall(log, method, want string) bool {
-	for _, line := range strings.Split(log, "\n") {
-		if strings.Contains(line, "gRPCCall") && strings.Contains(line, "/"+method) && strings.Contains(line, want) {
-			return true
-		}
-	}
-	return false
-}
 
 // TestProcess_ReleaseRetriesAndSurvivesLeaderLoss: with the csi-test mock
 // driver failing ControllerUnpublishVolume (UNAVAILABLE, then
@@ -86,10 +74,8 @@ job "user" {
 
 	// The volume's secrets reach the node calls (the mock logs requests
 	// with them), and no berth log or reply holds them.
-	mockLog, err := os.ReadFile(mock.LogPath)
-	must.NoError(t, err)
 	for _, method := range []string{"NodeStageVolume", "NodePublishVolume"} {
-		must.True(t, loggedCall(string(mockLog), method, nodeSecret), must.Sprintf("the plugin received %s with the volume's secret", method))
+		must.True(t, mock.Received(method, nodeSecret), must.Sprintf("the plugin received %s with the volume's secret", method))
 	}
 	out, _, _ := berthCLI(t, bin, s, "volume", "status", "-json", "mockvol")
 	must.StrNotContains(t, out, nodeSecret)
