@@ -34,13 +34,9 @@ func (j *Job) Register(args *structs.JobRegisterRequest, reply *structs.JobRegis
 	// One scheduling pass at a time: two passes must not plan the same claim.
 	j.srv.planMu.Lock()
 	defer j.srv.planMu.Unlock()
-	plan, failures, err := j.srv.schedule(job)
+	plan, failures, err := j.srv.schedule(job, false)
 	if err != nil {
 		return err
-	}
-	plan.Namespace = job.Namespace
-	for i := range plan.Claims {
-		plan.Claims[i].Timestamp = time.Now()
 	}
 	_, index, err := raftApply[any](j.srv, structs.PlanApplyRequestType, plan)
 	if err != nil {

@@ -81,15 +81,9 @@ func (s *Server) placeWaiting(job *structs.Job) error {
 	if err != nil || cur == nil || cur.Stop || cur.ModifyIndex != job.ModifyIndex {
 		return err
 	}
-	plan, _, err := s.scheduleWith(cur, true)
+	plan, _, err := s.schedule(cur, true)
 	if err != nil || len(plan.Allocs) == 0 {
 		return err
-	}
-	plan.Namespace = cur.Namespace
-	plan.Job = nil // placements only: the job is as it is
-	now := time.Now()
-	for i := range plan.Claims {
-		plan.Claims[i].Timestamp = now
 	}
 	if _, _, err := raftApply[any](s, structs.PlanApplyRequestType, plan); err != nil {
 		return err

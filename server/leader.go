@@ -72,8 +72,12 @@ func (s *Server) leaderLoop(ctx context.Context) {
 		s.logger.Error("start heartbeat timers", "error", err)
 	}
 	s.autopilot.Start(ctx)
-	go s.watchVolumes(ctx)
-	go s.watchJobs(ctx)
+	// The watchers end with the leadership, before the next term starts
+	// its own.
+	var watchers sync.WaitGroup
+	defer watchers.Wait()
+	watchers.Go(func() { s.watchVolumes(ctx) })
+	watchers.Go(func() { s.watchJobs(ctx) })
 
 	ticker := time.NewTicker(s.config.ReconcileInterval)
 	defer ticker.Stop()

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/berth-csi/berth/state"
 	"github.com/berth-csi/berth/structs"
@@ -24,22 +25,19 @@ type planner struct {
 	vols    map[string]*structs.CSIVolume // copies, with the plan's claims added
 	perNode map[string]map[string]int     // node -> plugin -> volumes claimed there, plan included
 	plan    *structs.PlanApplyRequest
-	auto    bool // the jobwatcher's pass: see scheduleWith
+	auto    bool      // the jobwatcher's pass: see schedule
+	now     time.Time // the claims' timestamp
 }
 
 // schedule plans the job's missing allocations. The plan carries the job
-// itself, so an empty placement still registers it.
-func (s *Server) schedule(job *structs.Job) (*structs.PlanApplyRequest, []*structs.PlacementFailure, error) {
-	return s.scheduleWith(job, false)
-}
-
-// scheduleWith plans as schedule does. With auto (the jobwatcher's pass,
-// not a user's run), only lost allocations are replaced: failed and
-// completed ones still count as the group's.
-func (s *Server) scheduleWith(job *structs.Job, auto bool) (*structs.PlanApplyRequest, []*structs.PlacementFailure, error) {
+// itself, so an empty placement still registers it. With auto (the
+// jobwatcher's pass, not a user's run), failed and completed allocations
+// are not replaced (see liveAllocs) and the plan carries only the
+// placements. The caller holds planMu.
+func (s *Server) schedule(job *structs.Job, auto bool) (*structs.PlanApplyRequest, []*structs.PlacementFailure, error) {
 	st := s.State()
 	p := &planner{st: st, job: job, auto: auto, vols: map[string]*structs.CSIVolume{}, perNode: map[string]map[string]int{},
-		plan: &structs.PlanApplyRequest{Job: job}}
+		plan: &structs.PlanApplyRequest{Job: job, WriteRequest: structs.WriteRequest{Namespace: job.Namespace}}, now: time.Now()}
 	iter, err := st.Nodes(nil)
 	if err != nil {
 		return nil, nil, err
@@ -50,12 +48,13 @@ func (s *Server) scheduleWith(job *structs.Job, auto bool) (*structs.PlanApplyRe
 		}
 	}
 	sort.Slice(p.nodes, func(i, j int) bool { return p.nodes[i].ID < p.nodes[j].ID })
-	if job.Stop {
-		return p.plan, nil, nil
-	}
 	live, err := p.liveAllocs()
 	if err != nil {
 		return nil, nil, err
+	}
+	if auto {
+		// Placements only, for the job as it is now (see PlanApplyRequest).
+		p.plan.Job, p.plan.JobID, p.plan.JobModifyIndex = nil, job.ID, job.ModifyIndex
 	}
 	var failures []*structs.PlacementFailure
 	for _, tg := range job.TaskGroups {
@@ -70,17 +69,32 @@ func (s *Server) scheduleWith(job *structs.Job, auto bool) (*structs.PlanApplyRe
 	return p.plan, failures, nil
 }
 
-// liveAllocs lists the job's allocations that are not terminal (in an
-// auto pass, that are not lost or stopped), by group.
+// liveAllocs lists, by group, the job's allocations that hold their
+// place: those not terminal. In an auto pass, a failed or completed
+// allocation holds its place too (it is not replaced unasked) unless a
+// newer allocation of its name was placed since; only lost and stopped
+// ones leave theirs.
 func (p *planner) liveAllocs() (map[string][]*structs.Allocation, error) {
 	iter, err := p.st.AllocsByJob(nil, p.job.Namespace, p.job.ID)
 	if err != nil {
 		return nil, err
 	}
-	out := map[string][]*structs.Allocation{}
+	newest := map[string]*structs.Allocation{}
+	var all []*structs.Allocation
 	for raw := iter.Next(); raw != nil; raw = iter.Next() {
 		a := raw.(*structs.Allocation)
-		if !a.TerminalStatus() || (p.auto && a.ClientStatus != structs.AllocClientStatusLost && a.DesiredStatus != structs.AllocDesiredStatusStop) {
+		all = append(all, a)
+		if n := newest[a.Name]; n == nil || a.CreateIndex > n.CreateIndex {
+			newest[a.Name] = a
+		}
+	}
+	out := map[string][]*structs.Allocation{}
+	for _, a := range all {
+		holds := !a.TerminalStatus()
+		if p.auto && newest[a.Name] == a {
+			holds = a.DesiredStatus != structs.AllocDesiredStatusStop
+		}
+		if holds {
 			out[a.TaskGroup] = append(out[a.TaskGroup], a)
 		}
 	}
@@ -139,7 +153,7 @@ func (p *planner) placeGroup(tg *structs.TaskGroup, live []*structs.Allocation) 
 		}
 	} else {
 		for i := len(live); i < tg.Count; i++ {
-			ok, err := place(p.spread(tg.Name))
+			ok, err := place(p.spread(tg.Name, live))
 			if err != nil {
 				return nil, err
 			}
@@ -163,9 +177,12 @@ func (p *planner) placeGroup(tg *structs.TaskGroup, live []*structs.Allocation) 
 }
 
 // spread orders the ready nodes by how many of the group's allocations
-// the plan and the state put on each, fewest first.
-func (p *planner) spread(group string) []*structs.Node {
+// the state (live) and the plan put on each, fewest first.
+func (p *planner) spread(group string, live []*structs.Allocation) []*structs.Node {
 	count := map[string]int{}
+	for _, a := range live {
+		count[a.NodeID]++
+	}
 	for _, a := range p.plan.Allocs {
 		if a.TaskGroup == group {
 			count[a.NodeID]++
@@ -271,6 +288,7 @@ func (p *planner) add(tg *structs.TaskGroup, n *structs.Node, idx int, claims []
 	p.plan.Allocs = append(p.plan.Allocs, alloc)
 	for _, c := range claims {
 		c.AllocationID = id
+		c.Timestamp = p.now
 		p.plan.Claims = append(p.plan.Claims, c)
 		vol := p.vols[c.VolumeID]
 		claim := c.ToClaim()

@@ -206,3 +206,46 @@ func TestJobWatcher_PlacesWhatFitsNow(t *testing.T) {
 	must.EqOp(t, structs.AllocClientStatusLost, lost.ClientStatus)
 	must.EqOp(t, structs.AllocDesiredStatusStop, lost.DesiredStatus, must.Sprint("a client that comes back kills it"))
 }
+
+// TestJobWatcher_FailedStaysUntilRunAgain: the leader does not replace a
+// failed allocation by itself; a user's run does, and an allocation of
+// that run lost with its node is then replaced.
+func TestJobWatcher_FailedStaysUntilRunAgain(t *testing.T) {
+	s := schedWorld(t)
+	job := writerJob("app", "data") // listed before "sys": decided in the same pass
+	job.TaskGroups[0].Volumes = nil
+	job.TaskGroups[0].Tasks[0].VolumeMounts = nil
+	sys := writerJob("sys", "data")
+	sys.Type = structs.JobTypeSystem
+	sys.TaskGroups[0].Volumes = nil
+	sys.TaskGroups[0].Tasks[0].VolumeMounts = nil
+	var sysReg, reg structs.JobRegisterResponse
+	must.NoError(t, rpcCall(t, s, "Job.Register", &structs.JobRegisterRequest{Job: sys}, &sysReg))
+	must.SliceLen(t, 2, sysReg.Placed)
+	must.NoError(t, rpcCall(t, s, "Job.Register", &structs.JobRegisterRequest{Job: job}, &reg))
+	must.SliceLen(t, 1, reg.Placed)
+	first := reg.Placed[0]
+
+	var upd structs.GenericResponse
+	must.NoError(t, rpcCall(t, s, "Node.UpdateAlloc", &structs.AllocUpdateRequest{Allocs: []*structs.Allocation{{
+		ID: first.ID, ClientStatus: structs.AllocClientStatusFailed, ClientDescription: "task failed"}}}, &upd))
+	// A node joins: once the system job runs there, the watcher has made
+	// a pass after the failure, and it left the failed alloc alone.
+	var nresp structs.NodeUpdateResponse
+	must.NoError(t, rpcCall(t, s, "Node.Register", &structs.NodeRegisterRequest{
+		Node: statetest.NodeWithPlugin("node-3", "hostpath", false, true, true)}, &nresp))
+	waitAllocs(t, s, "sys", 3, live)
+	all := waitAllocs(t, s, "app", 1, func(*structs.Allocation) bool { return true })
+	must.EqOp(t, structs.AllocClientStatusFailed, all[0].ClientStatus)
+
+	// Run again: replaced. Its node goes down: replaced again, unasked.
+	var again structs.JobRegisterResponse
+	must.NoError(t, rpcCall(t, s, "Job.Register", &structs.JobRegisterRequest{Job: job}, &again))
+	must.SliceLen(t, 1, again.Placed)
+	second := again.Placed[0]
+	var down structs.NodeUpdateResponse
+	must.NoError(t, rpcCall(t, s, "Node.UpdateStatus", &structs.NodeUpdateStatusRequest{NodeID: second.NodeID, Status: structs.NodeStatusDown}, &down))
+	third := waitAllocs(t, s, "app", 1, live)
+	must.NotEq(t, second.ID, third[0].ID)
+	must.NotEq(t, second.NodeID, third[0].NodeID)
+}

@@ -45,8 +45,12 @@ func (s *Server) watchVolumes(ctx context.Context) {
 		ws := memdb.NewWatchSet()
 		iter, err := s.State().CSIVolumes(ws)
 		if err != nil {
-			s.logger.Error("volumewatcher: read volumes", "error", err)
-			return
+			s.logger.Error("volumewatcher: read volumes; retrying", "error", err)
+			select {
+			case <-ctx.Done():
+			case <-time.After(time.Second):
+			}
+			continue
 		}
 		now := time.Now()
 		wake := now.Add(volumeWatcherIdle)
@@ -79,16 +83,13 @@ func (s *Server) watchVolumes(ctx context.Context) {
 			}
 		}
 		// Look again on a change, a kick (a step finished: its claim is
-		// no longer in flight), or the next attempt due.
+		// no longer in flight; a kick sent while looking stays buffered),
+		// or the next attempt due.
 		wctx, cancel := context.WithDeadline(ctx, wake)
-		go func() {
-			select {
-			case <-s.volumeKick:
-				cancel()
-			case <-wctx.Done():
-			}
-		}()
-		_ = ws.WatchCtx(wctx)
+		select {
+		case <-ws.WatchCh(wctx):
+		case <-s.volumeKick:
+		}
 		cancel()
 	}
 }
@@ -127,6 +128,9 @@ func (s *Server) releaseStep(ctx context.Context, key claimKey, claim *structs.C
 		req.NextAttemptAt = time.Now().Add(claimBackoff(claim.Attempts))
 		s.logger.Warn("volumewatcher: claim release step failed; will retry", "volume", vol.ID, "alloc_id", key.alloc,
 			"state", claim.State.String(), "attempt", claim.Attempts+1, "retry_at", req.NextAttemptAt, "error", stepErr)
+	}
+	if ctx.Err() != nil {
+		return // leadership lost mid-step: the next leader tries again
 	}
 	errs, _, err := raftApply[[]error](s, structs.CSIVolumeClaimRequestType, &structs.CSIVolumeClaimBatchRequest{
 		Claims: []structs.CSIVolumeClaimRequest{req}})

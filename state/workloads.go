@@ -220,6 +220,16 @@ func (s *StateStore) ApplyPlan(index uint64, req *structs.PlanApplyRequest) erro
 	defer txn.Abort()
 
 	tables := []string{}
+	if req.Job == nil && req.JobID != "" {
+		ns := req.RequestNamespace()
+		job, err := jobByIDTxn(txn, nil, ns, req.JobID)
+		if err != nil {
+			return err
+		}
+		if job == nil || job.Stop || job.ModifyIndex != req.JobModifyIndex {
+			return errConflict("plan for job %q: the job changed, stopped or was removed since it was planned; nothing was placed", req.JobID)
+		}
+	}
 	if req.Job != nil {
 		plugins, err := upsertJobTxn(txn, index, req.Job)
 		if err != nil {

@@ -81,5 +81,44 @@ func TestStateStore_ReleaseStartsInTheSameWrite(t *testing.T) {
 		must.NoError(t, err)
 		must.EqOp(t, structs.CSIVolumeClaimStateUnpublishing, vol.PastClaims["p1"].State)
 		must.EqOp(t, uint64(11), vol.ModifyIndex)
+
+		// Its client comes back and reports it running: it stays lost and
+		// stopped (its claim is gone), with the client's task states.
+		must.NoError(t, s.UpdateAllocsFromClient(12, []*structs.Allocation{{ID: "p1",
+			ClientStatus: structs.AllocClientStatusRunning, ClientDescription: "tasks are running",
+			TaskStates: map[string]*structs.TaskState{"web": {State: structs.TaskStateRunning}}}}, at))
+		a, err = s.AllocByID(nil, "p1")
+		must.NoError(t, err)
+		must.EqOp(t, structs.AllocClientStatusLost, a.ClientStatus)
+		must.EqOp(t, structs.AllocDesiredStatusStop, a.DesiredStatus)
+		must.EqOp(t, "its node went down", a.ClientDescription)
+		must.EqOp(t, structs.TaskStateRunning, a.TaskStates["web"].State)
 	})
+}
+
+// TestStateStore_ApplyPlan_StaleJob: a placement planned without the job
+// (the leader's own pass) lands only if the job is as it was planned.
+func TestStateStore_ApplyPlan_StaleJob(t *testing.T) {
+	s := claimWorld(t)
+	job := statetest.Job(statetest.JobID)
+	must.NoError(t, s.UpsertJob(20, job))
+	plan := func(id string, modify uint64) *structs.PlanApplyRequest {
+		return &structs.PlanApplyRequest{Allocs: []*structs.Allocation{statetest.Alloc(id, "n1")},
+			JobID: statetest.JobID, JobModifyIndex: modify}
+	}
+	must.NoError(t, s.ApplyPlan(21, plan("p1", 20)))
+
+	err := s.ApplyPlan(22, plan("p2", 19))
+	must.ErrorIs(t, err, structs.ErrConflict)
+	must.ErrorContains(t, err, `plan for job "example": the job changed`)
+
+	must.NoError(t, s.StopJob(23, "", statetest.JobID, false, time.Now()))
+	j, err := s.JobByID(nil, "", statetest.JobID)
+	must.NoError(t, err)
+	must.ErrorIs(t, s.ApplyPlan(24, plan("p3", j.ModifyIndex)), structs.ErrConflict)
+	for _, id := range []string{"p2", "p3"} {
+		a, err := s.AllocByID(nil, id)
+		must.NoError(t, err)
+		must.Nil(t, a, must.Sprintf("alloc %s of a refused plan is not written", id))
+	}
 }

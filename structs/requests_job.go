@@ -151,6 +151,11 @@ type PlanApplyRequest struct {
 	Job    *Job
 	Allocs []*Allocation
 	Claims []CSIVolumeClaimRequest
+	// JobID and JobModifyIndex name, for a placement without Job (the
+	// leader's own pass), the job as it was when planned: the plan is
+	// refused if the job changed, stopped or went since.
+	JobID          string
+	JobModifyIndex uint64
 	WriteRequest
 }
 
