@@ -19,14 +19,14 @@ import (
 // planner holds one scheduling pass: the state it reads and the volumes
 // as the plan has claimed them so far.
 type planner struct {
-	st      *state.StateStore
-	job     *structs.Job
-	nodes   []*structs.Node
-	vols    map[string]*structs.CSIVolume // copies, with the plan's claims added
-	perNode map[string]map[string]int     // node -> plugin -> volumes claimed there, plan included
-	plan    *structs.PlanApplyRequest
-	auto    bool      // the jobwatcher's pass: see schedule
-	now     time.Time // the claims' timestamp
+	st     *state.StateStore
+	job    *structs.Job
+	nodes  []*structs.Node
+	vols   map[string]*structs.CSIVolume // copies, with the plan's claims added
+	onNode map[string]map[string]string  // node -> volumes (namespace/ID) claimed there, any job's, plan included -> plugin
+	plan   *structs.PlanApplyRequest
+	auto   bool      // the jobwatcher's pass: see schedule
+	now    time.Time // the claims' timestamp
 }
 
 // schedule plans the job's missing allocations. The plan carries the job
@@ -36,7 +36,7 @@ type planner struct {
 // placements. The caller holds planMu.
 func (s *Server) schedule(job *structs.Job, auto bool) (*structs.PlanApplyRequest, []*structs.PlacementFailure, error) {
 	st := s.State()
-	p := &planner{st: st, job: job, auto: auto, vols: map[string]*structs.CSIVolume{}, perNode: map[string]map[string]int{},
+	p := &planner{st: st, job: job, auto: auto, vols: map[string]*structs.CSIVolume{}, onNode: map[string]map[string]string{},
 		plan: &structs.PlanApplyRequest{Job: job, WriteRequest: structs.WriteRequest{Namespace: job.Namespace}}, now: time.Now()}
 	iter, err := st.Nodes(nil)
 	if err != nil {
@@ -223,8 +223,14 @@ func (p *planner) fits(tg *structs.TaskGroup, n *structs.Node, idx int) ([]struc
 		if info == nil || !info.Healthy {
 			return nil, fmt.Sprintf("volume %q: no healthy node instance of plugin %q", source, vol.PluginID), nil
 		}
-		if info.NodeInfo != nil && info.NodeInfo.MaxVolumes > 0 &&
-			int64(p.perNode[n.ID][vol.PluginID]+newPerPlugin[vol.PluginID]+1) > info.NodeInfo.MaxVolumes {
+		used, err := p.nodeVolumes(n.ID)
+		if err != nil {
+			return nil, "", err
+		}
+		key := volumeKey(vol)
+		_, there := used[key]
+		if !there && info.NodeInfo != nil && info.NodeInfo.MaxVolumes > 0 &&
+			int64(pluginCount(used, vol.PluginID)+newPerPlugin[vol.PluginID]+1) > info.NodeInfo.MaxVolumes {
 			return nil, fmt.Sprintf("volume %q: plugin %q is at its max of %d volumes on the node", source, vol.PluginID, info.NodeInfo.MaxVolumes), nil
 		}
 		var topo *structs.CSITopology
@@ -250,7 +256,9 @@ func (p *planner) fits(tg *structs.TaskGroup, n *structs.Node, idx int) ([]struc
 			return nil, claimReason(err), nil
 		}
 		claims = append(claims, claim)
-		newPerPlugin[vol.PluginID]++
+		if !there {
+			newPerPlugin[vol.PluginID]++
+		}
 	}
 	return claims, "", nil
 }
@@ -298,16 +306,50 @@ func (p *planner) add(tg *structs.TaskGroup, n *structs.Node, idx int, claims []
 			vol.ReadClaims[id] = claim
 		}
 		vol.AccessMode, vol.AttachmentMode = c.AccessMode, c.AttachmentMode
-		if p.perNode[n.ID] == nil {
-			p.perNode[n.ID] = map[string]int{}
+		used, err := p.nodeVolumes(n.ID)
+		if err != nil {
+			return err
 		}
-		p.perNode[n.ID][vol.PluginID]++
+		used[volumeKey(vol)] = vol.PluginID
 	}
 	return nil
 }
 
-// volume returns the plan's copy of a volume, reading it (and counting
-// its claims per node) the first time; nil when it does not exist.
+// nodeVolumes is the set of volumes claimed on a node (taken or being
+// released, by any job), read once per pass; the plan's claims are added
+// as it places them.
+func (p *planner) nodeVolumes(nodeID string) (map[string]string, error) {
+	if used, ok := p.onNode[nodeID]; ok {
+		return used, nil
+	}
+	iter, err := p.st.CSIVolumesByNodeID(nil, nodeID)
+	if err != nil {
+		return nil, err
+	}
+	used := map[string]string{}
+	for raw := iter.Next(); raw != nil; raw = iter.Next() {
+		v := raw.(*structs.CSIVolume)
+		used[volumeKey(v)] = v.PluginID
+	}
+	p.onNode[nodeID] = used
+	return used, nil
+}
+
+func volumeKey(v *structs.CSIVolume) string { return v.Namespace + "/" + v.ID }
+
+// pluginCount is how many of the volumes are the plugin's.
+func pluginCount(used map[string]string, pluginID string) int {
+	n := 0
+	for _, p := range used {
+		if p == pluginID {
+			n++
+		}
+	}
+	return n
+}
+
+// volume returns the plan's copy of a volume, reading it the first time;
+// nil when it does not exist.
 func (p *planner) volume(id string) (*structs.CSIVolume, error) {
 	if v, ok := p.vols[id]; ok {
 		return v, nil
@@ -318,14 +360,6 @@ func (p *planner) volume(id string) (*structs.CSIVolume, error) {
 		return nil, err
 	}
 	v = v.Copy()
-	for _, m := range []map[string]*structs.CSIVolumeClaim{v.ReadClaims, v.WriteClaims} {
-		for _, c := range m {
-			if p.perNode[c.NodeID] == nil {
-				p.perNode[c.NodeID] = map[string]int{}
-			}
-			p.perNode[c.NodeID][v.PluginID]++
-		}
-	}
 	if v.ReadClaims == nil {
 		v.ReadClaims = map[string]*structs.CSIVolumeClaim{}
 	}

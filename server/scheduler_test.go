@@ -249,3 +249,30 @@ func TestJobWatcher_FailedStaysUntilRunAgain(t *testing.T) {
 	must.NotEq(t, second.ID, third[0].ID)
 	must.NotEq(t, second.NodeID, third[0].NodeID)
 }
+
+// TestJob_Register_MaxVolumesCountsEveryJob: a plugin's max volumes per
+// node counts the volumes other jobs claim there.
+func TestJob_Register_MaxVolumesCountsEveryJob(t *testing.T) {
+	s := testServer(t, func(c *Config) { c.HeartbeatTTL = 10 * time.Minute })
+	for _, id := range []string{"node-1", "node-2"} {
+		n := statetest.NodeWithPlugin(id, "hostpath", false, true, true)
+		n.CSINodePlugins["hostpath"].NodeInfo.MaxVolumes = 1
+		var nresp structs.NodeUpdateResponse
+		must.NoError(t, rpcCall(t, s, "Node.Register", &structs.NodeRegisterRequest{Node: n}, &nresp))
+	}
+	var vresp structs.CSIVolumeRegisterResponse
+	must.NoError(t, rpcCall(t, s, "CSIVolume.Register", &structs.CSIVolumeRegisterRequest{Volumes: []*structs.CSIVolume{
+		statetest.Volume("v1", "hostpath"), statetest.Volume("v2", "hostpath"), statetest.Volume("v3", "hostpath")}}, &vresp))
+	nodes := map[string]bool{}
+	for _, v := range []string{"v1", "v2"} {
+		var reg structs.JobRegisterResponse
+		must.NoError(t, rpcCall(t, s, "Job.Register", &structs.JobRegisterRequest{Job: writerJob("job-"+v, v)}, &reg))
+		must.SliceLen(t, 1, reg.Placed, must.Sprintf("job-%s: %v", v, reg.Failures))
+		nodes[reg.Placed[0].NodeID] = true
+	}
+	must.MapLen(t, 2, nodes, must.Sprint("one volume per node"))
+	var reg structs.JobRegisterResponse
+	must.NoError(t, rpcCall(t, s, "Job.Register", &structs.JobRegisterRequest{Job: writerJob("job-v3", "v3")}, &reg))
+	must.SliceEmpty(t, reg.Placed)
+	must.StrContains(t, strings.Join(reg.Failures[0].Reasons, "\n"), `plugin "hostpath" is at its max of 1 volumes on the node (2 nodes)`)
+}
