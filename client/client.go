@@ -3,6 +3,7 @@ package client
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"sync"
 
 	"github.com/hashicorp/go-hclog"
@@ -41,10 +42,18 @@ func New(cfg *Config) (*Client, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	// Task dirs, plugin sockets and mount paths are all absolute.
+	dataDir, err := filepath.Abs(cfg.DataDir)
+	if err != nil {
+		return nil, fmt.Errorf("client: data dir %q: %w", cfg.DataDir, err)
+	}
+	copied := *cfg
+	cfg = &copied
+	cfg.DataDir = dataDir
 	if cfg.Logger == nil {
 		cfg.Logger = hclog.NewNullLogger()
 	}
-	id, err := loadOrCreateNodeID(cfg.DataDir)
+	id, err := loadOrCreateNodeID(dataDir)
 	if err != nil {
 		return nil, err
 	}

@@ -5,13 +5,11 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/berth-csi/berth/client/dynamicplugins"
-	"github.com/berth-csi/berth/structs"
 )
 
 // Config is what a client agent needs. Build it from DefaultConfig.
@@ -84,22 +82,15 @@ func (c *Config) Validate() error {
 		errs = append(errs, fmt.Errorf("client: controller_concurrency must be at least 1 (got %d)", c.ControllerConcurrency))
 	}
 	seen := map[string]bool{}
-	for _, p := range c.Plugins {
-		if p == nil {
+	for i, p := range c.Plugins {
+		if err := p.Validate(); err != nil {
+			errs = append(errs, fmt.Errorf("client: plugin %d: %w", i, err))
 			continue
 		}
 		if seen[p.ID] {
 			errs = append(errs, fmt.Errorf("client: plugin %q is declared twice", p.ID))
 		}
 		seen[p.ID] = true
-		switch p.Type {
-		case structs.CSIPluginTypeController, structs.CSIPluginTypeNode, structs.CSIPluginTypeMonolith:
-		default:
-			errs = append(errs, fmt.Errorf("client: plugin %q: type %q is not controller, node or monolith", p.ID, p.Type))
-		}
-		if !filepath.IsAbs(p.Socket) {
-			errs = append(errs, fmt.Errorf("client: plugin %q: socket %q must be an absolute path", p.ID, p.Socket))
-		}
 	}
 	if c.ProbeInterval <= 0 || c.ProbeTimeout <= 0 || c.RPCTimeout <= 0 {
 		errs = append(errs, errors.New("client: probe interval, probe timeout and RPC timeout must be positive"))

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+	"unicode"
 )
 
 // Validate checks what the servers need of a job: IDs, types, drivers and
@@ -98,8 +99,12 @@ func (tg *TaskGroup) validate() []string {
 			default:
 				errs = append(errs, tat+fmt.Sprintf("csi_plugin: type %q must be controller, node or monolith", p.Type))
 			}
-			if p.ID == "" {
+			switch {
+			case p.ID == "":
 				errs = append(errs, tat+"csi_plugin: missing id")
+			case strings.HasPrefix(p.ID, ".") || strings.ContainsFunc(p.ID, func(r rune) bool { return r == '/' || unicode.IsSpace(r) || unicode.IsControl(r) }):
+				// It names the plugin's dir on each client.
+				errs = append(errs, tat+fmt.Sprintf("csi_plugin: id %q must be a plain name: no '/', spaces or leading '.'", p.ID))
 			}
 			if p.MountDir == "" || !filepath.IsAbs(p.MountDir) {
 				errs = append(errs, tat+fmt.Sprintf("csi_plugin: mount_dir %q must be an absolute path", p.MountDir))

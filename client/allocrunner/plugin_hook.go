@@ -25,9 +25,6 @@ const (
 	// pluginSocketName is the plugin's socket, in its host dir; the
 	// plugin sees it at mount_dir/csi.sock (CSI_ENDPOINT).
 	pluginSocketName = "csi.sock"
-	// maxSocketPath is the longest unix socket path (sun_path is 108
-	// bytes with its NUL).
-	maxSocketPath = 107
 	// DefaultPluginProbeInterval is how often a running plugin task is
 	// probed, when the config does not say.
 	DefaultPluginProbeInterval = 5 * time.Second
@@ -80,13 +77,14 @@ func (r *Runner) checkPlugin(t *structs.Task) error {
 	if r.cfg.Plugins == nil {
 		return errors.New("csi_plugin: this client takes no plugin tasks (no plugin registry)")
 	}
-	if !filepath.IsAbs(p.MountDir) || filepath.Clean(p.MountDir) == "/" {
-		return fmt.Errorf("csi_plugin %q: mount_dir %q must be an absolute path other than /", p.ID, p.MountDir)
+	// The ID names the plugin's host dir.
+	if err := volumemanager.CheckPluginID(p.ID); err != nil {
+		return fmt.Errorf("csi_plugin: %w", err)
 	}
 	info := newPluginTask(r, t).info()
-	if n := len(info.Socket); n > maxSocketPath {
+	if n := len(info.Socket); n > dynamicplugins.MaxSocketPath {
 		return fmt.Errorf("csi_plugin %q: its socket %s is %d bytes, over the %d a unix socket allows: give the client a shorter data_dir",
-			p.ID, info.Socket, n, maxSocketPath)
+			p.ID, info.Socket, n, dynamicplugins.MaxSocketPath)
 	}
 	if err := info.Validate(); err != nil {
 		return fmt.Errorf("csi_plugin %q: %w", p.ID, err)
@@ -188,8 +186,7 @@ func (p *pluginTask) run(ctx context.Context, h *exec.Handle, killTimeout time.D
 			if err := h.Stop(ctx, defaultKillSignal, killTimeout); err != nil {
 				log.Warn("cannot stop the plugin task", "error", err)
 			}
-			<-h.Done()
-			return
+			return // the task runner waits for the process
 		case <-h.Done():
 			t.Stop()
 			return
@@ -246,13 +243,5 @@ func (p *pluginTask) run(ctx context.Context, h *exec.Handle, killTimeout time.D
 			healthy = true
 			p.r.updateTask(p.task, nil, event(EventPluginHealthy, fmt.Sprintf("plugin %q is healthy again", p.conf.ID)))
 		}
-	}
-}
-
-// releaseHostDir undoes prestart's shared mount of the host dir once the
-// plugin is gone and nothing is staged under it.
-func (p *pluginTask) releaseHostDir() {
-	if _, err := exec.UnshareDir(p.hostDir); err != nil {
-		p.r.logger.Warn("cannot unmount the plugin's dir", "task", p.task, "dir", p.hostDir, "error", err)
 	}
 }

@@ -24,6 +24,7 @@ import (
 func pluginHarness(t *testing.T) (*harness, *dynamicplugins.Registry) {
 	h := newHarness(t)
 	h.dataDir = csitest.SocketDir(t)
+	t.Cleanup(func() { _, _ = exec.DetachMountsUnder(h.dataDir, nil) }) // the shared plugin dir, and anything a failure left
 	reg := dynamicplugins.New(testlog.Logger(t, "registry"))
 	h.plugins = reg
 	return h, reg
@@ -98,7 +99,7 @@ func TestRunner_PluginTask_Hostpath(t *testing.T) {
 		`plugin "hostpath" stopped and was deregistered from this node`)
 	mps, err = exec.MountsUnder(h.dataDir)
 	must.NoError(t, err)
-	must.SliceEmpty(t, mps, must.Sprint("nothing left mounted under the data dir"))
+	must.Eq(t, []string{hostDir}, mps, must.Sprint("only the plugin's shared dir stays mounted, with nothing under it"))
 	must.NoError(t, r.Destroy())
 }
 
@@ -128,7 +129,7 @@ func TestRunner_PluginTask_NeverHealthy(t *testing.T) {
 	must.False(t, ok)
 	mps, err := exec.MountsUnder(h.dataDir)
 	must.NoError(t, err)
-	must.SliceEmpty(t, mps)
+	must.Eq(t, []string{volumemanager.PluginHostDir(h.dataDir, "hostpath")}, mps, must.Sprint("only the plugin's shared dir"))
 }
 
 // TestRunner_PluginTask_Refusals: what the runner refuses before starting
@@ -140,6 +141,14 @@ func TestRunner_PluginTask_Refusals(t *testing.T) {
 	waitRunner(t, r)
 	must.Eq(t, structs.AllocClientStatusFailed, r.Alloc().ClientStatus)
 	must.Eq(t, `task "plugin": csi_plugin: this client takes no plugin tasks (no plugin registry)`, r.Alloc().ClientDescription)
+
+	h, _ = pluginHarness(t)
+	bad := pluginTaskSpec("plugin", map[string]any{"command": "/bin/true"})
+	bad.CSIPluginConfig.ID = ".."
+	r = h.runner(testAlloc(structs.JobTypeSystem, bad))
+	waitRunner(t, r)
+	must.Eq(t, structs.AllocClientStatusFailed, r.Alloc().ClientStatus)
+	must.StrContains(t, r.Alloc().ClientDescription, `csi_plugin: volumemanager: invalid request: plugin ID ".." cannot name a directory`)
 
 	h, _ = pluginHarness(t)
 	h.dataDir = filepath.Join(h.dataDir, strings.Repeat("d", 90))

@@ -105,13 +105,6 @@ func (tr *taskRunner) stop(why *structs.TaskEvent) {
 // ends, which leaves the task running.
 func (tr *taskRunner) run(ctx context.Context) {
 	defer close(tr.done)
-	if tr.plugin != nil {
-		defer func() {
-			if ctx.Err() == nil {
-				tr.plugin.releaseHostDir()
-			}
-		}()
-	}
 	name := tr.task.Name
 	h := tr.attached
 	for {

@@ -16,9 +16,9 @@ const (
 	SourceTask   = "task"   // a plugin task of an allocation on this node
 )
 
-// maxSocketPath is the longest path a unix socket can have (sun_path is
+// MaxSocketPath is the longest path a unix socket can have (sun_path is
 // 108 bytes with its terminating NUL on Linux).
-const maxSocketPath = 107
+const MaxSocketPath = 107
 
 // PluginInfo is one CSI plugin instance on this node: how to reach it and
 // who registered it. Registered values are immutable; the registry stores
@@ -83,8 +83,8 @@ func (p *PluginInfo) Validate() error {
 		switch {
 		case !filepath.IsAbs(path):
 			bad("%s %q must be an absolute path", field, path)
-		case len(path) > maxSocketPath:
-			bad("%s %q is %d bytes, longer than a unix socket path may be (%d)", field, path, len(path), maxSocketPath)
+		case len(path) > MaxSocketPath:
+			bad("%s %q is %d bytes, longer than a unix socket path may be (%d)", field, path, len(path), MaxSocketPath)
 		}
 	}
 	checkSocket("socket", p.Socket)

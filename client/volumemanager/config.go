@@ -102,8 +102,9 @@ func checkComponent(field, id string) error {
 	return nil
 }
 
-// checkPluginID also refuses the names the manager's own files use.
-func checkPluginID(id string) error {
+// CheckPluginID refuses a plugin ID that cannot be a plugin's own
+// directory: not one path component, or a name the manager's own files use.
+func CheckPluginID(id string) error {
 	if err := checkComponent("plugin ID", id); err != nil {
 		return err
 	}

@@ -39,7 +39,7 @@ func (r *MountRequest) validate() error {
 	errs := []error{
 		checkComponent("volume ID", r.VolumeID),
 		checkComponent("alloc ID", r.AllocID),
-		checkPluginID(r.PluginID),
+		CheckPluginID(r.PluginID),
 	}
 	if r.ExternalVolumeID == "" {
 		errs = append(errs, fmt.Errorf("%w: the external volume ID is required", ErrInvalidRequest))

@@ -17,7 +17,7 @@ import (
 // externalVolumeID is given and is not the external volume in use here
 // under volumeID, the caller's volume is not here: nothing to do.
 func (m *Manager) UnmountVolume(ctx context.Context, allocID, volumeID, pluginID, externalVolumeID string) error {
-	for _, err := range []error{checkComponent("volume ID", volumeID), checkComponent("alloc ID", allocID), checkPluginID(pluginID)} {
+	for _, err := range []error{checkComponent("volume ID", volumeID), checkComponent("alloc ID", allocID), CheckPluginID(pluginID)} {
 		if err != nil {
 			return fmt.Errorf("volume %q for alloc %s: %w", volumeID, allocID, err)
 		}

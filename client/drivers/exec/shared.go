@@ -1,7 +1,6 @@
 package exec
 
 import (
-	"errors"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -10,7 +9,9 @@ import (
 
 // ShareDir makes dir a shared mount point in this (the host's) mount
 // namespace: bound onto itself when it is not a mount point yet, then
-// marked shared. A task that binds it with bidirectional propagation then
+// marked shared. It stays so (as kubelet's dir does): a plugin task
+// stopping while another of the same plugin starts must not take the
+// mount from under it. A task that binds it with bidirectional propagation then
 // shares its mounts with the host: what a plugin task stages under it is
 // seen by the host and by other tasks. Calling it again does nothing more.
 func ShareDir(dir string) error {
@@ -28,29 +29,4 @@ func ShareDir(dir string) error {
 		return fmt.Errorf("exec: make %s shared: %w", dir, err)
 	}
 	return nil
-}
-
-// UnshareDir undoes ShareDir once nothing is mounted under dir, and
-// reports whether it did: while volumes are staged under it, it stays.
-func UnshareDir(dir string) (bool, error) {
-	dir = filepath.Clean(dir)
-	under, err := MountsUnder(dir)
-	if err != nil {
-		return false, fmt.Errorf("exec: list mounts under %s: %w", dir, err)
-	}
-	if len(under) > 0 {
-		return false, nil
-	}
-	mps, err := mountPoints()
-	if err != nil {
-		return false, fmt.Errorf("exec: list mounts: %w", err)
-	}
-	if !slices.Contains(mps, dir) {
-		return true, nil
-	}
-	err = syscall.Unmount(dir, syscall.MNT_DETACH|umountNoFollow)
-	if err != nil && !errors.Is(err, syscall.EINVAL) {
-		return false, fmt.Errorf("exec: unmount %s: %w", dir, err)
-	}
-	return true, nil
 }

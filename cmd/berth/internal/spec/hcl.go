@@ -88,7 +88,7 @@ func (p *parser) hclExpr(e hclsyntax.Expression, path string) *node {
 		}
 		return n
 	}
-	v, diags := e.Value(templateContext(e))
+	v, diags := e.Value(templateContext(e, path))
 	if ste, ok := e.(*hclsyntax.ScopeTraversalExpr); ok && diags.HasErrors() && len(ste.Traversal) == 1 {
 		word := ste.Traversal.RootName()
 		p.errorf(line, path, "%s: %s is a bare word; put it in quotes: %q", path, word, word)
@@ -102,11 +102,15 @@ func (p *parser) hclExpr(e hclsyntax.Expression, path string) *node {
 	return p.ctyValue(v, line, path)
 }
 
-// templateContext lets a quoted string keep ${NAME} as written, for the
-// client to replace with the task's environment (BERTH_NODE_NAME...): each
-// plain name a template refers to evaluates to "${NAME}". Anything else
-// (var.x, a function) stays an error.
-func templateContext(e hclsyntax.Expression) *hcl.EvalContext {
+// templateContext lets a task's command and args keep ${NAME} as
+// written, for the client to replace with the task's environment
+// (BERTH_NODE_NAME...): each plain name a template refers to evaluates to
+// "${NAME}". Anywhere else, and for anything but a plain name (var.x, a
+// function), it stays an error.
+func templateContext(e hclsyntax.Expression, path string) *hcl.EvalContext {
+	if !strings.HasSuffix(path, ".task.config.command") && !strings.Contains(path, ".task.config.args[") {
+		return nil
+	}
 	switch e.(type) {
 	case *hclsyntax.TemplateExpr, *hclsyntax.TemplateWrapExpr:
 	default:

@@ -253,6 +253,8 @@ func TestParseJob_EnvInterpolationKept(t *testing.T) {
 
 	_, err = ParseJob("p.hcl", []byte(strings.Replace(src, "${TOOL}", "${var.tool}", 1)))
 	must.ErrorContains(t, err, "p.hcl:6: job.group.task.config.command: must be a literal value")
+	_, err = ParseJob("p.hcl", []byte(strings.Replace(src, `driver = "exec"`, `driver = "${D}"`, 1)))
+	must.ErrorContains(t, err, "p.hcl:4: job.group.task.driver: must be a literal value", must.Sprint("only command and args keep ${NAME}"))
 }
 
 // jobWith is a valid job with group and task bodies replaced.
