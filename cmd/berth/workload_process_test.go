@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -28,7 +29,26 @@ type clientProc struct {
 	cfg     string
 	dataDir string
 	cmd     *exec.Cmd
-	log     *strings.Builder
+	log     *lockedBuffer
+}
+
+// lockedBuffer is an agent's log, written by its process's copier and
+// read by the test.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
 
 // startWorkloadClient starts a client agent named name, with no plugin of
@@ -69,7 +89,7 @@ client {
 func (c *clientProc) start() {
 	c.t.Helper()
 	if c.log == nil {
-		c.log = &strings.Builder{}
+		c.log = &lockedBuffer{}
 	}
 	c.cmd = exec.Command(c.bin, "agent", "-config", c.cfg)
 	c.cmd.Stdout, c.cmd.Stderr = c.log, c.log
@@ -223,6 +243,7 @@ func TestProcess_Workloads(t *testing.T) {
 	}
 	bin := buildBerth(t)
 	hostpath := csitest.HostpathBinary(t)
+	pluginRoot := t.TempDir() // made before the clients: removed after them
 	servers, _ := threeServers(t, bin)
 	s := servers[0]
 	c1 := startWorkloadClient(t, bin, servers, "c1")
@@ -234,7 +255,6 @@ func TestProcess_Workloads(t *testing.T) {
 
 	// The plugin, as a system job: one instance per node, registered when
 	// healthy.
-	pluginRoot := t.TempDir()
 	timedCLI(t, bin, s, "job", "run", writeSpec(t, "plugin.hcl", fmt.Sprintf(pluginJob, hostpath, pluginRoot)))
 	must.SliceLen(t, 2, running(jobAllocs(t, bin, s, "hostpath-plugin")))
 	waitUntil(t, 30*time.Second, "hostpath healthy on both nodes", func() bool {
@@ -256,6 +276,8 @@ func TestProcess_Workloads(t *testing.T) {
 	nodes := nodeIDsByName(t, bin, s)
 	must.EqOp(t, nodes["c1"], writer[0].NodeID, must.Sprint("the zone c1 volume places on c1 only"))
 	must.MapContainsKey(t, statusJSON(t, bin, s, "data").WriteClaims, writer[0].ID)
+	published := filepath.Join(c1.dataDir, "client", "csi", "hostpath", "per-alloc", writer[0].ID, "data")
+	must.SliceContains(t, mountsUnder(t, c1.dataDir), published)
 
 	// The second writer is not placed, and says which alloc holds it.
 	out, stderr, code := berthCLI(t, bin, s, "job", "run", writeSpec(t, "second.hcl", volumeJob("second", 1, "data", "single-node-writer",
@@ -272,7 +294,7 @@ func TestProcess_Workloads(t *testing.T) {
 	waitUntil(t, 30*time.Second, "the writer's claim freed", func() bool { return !claimedBy(statusJSON(t, bin, s, "data"), writer[0].ID) })
 	t.Logf("figure: stop to freed (job stop until the volume holds no claim of the writer): %s", time.Since(start).Round(time.Millisecond))
 	for _, mp := range mountsUnder(t, c1.dataDir) {
-		must.StrNotContains(t, mp, writer[0].ID, must.Sprint("nothing of the writer stays mounted on c1"))
+		must.StrNotContains(t, mp, writer[0].ID, must.Sprintf("nothing of the writer stays mounted on c1 (%s was)", published))
 	}
 	var second []*structs.AllocListStub
 	waitUntil(t, 30*time.Second, "the second writer running", func() bool {
@@ -300,13 +322,19 @@ func TestProcess_Workloads(t *testing.T) {
 	must.SliceContains(t, before, staged)
 	c1.signal(syscall.SIGTERM)
 	must.SliceContains(t, mountsUnder(t, c1.dataDir), staged, must.Sprint("a stopped agent leaves the volume staged"))
+	logged := len(c1.log.String())
 	c1.start()
-	waitUntil(t, 30*time.Second, "c1 ready again", func() bool {
-		out, _, code := berthCLI(t, bin, s, "node", "status")
-		return code == 0 && strings.Count(out, "ready") == 2
+	waitUntil(t, 30*time.Second, "the restarted c1 reattached to its 3 tasks (plugin and pair)", func() bool {
+		return strings.Count(c1.log.String()[logged:], "reattached to task") == 3
 	})
-	time.Sleep(3 * time.Second) // the restarted client's allocs and plugin settle
-	must.Eq(t, before, mountsUnder(t, c1.dataDir), must.Sprint("the restarted client unstaged or unpublished nothing"))
+	// The restored allocs claim again while the plugin task registers
+	// again; before the fix they failed and unstaged within 100 ms. Every
+	// sample over 3 s must show the same mounts.
+	for deadline := time.Now().Add(3 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		must.Eq(t, before, mountsUnder(t, c1.dataDir), must.Sprint("the restarted client unstaged or unpublished nothing"))
+	}
+	must.StrNotContains(t, c1.log.String()[logged:], "volume setup failed")
+	must.NoError(t, syscall.Kill(c1.cmd.Process.Pid, 0), must.Sprint("the restarted agent runs"))
 	must.SliceLen(t, 2, running(jobAllocs(t, bin, s, "pair")))
 
 	// Kill c1's agent: its node goes down, its allocs are lost, and the
@@ -316,7 +344,14 @@ func TestProcess_Workloads(t *testing.T) {
 	start = time.Now()
 	waitUntil(t, 60*time.Second, "the killed client's claims released", func() bool { return !statusJSON(t, bin, s, "shared").InUse() })
 	t.Logf("figure: client killed to its claims freed (heartbeat TTL 10s): %s", time.Since(start).Round(time.Millisecond))
-	for _, a := range jobAllocs(t, bin, s, "pair") {
+	var c1Node *structs.Node
+	getJSON(t, s.httpAddr()+"/v1/node/"+nodes["c1"], &c1Node)
+	must.EqOp(t, structs.NodeStatusDown, c1Node.Status)
+	must.SliceContains(t, mountsUnder(t, c1.dataDir), staged,
+		must.Sprint("still staged on c1: the servers released the claims without its client"))
+	pairNow := jobAllocs(t, bin, s, "pair")
+	must.SliceLen(t, 2, pairNow)
+	for _, a := range pairNow {
 		must.EqOp(t, structs.AllocClientStatusLost, a.ClientStatus)
 	}
 }
