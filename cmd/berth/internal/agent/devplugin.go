@@ -1,19 +1,17 @@
 package agent
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
-	"strings"
 	"syscall"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+
+	bexec "github.com/berth-csi/berth/client/drivers/exec"
 )
 
 // devPluginID is the built-in plugin `berth agent -dev` runs.
@@ -90,55 +88,7 @@ func (p *devPlugin) stop(grace time.Duration) {
 // removing a dev data dir never reaches through a bind mount into what it
 // points at.
 func unmountUnder(dir string, logger hclog.Logger) {
-	f, err := os.Open("/proc/self/mountinfo")
-	if err != nil {
-		return
+	if _, err := bexec.DetachMountsUnder(dir, nil); err != nil {
+		logger.Warn("could not unmount everything under the dev data dir", "dir", dir, "error", err)
 	}
-	defer f.Close()
-	mounts := mountPointsUnder(f, dir)
-	for _, m := range mounts {
-		if err := syscall.Unmount(m, syscall.MNT_DETACH); err != nil {
-			logger.Warn("could not unmount", "path", m, "error", err)
-		}
-	}
-}
-
-// mountPointsUnder lists the mount points below dir in a mountinfo table,
-// deepest first.
-func mountPointsUnder(r io.Reader, dir string) []string {
-	dir = filepath.Clean(dir) + "/"
-	var out []string
-	sc := bufio.NewScanner(r)
-	for sc.Scan() {
-		fields := strings.Fields(sc.Text())
-		if len(fields) < 5 {
-			continue
-		}
-		mp := unescapeMount(fields[4])
-		if strings.HasPrefix(mp+"/", dir) {
-			out = append(out, mp)
-		}
-	}
-	sort.Slice(out, func(i, j int) bool { return len(out[i]) > len(out[j]) })
-	return out
-}
-
-// unescapeMount undoes mountinfo's octal escapes (\040 for a space).
-func unescapeMount(s string) string {
-	if !strings.Contains(s, `\`) {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+3 < len(s) {
-			var v int
-			if _, err := fmt.Sscanf(s[i+1:i+4], "%03o", &v); err == nil {
-				b.WriteByte(byte(v))
-				i += 3
-				continue
-			}
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
 }

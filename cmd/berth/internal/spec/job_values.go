@@ -166,7 +166,7 @@ func (p *parser) jobDuration(f *field, s scope) (time.Duration, bool) {
 	case kindNumber:
 		if p.pascal {
 			n, err := strconv.ParseFloat(f.val.str, 64)
-			if err != nil || n < 0 || n != math.Trunc(n) || n > math.MaxInt64 {
+			if err != nil || n < 0 || n != math.Trunc(n) || n >= 1<<63 {
 				p.bad(f.line, s, f.name, "must be a non-negative whole number of nanoseconds, not %s", f.val.str)
 				return 0, false
 			}
