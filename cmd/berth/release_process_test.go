@@ -33,7 +33,7 @@ const nodeSecret = "node-secret-5d2e"
 func TestProcess_ReleaseRetriesAndSurvivesLeaderLoss(t *testing.T) {
 	bin := buildBerth(t)
 	mock := csitest.StartMockDriver(t, csitest.MockOptions{Hooks: failingUnpublish, ExtraArgs: []string{"-v=5"}})
-	servers, leaderAddr := threeServers(t, bin)
+	servers, _ := threeServers(t, bin)
 	startClientAgent(t, bin, servers, "mock", mock.Socket)
 	s := servers[0]
 	waitUntil(t, 30*time.Second, "the mock plugin healthy", func() bool {
@@ -98,7 +98,7 @@ job "user" {
 	must.True(t, claim.NextAttemptAt.After(claim.UpdatedAt), must.Sprint("a backoff before the next attempt"))
 
 	// Kill the leader mid-release: the one leading now.
-	leaderAddr = leaderOf(s)
+	leaderAddr := leaderOf(s)
 	var rest []*agentProc
 	for _, a := range servers {
 		if a.rpcAddr() == leaderAddr {
