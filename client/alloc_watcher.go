@@ -31,9 +31,13 @@ const (
 type allocWatcher struct {
 	c    *Client
 	kick chan struct{}
+	// reconcileKick wakes the volume reconciler after a sync.
+	reconcileKick chan struct{}
 
 	mu      sync.Mutex
 	runners map[string]*allocrunner.Runner
+	// cleanups are the cleanup runners not yet done (see sync).
+	cleanups []*allocrunner.Runner
 
 	updMu   sync.Mutex
 	pending map[string]*structs.Allocation // client views not yet sent, by alloc ID
@@ -43,6 +47,8 @@ func newAllocWatcher(c *Client) *allocWatcher {
 	return &allocWatcher{
 		c:       c,
 		kick:    make(chan struct{}, 1),
+
+		reconcileKick: make(chan struct{}, 1),
 		runners: map[string]*allocrunner.Runner{},
 		pending: map[string]*structs.Allocation{},
 	}
@@ -53,10 +59,14 @@ func newAllocWatcher(c *Client) *allocWatcher {
 // with StopAllocsOnShutdown.
 func (w *allocWatcher) run(ctx context.Context) {
 	var wg sync.WaitGroup
-	wg.Add(1)
+	wg.Add(2)
 	go func() {
 		defer wg.Done()
 		w.c.sendLoop(ctx, w.kick, "allocation update failed; retrying", w.send)
+	}()
+	go func() {
+		defer wg.Done()
+		w.reconcileVolumes(ctx)
 	}()
 	w.watch(ctx)
 	wg.Wait()
@@ -133,21 +143,47 @@ func (w *allocWatcher) watch(ctx context.Context) {
 	}
 }
 
+// cleanupWait bounds how long new allocations wait for the cleanup of
+// those that ended while this client was away (see sync).
+const cleanupWait = 30 * time.Second
+
 // sync starts runners for new allocs, updates the others, and stops and
 // removes those the servers no longer list.
+//
+// An alloc the servers say is over (lost while this node was cut off or
+// down, or ended under an earlier client) that still has something here
+// (task handles, its alloc dir) gets a cleanup runner: it kills what still
+// runs of it, plugin tasks included, and unmounts its volumes, then its
+// dir is removed. New allocs start once those runners are done (up to
+// cleanupWait), so that a lost plugin task killed late never takes the
+// socket of its successor with it.
 func (w *allocWatcher) sync(allocs []*structs.Allocation) {
 	listed := make(map[string]bool, len(allocs))
 	var update []func()
+	var cleanups, fresh []*allocrunner.Runner
 	w.mu.Lock()
+	pending := w.cleanups[:0:0]
+	for _, r := range w.cleanups {
+		if !isDone(r.Done()) {
+			pending = append(pending, r)
+		}
+	}
 	for _, a := range allocs {
 		listed[a.ID] = true
 		if r := w.runners[a.ID]; r != nil {
 			update = append(update, func() { r.Update(a) })
 			continue
 		}
-		if a.ClientStatus == structs.AllocClientStatusComplete || a.ClientStatus == structs.AllocClientStatusFailed ||
-			a.ClientStatus == structs.AllocClientStatusLost {
-			continue // over before this client (or an earlier one) saw it end
+		cleanup := false
+		if a.ClientTerminalStatus() {
+			if allocrunner.CheckName("alloc ID", a.ID) != nil || !allocrunner.HasLocalState(w.c.config.DataDir, a.ID) {
+				continue // over, and nothing of it is here
+			}
+			a = a.Copy()
+			a.DesiredStatus = structs.AllocDesiredStatusStop
+			cleanup = true
+			w.c.logger.Info("cleaning up an allocation that ended while this client was away",
+				"alloc_id", a.ID, "client_status", a.ClientStatus)
 		}
 		r, err := allocrunner.New(allocrunner.Config{
 			Alloc:          a,
@@ -169,8 +205,14 @@ func (w *allocWatcher) sync(allocs []*structs.Allocation) {
 			continue
 		}
 		w.runners[a.ID] = r
-		update = append(update, func() { go r.Run() })
+		if cleanup {
+			cleanups = append(cleanups, r)
+			pending = append(pending, r)
+		} else {
+			fresh = append(fresh, r)
+		}
 	}
+	w.cleanups = pending
 	var gone []*allocrunner.Runner
 	for id, r := range w.runners {
 		if !listed[id] {
@@ -182,6 +224,22 @@ func (w *allocWatcher) sync(allocs []*structs.Allocation) {
 	for _, f := range update {
 		f()
 	}
+	for _, r := range cleanups {
+		go r.Run()
+		go func() {
+			<-r.Done()
+			if err := r.Destroy(); err != nil {
+				w.c.logger.Warn("cannot remove a cleaned-up allocation; its volumes are retried", "alloc_id", r.ID(), "error", err)
+			}
+		}()
+	}
+	for _, r := range fresh {
+		go func() {
+			waitAll(pending, cleanupWait)
+			r.Run()
+		}()
+	}
+	notify(w.reconcileKick)
 	for _, r := range gone {
 		r.Stop()
 		go func() {
@@ -190,6 +248,18 @@ func (w *allocWatcher) sync(allocs []*structs.Allocation) {
 				w.c.logger.Warn("cannot remove allocation", "alloc_id", r.ID(), "error", err)
 			}
 		}()
+	}
+}
+
+// waitAll waits for the runners to be done, up to timeout in all.
+func waitAll(runners []*allocrunner.Runner, timeout time.Duration) {
+	deadline := time.After(timeout)
+	for _, r := range runners {
+		select {
+		case <-r.Done():
+		case <-deadline:
+			return
+		}
 	}
 }
 

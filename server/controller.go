@@ -140,7 +140,7 @@ func (s *Server) callController(ctx context.Context, c controllerCall) error {
 	if err != nil {
 		return err
 	}
-	if err := s.preferNear(nodes, c); err != nil {
+	if nodes, err = s.preferNear(nodes, c); err != nil {
 		return err
 	}
 	ctx, cancel := context.WithTimeout(ctx, controllerCallTimeout)
@@ -152,27 +152,48 @@ func (s *Server) callController(ctx context.Context, c controllerCall) error {
 	})
 }
 
-// preferNear orders nodes (sorted) for the call: its near node first, then
-// the nodes inside its volume's topologies, each part in the given order.
-func (s *Server) preferNear(nodes []string, c controllerCall) error {
+// preferNear orders nodes (sorted) for the call: its near node first,
+// then the nodes inside its volume's topologies, each part in the given
+// order. A node whose own instance of the plugin is outside the volume's
+// topologies is dropped: it cannot reach the volume, and a call there
+// would fail (NotFound) or, for a publish, fall to the wrong node. When no
+// instance is left the call is Unavailable, naming the volume.
+func (s *Server) preferNear(nodes []string, c controllerCall) ([]string, error) {
 	if c.near == "" && (c.volume == nil || len(c.volume.Topologies) == 0) {
-		return nil
+		return nodes, nil
 	}
 	plug, err := s.State().CSIPluginByID(nil, c.plugin)
 	if err != nil || plug == nil {
-		return err
+		return nodes, err
 	}
+	const outside = 3
 	rank := func(nodeID string) int {
+		if c.volume != nil && len(c.volume.Topologies) > 0 {
+			if info := plug.Nodes[nodeID]; info != nil && info.NodeInfo != nil {
+				if !c.volume.AccessibleFrom(info.NodeInfo.AccessibleTopology) {
+					return outside
+				}
+				if nodeID != c.near {
+					return 1
+				}
+			}
+		}
 		if nodeID == c.near {
 			return 0
 		}
-		if c.volume != nil && len(c.volume.Topologies) > 0 {
-			if info := plug.Nodes[nodeID]; info != nil && info.NodeInfo != nil && c.volume.AccessibleFrom(info.NodeInfo.AccessibleTopology) {
-				return 1
-			}
-		}
 		return 2
 	}
-	sort.SliceStable(nodes, func(i, j int) bool { return rank(nodes[i]) < rank(nodes[j]) })
-	return nil
+	kept := nodes[:0:0]
+	for _, n := range nodes {
+		if rank(n) != outside {
+			kept = append(kept, n)
+		}
+	}
+	if len(kept) == 0 {
+		return nil, structs.NewError(structs.CodeUnavailable,
+			"volume %q: no healthy controller instance of plugin %q runs inside its topology; check `berth plugin status %s`",
+			c.volume.ID, c.plugin, c.plugin)
+	}
+	sort.SliceStable(kept, func(i, j int) bool { return rank(kept[i]) < rank(kept[j]) })
+	return kept, nil
 }

@@ -110,8 +110,14 @@ func (v *CSIVolume) Claim(ctx context.Context, args *structs.CSIVolumeClaimReque
 	if vol != nil {
 		reply.Volume = vol.Sanitized()
 		if args.State == structs.CSIVolumeClaimStateTaken {
-			if reply.PublishContext, err = v.attach(ctx, vol, args.AllocationID); err != nil {
-				return err
+			claim := vol.WriteClaims[args.AllocationID]
+			if claim == nil {
+				claim = vol.ReadClaims[args.AllocationID]
+			}
+			if claim != nil {
+				if reply.PublishContext, err = v.attach(ctx, vol, claim); err != nil {
+					return err
+				}
 			}
 			reply.NodeSecrets = vol.Secrets.Copy()
 		}
@@ -120,18 +126,79 @@ func (v *CSIVolume) Claim(ctx context.Context, args *structs.CSIVolumeClaimReque
 	return nil
 }
 
+// Publish confirms the claim the plan reserved for an allocation and
+// publishes the volume to the allocation's node through a controller
+// instance when the plugin needs it. It writes nothing: a client never
+// takes a claim of its own. A claim already being released (the alloc was
+// stopped or lost) is a Conflict; a node or plugin instance not ready yet
+// is NotReady, for the client to retry.
+func (v *CSIVolume) Publish(ctx context.Context, args *structs.CSIVolumePublishRequest, reply *structs.CSIVolumeClaimResponse) error {
+	if done, err := v.srv.forward("CSIVolume.Publish", args, args, reply); done {
+		return err
+	}
+	if args.VolumeID == "" || args.AllocationID == "" || args.NodeID == "" {
+		return structs.NewError(structs.CodeBadRequest, "volume publish: give the volume, the alloc and the node (got volume %q, alloc %q, node %q)",
+			args.VolumeID, args.AllocationID, args.NodeID)
+	}
+	st := v.srv.State()
+	vol, err := st.CSIVolumeByID(nil, args.RequestNamespace(), args.VolumeID)
+	if err != nil {
+		return err
+	}
+	if vol == nil {
+		return structs.NewError(structs.CodeNotFound, "volume %q not found in namespace %q; it was deregistered or deleted after alloc %s was placed",
+			args.VolumeID, args.RequestNamespace(), args.AllocationID)
+	}
+	claim := vol.WriteClaims[args.AllocationID]
+	if claim == nil {
+		claim = vol.ReadClaims[args.AllocationID]
+	}
+	if claim == nil {
+		if past := vol.PastClaims[args.AllocationID]; past != nil {
+			return structs.NewError(structs.CodeConflict, "volume %q: the claim of alloc %s is being released (%s): the alloc was stopped or lost; do not mount it",
+				vol.ID, args.AllocationID, past.State)
+		}
+		return structs.NewError(structs.CodeConflict, "volume %q: alloc %s holds no claim on it; claims are reserved when the servers place an alloc, and this one's is gone",
+			vol.ID, args.AllocationID)
+	}
+	if claim.NodeID != args.NodeID {
+		return structs.NewError(structs.CodeBadRequest, "volume %q: the claim of alloc %s is for node %s, not node %s",
+			vol.ID, args.AllocationID, claim.NodeID, args.NodeID)
+	}
+	node, err := st.NodeByID(nil, args.NodeID)
+	if err != nil {
+		return err
+	}
+	if info := nodePlugin(node, vol.PluginID); info == nil || !info.Healthy || !node.Ready() {
+		return structs.NewError(structs.CodeNotReady, "volume %q: node %s or its instance of plugin %q is not ready yet; retry",
+			vol.ID, args.NodeID, vol.PluginID)
+	} else if claim.ExternalNodeID == "" && info.NodeInfo != nil {
+		claim = claim.Copy()
+		claim.ExternalNodeID = info.NodeInfo.ID
+	}
+	if reply.PublishContext, err = v.attach(ctx, vol, claim); err != nil {
+		return err
+	}
+	reply.Volume = vol.Sanitized()
+	reply.Claim = claim.Copy()
+	reply.NodeSecrets = vol.Secrets.Copy()
+	return nil
+}
+
+// nodePlugin is the node's instance of a plugin, or nil.
+func nodePlugin(node *structs.Node, pluginID string) *structs.CSIInfo {
+	if node == nil {
+		return nil
+	}
+	return node.CSINodePlugins[pluginID]
+}
+
 // attach publishes a claimed volume to the claiming node through a
 // controller instance (ControllerPublishVolume), when the plugin needs it,
 // and returns the publish context the node calls take. Publishing again
 // is idempotent at the plugin.
-func (v *CSIVolume) attach(ctx context.Context, vol *structs.CSIVolume, allocID string) (map[string]string, error) {
-	claim := vol.WriteClaims[allocID]
-	if claim == nil {
-		claim = vol.ReadClaims[allocID]
-	}
-	if claim == nil {
-		return nil, nil
-	}
+func (v *CSIVolume) attach(ctx context.Context, vol *structs.CSIVolume, claim *structs.CSIVolumeClaim) (map[string]string, error) {
+	allocID := claim.AllocID
 	if publishes, err := v.srv.publishes(vol); err != nil || !publishes {
 		return nil, err
 	}

@@ -68,8 +68,8 @@ func (n *Node) replyTTL(reply *structs.NodeUpdateResponse, index uint64) {
 	reply.Index = index
 }
 
-// validateFingerprint checks that every plugin entry is keyed by its own ID
-// and carries the info its side needs.
+// validateFingerprint checks that every plugin entry is keyed by its own ID;
+// a node entry without NodeGetInfo's answer is kept as unhealthy.
 func validateFingerprint(node *structs.Node) error {
 	for id, info := range node.CSIControllerPlugins {
 		if info == nil || info.PluginID != id {
@@ -80,9 +80,7 @@ func validateFingerprint(node *structs.Node) error {
 		if info == nil || info.PluginID != id {
 			return structs.NewError(structs.CodeBadRequest, "node %s: node plugin entry %q does not carry plugin ID %q", node.ID, id, id)
 		}
-		if info.NodeInfo == nil {
-			return structs.NewError(structs.CodeBadRequest, "node %s: node plugin %q has no node info (NodeGetInfo)", node.ID, id)
-		}
+		node.CSINodePlugins[id] = info.NodeSideChecked()
 	}
 	return nil
 }
@@ -139,6 +137,9 @@ func (n *Node) UpdateFingerprint(ctx context.Context, args *structs.NodeFingerpr
 	}
 	now := time.Now()
 	for _, u := range args.Plugins {
+		if u != nil {
+			u.Node = u.Node.NodeSideChecked()
+		}
 		for _, info := range []*structs.CSIInfo{u.Controller, u.Node} {
 			if info != nil && info.UpdateTime.IsZero() {
 				info.UpdateTime = now

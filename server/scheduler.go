@@ -1,10 +1,8 @@
 package server
 
 import (
-	"errors"
 	"fmt"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/berth-csi/berth/state"
@@ -193,9 +191,10 @@ func (p *planner) spread(group string, live []*structs.Allocation) []*structs.No
 	return nodes
 }
 
-// fits checks whether allocation idx of the group can run on node n: a
-// healthy node plugin for each volume, room under its max volumes, the
-// volume's topology, and a free claim. why is empty when it fits; it
+// fits checks whether allocation idx of the group can run on node n: the
+// claim rules (structs.DecideClaim: modes, a healthy node plugin, the
+// volume's topology, the claims held and not yet freed) and room under the
+// plugin's max volumes on the node. why is empty when it fits; it
 // names the volume, the node and, for a held claim, the alloc and node
 // holding it.
 func (p *planner) fits(tg *structs.TaskGroup, n *structs.Node, idx int) ([]structs.CSIVolumeClaimRequest, string, error) {
@@ -219,9 +218,14 @@ func (p *planner) fits(tg *structs.TaskGroup, n *structs.Node, idx int) ([]struc
 		if vol == nil {
 			return nil, fmt.Sprintf("volume %q (%s): not registered; create or register it first", alias, source), nil
 		}
-		info := n.CSINodePlugins[vol.PluginID]
-		if info == nil || !info.Healthy {
-			return nil, fmt.Sprintf("volume %q: no healthy node instance of plugin %q", source, vol.PluginID), nil
+		claim, refusal := structs.DecideClaim(vol, n, structs.ClaimAsk{NodeID: n.ID, ReadOnly: req.ReadOnly,
+			AccessMode: req.AccessMode, AttachmentMode: req.AttachmentMode})
+		if refusal != nil && refusal.Reason == structs.ClaimRefusedReadOnly {
+			// No node can fix it: the group asks to write a reader-only volume.
+			return nil, "", structs.NewError(structs.CodeBadRequest, "group %q, volume %q: %s", tg.Name, alias, refusal.Placement())
+		}
+		if refusal != nil {
+			return nil, refusal.Placement(), nil
 		}
 		used, err := p.nodeVolumes(n.ID)
 		if err != nil {
@@ -229,50 +233,18 @@ func (p *planner) fits(tg *structs.TaskGroup, n *structs.Node, idx int) ([]struc
 		}
 		key := volumeKey(vol)
 		_, there := used[key]
-		if !there && info.NodeInfo != nil && info.NodeInfo.MaxVolumes > 0 &&
-			int64(pluginCount(used, vol.PluginID)+newPerPlugin[vol.PluginID]+1) > info.NodeInfo.MaxVolumes {
-			return nil, fmt.Sprintf("volume %q: plugin %q is at its max of %d volumes on the node", source, vol.PluginID, info.NodeInfo.MaxVolumes), nil
+		if max := maxVolumes(n, vol.PluginID); !there && max > 0 &&
+			int64(pluginCount(used, vol.PluginID)+newPerPlugin[vol.PluginID]+1) > max {
+			return nil, fmt.Sprintf("volume %q: plugin %q is at its max of %d volumes on the node", source, vol.PluginID, max), nil
 		}
-		var topo *structs.CSITopology
-		if info.NodeInfo != nil {
-			topo = info.NodeInfo.AccessibleTopology
-		}
-		if !vol.AccessibleFrom(topo) {
-			return nil, fmt.Sprintf("volume %q: the node is outside its topology", source), nil
-		}
-		access, attach := req.AccessMode, req.AttachmentMode
-		if access == "" && attach == "" && len(vol.RequestedCapabilities) == 1 {
-			access, attach = vol.RequestedCapabilities[0].AccessMode, vol.RequestedCapabilities[0].AttachmentMode
-		}
-		mode := structs.CSIVolumeClaimWrite
-		if req.ReadOnly || !access.AllowsWrite() {
-			mode = structs.CSIVolumeClaimRead
-		}
-		claim := structs.CSIVolumeClaimRequest{VolumeID: source, NodeID: n.ID, Mode: mode,
-			AccessMode: access, AttachmentMode: attach, State: structs.CSIVolumeClaimStateTaken,
-			WriteRequest: structs.WriteRequest{Namespace: p.job.Namespace}}
-		claim.AllocationID = "(new)"
-		if err := state.CheckClaim(vol, &claim, n.ID, access, attach); err != nil {
-			return nil, claimReason(err), nil
-		}
-		claims = append(claims, claim)
+		claims = append(claims, structs.CSIVolumeClaimRequest{VolumeID: source, NodeID: n.ID, ExternalNodeID: claim.ExternalNodeID,
+			Mode: claim.Mode, AccessMode: claim.AccessMode, AttachmentMode: claim.AttachmentMode, State: structs.CSIVolumeClaimStateTaken,
+			WriteRequest: structs.WriteRequest{Namespace: p.job.Namespace}})
 		if !there {
 			newPerPlugin[vol.PluginID]++
 		}
 	}
 	return claims, "", nil
-}
-
-// claimReason turns a claim rule's error into a placement reason.
-func claimReason(err error) string {
-	var e *structs.Error
-	msg := err.Error()
-	if errors.As(err, &e) {
-		msg = e.Message
-	}
-	msg = strings.ReplaceAll(msg, "; alloc (new) must wait until it is released", "")
-	msg = strings.ReplaceAll(msg, "alloc (new)", "the new alloc")
-	return msg
 }
 
 // add puts allocation idx of the group on node n in the plan, with its
@@ -333,6 +305,15 @@ func (p *planner) nodeVolumes(nodeID string) (map[string]string, error) {
 	}
 	p.onNode[nodeID] = used
 	return used, nil
+}
+
+// maxVolumes is the most volumes the plugin's node instance on n takes; 0
+// is no limit.
+func maxVolumes(n *structs.Node, pluginID string) int64 {
+	if info := n.CSINodePlugins[pluginID]; info != nil && info.NodeInfo != nil {
+		return info.NodeInfo.MaxVolumes
+	}
+	return 0
 }
 
 func volumeKey(v *structs.CSIVolume) string { return v.Namespace + "/" + v.ID }

@@ -80,7 +80,14 @@ func TestJob_Stop_ReleasesAndWatcherRetriesWithBackoff(t *testing.T) {
 	must.NoError(t, rpcCall(t, s, "Job.Deregister", &structs.JobDeregisterRequest{JobID: "first"}, &stop))
 	vol, err := s.State().CSIVolumeByID(nil, "", "data")
 	must.NoError(t, err)
-	must.MapNotContainsKey(t, vol.WriteClaims, allocID, must.Sprint("the stop moves the claim in the same write"))
+	must.MapContainsKey(t, vol.WriteClaims, allocID, must.Sprint("a stop alone releases nothing: the task may still run"))
+
+	// The client reports the tasks dead: the claim moves in the same write.
+	must.NoError(t, rpcCall(t, s, "Node.UpdateAlloc", &structs.AllocUpdateRequest{Allocs: []*structs.Allocation{
+		{ID: allocID, ClientStatus: structs.AllocClientStatusComplete}}}, &structs.GenericResponse{}))
+	vol, err = s.State().CSIVolumeByID(nil, "", "data")
+	must.NoError(t, err)
+	must.MapNotContainsKey(t, vol.WriteClaims, allocID)
 	must.MapContainsKey(t, vol.PastClaims, allocID)
 
 	// No client runs behind node-1, so node detach fails: the watcher
@@ -275,4 +282,80 @@ func TestJob_Register_MaxVolumesCountsEveryJob(t *testing.T) {
 	must.NoError(t, rpcCall(t, s, "Job.Register", &structs.JobRegisterRequest{Job: writerJob("job-v3", "v3")}, &reg))
 	must.SliceEmpty(t, reg.Placed)
 	must.StrContains(t, strings.Join(reg.Failures[0].Reasons, "\n"), `plugin "hostpath" is at its max of 1 volumes on the node (2 nodes)`)
+}
+
+// TestJob_Register_WriterWaitsUntilTheEarlierClaimIsFreed: a stop does not
+// free a single-writer volume, nor does the client's report that the task
+// is dead: the next writer is placed only once the earlier claim is freed.
+func TestJob_Register_WriterWaitsUntilTheEarlierClaimIsFreed(t *testing.T) {
+	s := schedWorld(t)
+	var first structs.JobRegisterResponse
+	must.NoError(t, rpcCall(t, s, "Job.Register", &structs.JobRegisterRequest{Job: writerJob("first", "data")}, &first))
+	firstID := first.Placed[0].ID
+	must.NoError(t, rpcCall(t, s, "Job.Deregister", &structs.JobDeregisterRequest{JobID: "first"}, &structs.JobDeregisterResponse{}))
+
+	var second structs.JobRegisterResponse
+	must.NoError(t, rpcCall(t, s, "Job.Register", &structs.JobRegisterRequest{Job: writerJob("second", "data")}, &second))
+	must.SliceEmpty(t, second.Placed, must.Sprint("the stopped writer's task may still run"))
+	must.StrContains(t, strings.Join(second.Failures[0].Reasons, "\n"), firstID+" on node")
+
+	// Dead on its client: released, not freed (no client behind node-1
+	// answers the node detach), so still no second writer.
+	must.NoError(t, rpcCall(t, s, "Node.UpdateAlloc", &structs.AllocUpdateRequest{Allocs: []*structs.Allocation{
+		{ID: firstID, ClientStatus: structs.AllocClientStatusComplete}}}, &structs.GenericResponse{}))
+	var third structs.JobRegisterResponse
+	must.NoError(t, rpcCall(t, s, "Job.Register", &structs.JobRegisterRequest{Job: writerJob("second", "data")}, &third))
+	must.SliceEmpty(t, third.Placed)
+	must.StrContains(t, strings.Join(third.Failures[0].Reasons, "\n"), "is not freed yet")
+
+	// Node-1 goes down: nothing to detach there; the claim is freed and the
+	// jobwatcher places the second writer unasked.
+	must.NoError(t, rpcCall(t, s, "Node.UpdateStatus", &structs.NodeUpdateStatusRequest{NodeID: "node-1", Status: structs.NodeStatusDown},
+		&structs.NodeUpdateResponse{}))
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		iter, err := s.State().AllocsByJob(nil, "", "second")
+		must.NoError(t, err)
+		if raw := iter.Next(); raw != nil {
+			must.EqOp(t, "node-2", raw.(*structs.Allocation).NodeID)
+			break
+		}
+		must.True(t, time.Now().Before(deadline), must.Sprint("the second writer was never placed"))
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestJob_Register_ReaderOnlyVolumeNeedsReadOnly: a group that would write
+// a reader-only volume is refused naming read_only, whether it names the
+// access mode or takes the volume's; it is never placed and then failed.
+func TestJob_Register_ReaderOnlyVolumeNeedsReadOnly(t *testing.T) {
+	s := schedWorld(t)
+	ro := statetest.Volume("ro", "hostpath")
+	ro.RequestedCapabilities[0].AccessMode = structs.CSIVolumeAccessModeSingleNodeReader
+	must.NoError(t, rpcCall(t, s, "CSIVolume.Register", &structs.CSIVolumeRegisterRequest{Volumes: []*structs.CSIVolume{ro}},
+		&structs.CSIVolumeRegisterResponse{}))
+
+	named := writerJob("named", "ro")
+	named.TaskGroups[0].Volumes["data"].AccessMode = structs.CSIVolumeAccessModeSingleNodeReader
+	defaulted := writerJob("defaulted", "ro")
+	defaulted.TaskGroups[0].Volumes["data"].AccessMode, defaulted.TaskGroups[0].Volumes["data"].AttachmentMode = "", ""
+	for _, job := range []*structs.Job{named, defaulted} {
+		t.Run(job.ID, func(t *testing.T) {
+			err := rpcCall(t, s, "Job.Register", &structs.JobRegisterRequest{Job: job}, &structs.JobRegisterResponse{})
+			must.ErrorIs(t, err, structs.ErrBadRequest)
+			must.StrContains(t, err.Error(), "read_only")
+			must.StrContains(t, err.Error(), `"data"`)
+			got, err := s.State().JobByID(nil, "", job.ID)
+			must.NoError(t, err)
+			must.Nil(t, got, must.Sprint("nothing registered"))
+
+			job.TaskGroups[0].Volumes["data"].ReadOnly = true
+			var ok structs.JobRegisterResponse
+			must.NoError(t, rpcCall(t, s, "Job.Register", &structs.JobRegisterRequest{Job: job}, &ok))
+			must.SliceLen(t, 1, ok.Placed, must.Sprint("as a reader it runs"))
+			vol, err := s.State().CSIVolumeByID(nil, "", "ro")
+			must.NoError(t, err)
+			must.MapContainsKey(t, vol.ReadClaims, ok.Placed[0].ID)
+		})
+	}
 }

@@ -100,9 +100,9 @@ func TestStateStore_CSIVolumeClaimBatch_Take(t *testing.T) {
 		{name: "node named is not the alloc's", req: onNode(claimReq("snw", "a1", write), "n2"), want: structs.ErrBadRequest},
 
 		// the node and its plugin instance
-		{name: "node down", req: claimReq("snw", "d1", write), want: structs.ErrUnavailable},
-		{name: "node without the plugin", req: claimReq("snw", "e1", write), want: structs.ErrUnavailable},
-		{name: "unhealthy plugin instance", req: claimReq("snw", "c1", write), want: structs.ErrUnavailable},
+		{name: "node down", req: claimReq("snw", "d1", write), want: structs.ErrNotReady},
+		{name: "node without the plugin", req: claimReq("snw", "e1", write), want: structs.ErrNotReady},
+		{name: "unhealthy plugin instance", req: claimReq("snw", "c1", write), want: structs.ErrNotReady},
 
 		// capabilities
 		{name: "modes default to the only capability", req: claimReq("mnmw", "a1", write)},
@@ -192,9 +192,18 @@ func TestStateStore_CSIVolumeClaimBatch_Take(t *testing.T) {
 			want: structs.ErrConflict,
 		},
 		{
-			name: "single node: a claim being released on the same node",
+			name: "single writer: a writer being released on the same node still holds it",
 			before: []structs.CSIVolumeClaimRequest{
 				claimReq("snw", "a1", write),
+				releaseReq("snw", "a1", structs.CSIVolumeClaimStateUnpublishing),
+			},
+			req:  claimReq("snw", "a2", write),
+			want: structs.ErrConflict,
+		},
+		{
+			name: "single node: a reader being released on the same node",
+			before: []structs.CSIVolumeClaimRequest{
+				claimReq("snw", "a1", read),
 				releaseReq("snw", "a1", structs.CSIVolumeClaimStateUnpublishing),
 			},
 			req: claimReq("snw", "a2", write),
@@ -219,12 +228,29 @@ func TestStateStore_CSIVolumeClaimBatch_Take(t *testing.T) {
 			req:    claimReq("mnsw", "b1", read),
 		},
 		{
-			name: "multi-node-single-writer: a released writer does not count",
+			name: "multi-node-single-writer: a writer not yet freed still holds it",
+			before: []structs.CSIVolumeClaimRequest{
+				claimReq("mnsw", "a1", write),
+				releaseReq("mnsw", "a1", structs.CSIVolumeClaimStateControllerDetached),
+			},
+			req:  claimReq("mnsw", "b1", write),
+			want: structs.ErrConflict,
+		},
+		{
+			name: "multi-node-single-writer: a freed writer does not count",
+			before: []structs.CSIVolumeClaimRequest{
+				claimReq("mnsw", "a1", write),
+				releaseReq("mnsw", "a1", structs.CSIVolumeClaimStateFreed),
+			},
+			req: claimReq("mnsw", "b1", write),
+		},
+		{
+			name: "multi-node-single-writer: a reader beside a writer being released",
 			before: []structs.CSIVolumeClaimRequest{
 				claimReq("mnsw", "a1", write),
 				releaseReq("mnsw", "a1", structs.CSIVolumeClaimStateUnpublishing),
 			},
-			req: claimReq("mnsw", "b1", write),
+			req: claimReq("mnsw", "b1", read),
 		},
 		{
 			name:   "readers on other nodes on multi-node-reader-only",

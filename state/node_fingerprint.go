@@ -34,9 +34,10 @@ func (s *StateStore) UpdateNodeFingerprint(index uint64, req *structs.NodeFinger
 		if err := checkInfo(req.NodeID, u.PluginID, u.Controller, u.Node); err != nil {
 			return err
 		}
+		nodeSide := u.Node.NodeSideChecked()
 		setInstance(node.CSIControllerPlugins, u.PluginID, u.Controller)
-		setInstance(node.CSINodePlugins, u.PluginID, u.Node)
-		changed, err := updatePluginInstances(txn, index, u.PluginID, req.NodeID, u.Controller, u.Node)
+		setInstance(node.CSINodePlugins, u.PluginID, nodeSide)
+		changed, err := updatePluginInstances(txn, index, u.PluginID, req.NodeID, u.Controller, nodeSide)
 		if err != nil {
 			return err
 		}
@@ -52,17 +53,15 @@ func (s *StateStore) UpdateNodeFingerprint(index uint64, req *structs.NodeFinger
 	return commitNodeWrite(txn, index, pluginsChanged)
 }
 
-// checkInfo refuses an update whose info is keyed by another plugin or
-// whose node side lacks NodeGetInfo's answer.
+// checkInfo refuses an update whose info is keyed by another plugin. A
+// node side without NodeGetInfo's answer is kept, unhealthy
+// (CSIInfo.NodeSideChecked).
 func checkInfo(nodeID, pluginID string, ctrl, node *structs.CSIInfo) error {
 	if ctrl != nil && ctrl.PluginID != pluginID {
 		return errBadRequest("node %q: controller info for plugin %q names plugin %q", nodeID, pluginID, ctrl.PluginID)
 	}
 	if node != nil && node.PluginID != pluginID {
 		return errBadRequest("node %q: node info for plugin %q names plugin %q", nodeID, pluginID, node.PluginID)
-	}
-	if node != nil && node.NodeInfo == nil {
-		return errBadRequest("node %q: node plugin %q has no node info (NodeGetInfo)", nodeID, pluginID)
 	}
 	return nil
 }

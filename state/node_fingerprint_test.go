@@ -52,8 +52,6 @@ func TestStateStore_UpdateNodeFingerprint_BadInput(t *testing.T) {
 	st := statetest.New(t)
 	must.NoError(t, st.UpsertNode(10, statetest.NodeWithPlugin("n1", "a", false, true, true)))
 	wrong := statetest.NodeWithPlugin("n1", "z", false, true, true).CSINodePlugins["z"]
-	noInfo := wrong.Copy()
-	noInfo.PluginID, noInfo.NodeInfo = "a", nil
 	cases := []struct {
 		name string
 		req  *structs.NodeFingerprintRequest
@@ -62,8 +60,6 @@ func TestStateStore_UpdateNodeFingerprint_BadInput(t *testing.T) {
 		{"unknown node", &structs.NodeFingerprintRequest{NodeID: "nope"}, structs.ErrNotFound},
 		{"no plugin id", &structs.NodeFingerprintRequest{NodeID: "n1", Plugins: []*structs.NodePluginUpdate{{}}}, structs.ErrBadRequest},
 		{"mismatched id", &structs.NodeFingerprintRequest{NodeID: "n1", Plugins: []*structs.NodePluginUpdate{{PluginID: "a", Node: wrong}}}, structs.ErrBadRequest},
-		{"node side without node info", &structs.NodeFingerprintRequest{NodeID: "n1", Plugins: []*structs.NodePluginUpdate{
-			{PluginID: "b", Node: nil}, {PluginID: "a", Node: noInfo}}}, structs.ErrBadRequest},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -73,4 +69,31 @@ func TestStateStore_UpdateNodeFingerprint_BadInput(t *testing.T) {
 			must.Eq(t, 10, idx, must.Sprint("a rejected update writes nothing"))
 		})
 	}
+}
+
+// TestStateStore_UpdateNodeFingerprint_PluginNotUp: a plugin whose node side
+// has no NodeGetInfo answer yet (its socket is not there) is kept as
+// unhealthy, with the reason; the node's other plugins in the same update
+// are applied as they are.
+func TestStateStore_UpdateNodeFingerprint_PluginNotUp(t *testing.T) {
+	st := statetest.New(t)
+	must.NoError(t, st.UpsertNode(10, statetest.Node("n1")))
+	up := statetest.NodeWithPlugin("n1", "up", false, true, true).CSINodePlugins["up"]
+	down := &structs.CSIInfo{PluginID: "down", Healthy: false, HealthDescription: "dial unix /x/csi.sock: no such file"}
+	must.NoError(t, st.UpdateNodeFingerprint(11, &structs.NodeFingerprintRequest{NodeID: "n1",
+		Plugins: []*structs.NodePluginUpdate{{PluginID: "down", Node: down}, {PluginID: "up", Node: up}}}))
+
+	node, err := st.NodeByID(nil, "n1")
+	must.NoError(t, err)
+	must.True(t, node.CSINodePlugins["up"].Healthy)
+	must.False(t, node.CSINodePlugins["down"].Healthy)
+	must.StrContains(t, node.CSINodePlugins["down"].HealthDescription, "NodeGetInfo")
+	must.StrContains(t, node.CSINodePlugins["down"].HealthDescription, "no such file")
+	plug, err := st.CSIPluginByID(nil, "up")
+	must.NoError(t, err)
+	must.EqOp(t, 1, plug.NodesHealthy)
+	plug, err = st.CSIPluginByID(nil, "down")
+	must.NoError(t, err)
+	must.EqOp(t, 0, plug.NodesHealthy)
+	must.MapContainsKey(t, plug.Nodes, "n1", must.Sprint("listed, unhealthy, with its reason"))
 }

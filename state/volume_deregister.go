@@ -1,8 +1,6 @@
 package state
 
 import (
-	"fmt"
-	"strings"
 
 	"github.com/berth-csi/berth/structs"
 	"github.com/hashicorp/go-memdb"
@@ -57,10 +55,10 @@ func checkDeregister(txn *memdb.Txn, vol *structs.CSIVolume, force bool) error {
 	if !vol.InUse() {
 		return nil
 	}
-	claims := sortedClaims(vol)
+	claims := vol.SortedClaims()
 	if !force {
 		return errConflict("volume %q is claimed by %s: stop %s first, or use -force once %s stopped",
-			vol.ID, describeClaims(claims),
+			vol.ID, structs.DescribeClaims(claims),
 			plural(len(claims), "the allocation", "the allocations"), plural(len(claims), "it has", "they have"))
 	}
 	var live []*structs.CSIVolumeClaim
@@ -75,37 +73,7 @@ func checkDeregister(txn *memdb.Txn, vol *structs.CSIVolume, force bool) error {
 	}
 	if len(live) > 0 {
 		return errConflict("volume %q cannot be force-deregistered while claimed by live %s: stop %s first",
-			vol.ID, describeClaims(live), plural(len(live), "that allocation", "those allocations"))
+			vol.ID, structs.DescribeClaims(live), plural(len(live), "that allocation", "those allocations"))
 	}
 	return nil
-}
-
-// sortedClaims lists every claim of a volume (read, write, past) by alloc
-// ID.
-func sortedClaims(vol *structs.CSIVolume) []*structs.CSIVolumeClaim {
-	var out []*structs.CSIVolumeClaim
-	for _, id := range vol.ClaimingAllocs() {
-		if c := findClaim(vol, id); c != nil {
-			out = append(out, c)
-		}
-	}
-	return out
-}
-
-// describeClaims renders claims as `alloc a1 on node n1 (write), alloc a2
-// on node n2 (read, unpublishing)`.
-func describeClaims(claims []*structs.CSIVolumeClaim) string {
-	parts := make([]string, len(claims))
-	for i, c := range claims {
-		parts[i] = describeClaim(c)
-	}
-	return strings.Join(parts, ", ")
-}
-
-func describeClaim(c *structs.CSIVolumeClaim) string {
-	kind := string(c.Mode)
-	if c.State != structs.CSIVolumeClaimStateTaken {
-		kind += ", " + c.State.String()
-	}
-	return fmt.Sprintf("alloc %s on node %s (%s)", c.AllocID, c.NodeID, kind)
 }

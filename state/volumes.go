@@ -98,7 +98,7 @@ func checkVolumeUpdate(old, vol *structs.CSIVolume) error {
 	}
 	if old.InUse() && !vol.HasCapability(old.AccessMode, old.AttachmentMode) {
 		return errConflict("volume %q: capability %s/%s is in use by %s and must stay among its capabilities; stop the allocations first",
-			vol.ID, old.AccessMode, old.AttachmentMode, describeClaims(sortedClaims(old)))
+			vol.ID, old.AccessMode, old.AttachmentMode, structs.DescribeClaims(old.SortedClaims()))
 	}
 	return nil
 }

@@ -9,9 +9,12 @@ import (
 )
 
 // Release starts in the same transaction that makes an allocation
-// terminal, whatever made it so (the client, a job stop, its node going
-// down): every taken claim of the allocation moves to unpublishing, and
-// the leader's volumewatcher drives it from there.
+// terminal on its client: the client reports its tasks dead (complete or
+// failed), or its node goes down (lost). Every taken claim of the
+// allocation moves to unpublishing, and the leader's volumewatcher drives
+// it from there. A job stop, or any other desired stop, only asks the
+// client to stop the tasks: the claims stay taken until it says they are
+// dead, so no second writer is placed while the first still runs.
 
 // releaseAllocClaimsTxn moves the taken claims of the allocations to
 // unpublishing, stamped at. It reports whether it wrote a volume.
@@ -45,13 +48,13 @@ func releaseAllocClaimsTxn(txn *memdb.Txn, index uint64, allocIDs []string, at t
 	return wrote, nil
 }
 
-// finishAllocWrite releases the claims of the terminal allocations among
-// allocs and bumps the allocs index, and the volumes index when a claim
+// finishAllocWrite releases the claims of the allocations among allocs
+// that are over on their client, and bumps the allocs index, and the volumes index when a claim
 // moved.
 func finishAllocWrite(txn *memdb.Txn, index uint64, allocs []*structs.Allocation, at time.Time) error {
 	var terminal []string
 	for _, a := range allocs {
-		if a.TerminalStatus() {
+		if a.ClientTerminalStatus() {
 			terminal = append(terminal, a.ID)
 		}
 	}
@@ -112,13 +115,15 @@ func (s *StateStore) UpdateAllocsFromClient(index uint64, allocs []*structs.Allo
 	return nil
 }
 
-// stopAllocsTxn sets the allocations' desired status to stop, or their
-// client status to lost when lost is set (their node went down), and
-// returns the ones it changed.
+// stopAllocsTxn sets the allocations' desired status to stop and, when
+// lost is set (their node went down), their client status to lost, and
+// returns the ones it changed. An allocation already asked to stop is
+// still marked lost when its node goes down: its client can no longer
+// report its tasks dead.
 func stopAllocsTxn(txn *memdb.Txn, index uint64, allocs []*structs.Allocation, lost bool) ([]*structs.Allocation, error) {
 	var changed []*structs.Allocation
 	for _, existing := range allocs {
-		if existing.TerminalStatus() {
+		if existing.ClientTerminalStatus() || (!lost && existing.DesiredStatus == structs.AllocDesiredStatusStop) {
 			continue
 		}
 		a := existing.Copy()

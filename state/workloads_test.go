@@ -62,12 +62,38 @@ func TestStateStore_ReleaseStartsInTheSameWrite(t *testing.T) {
 		a, err := s.AllocByID(nil, "p1")
 		must.NoError(t, err)
 		must.EqOp(t, structs.AllocDesiredStatusStop, a.DesiredStatus)
-		vol, err := s.CSIVolumeByID(nil, "", "snw")
-		must.NoError(t, err)
-		must.EqOp(t, structs.CSIVolumeClaimStateUnpublishing, vol.PastClaims["p1"].State)
 		j, err := s.JobByID(nil, "", statetest.JobID)
 		must.NoError(t, err)
 		must.True(t, j.Stop)
+		// The stop is desired only: the task may outlive its signal for its
+		// kill timeout, so the claim stays taken until the client says the
+		// tasks are dead.
+		vol, err := s.CSIVolumeByID(nil, "", "snw")
+		must.NoError(t, err)
+		must.MapContainsKey(t, vol.WriteClaims, "p1", must.Sprint("a job stop alone releases nothing"))
+		must.NoError(t, s.UpdateAllocsFromClient(12, []*structs.Allocation{{ID: "p1", ClientStatus: structs.AllocClientStatusRunning}}, at))
+		vol, err = s.CSIVolumeByID(nil, "", "snw")
+		must.NoError(t, err)
+		must.MapContainsKey(t, vol.WriteClaims, "p1", must.Sprint("still running after the stop: still taken"))
+		must.NoError(t, s.UpdateAllocsFromClient(13, []*structs.Allocation{{ID: "p1", ClientStatus: structs.AllocClientStatusComplete}}, at))
+		vol, err = s.CSIVolumeByID(nil, "", "snw")
+		must.NoError(t, err)
+		must.EqOp(t, structs.CSIVolumeClaimStateUnpublishing, vol.PastClaims["p1"].State)
+		must.EqOp(t, uint64(13), vol.ModifyIndex)
+	})
+	t.Run("job stopped, then its node goes down", func(t *testing.T) {
+		s := claimWorld(t)
+		job := &structs.Job{ID: statetest.JobID, Type: structs.JobTypeService}
+		must.NoError(t, s.ApplyPlan(10, &structs.PlanApplyRequest{Job: job, Allocs: []*structs.Allocation{statetest.Alloc("p1", "n1")},
+			Claims: []structs.CSIVolumeClaimRequest{planClaim("snw", "p1")}}))
+		must.NoError(t, s.StopJob(11, "", statetest.JobID, false, at))
+		must.NoError(t, s.UpdateNodeStatus(12, "n1", structs.NodeStatusDown, at.UnixNano(), nil))
+		a, err := s.AllocByID(nil, "p1")
+		must.NoError(t, err)
+		must.EqOp(t, structs.AllocClientStatusLost, a.ClientStatus, must.Sprint("its client can no longer report it dead"))
+		vol, err := s.CSIVolumeByID(nil, "", "snw")
+		must.NoError(t, err)
+		must.EqOp(t, structs.CSIVolumeClaimStateUnpublishing, vol.PastClaims["p1"].State)
 	})
 	t.Run("node goes down", func(t *testing.T) {
 		s := claimWorld(t)

@@ -54,9 +54,15 @@ func (a *Allocation) LookupTaskGroup() *TaskGroup {
 // TerminalStatus reports whether the allocation has stopped or will never run
 // again: the server wants it stopped, or the client says it ended.
 func (a *Allocation) TerminalStatus() bool {
-	if a.DesiredStatus == AllocDesiredStatusStop {
-		return true
-	}
+	return a.DesiredStatus == AllocDesiredStatusStop || a.ClientTerminalStatus()
+}
+
+// ClientTerminalStatus reports whether the allocation's tasks are over on
+// its client: the client said it completed or failed, or its node went
+// down (lost). A desired stop alone is not: the tasks may outlive their
+// stop signal for their kill timeout, and a claim released under a live
+// task is a second writer. Claims are released only from here.
+func (a *Allocation) ClientTerminalStatus() bool {
 	switch a.ClientStatus {
 	case AllocClientStatusComplete, AllocClientStatusFailed, AllocClientStatusLost:
 		return true

@@ -43,6 +43,24 @@ func (c *CSIInfo) Copy() *CSIInfo {
 	return &n
 }
 
+// NodeSideChecked is the node side's info as the servers keep it: an
+// instance without NodeGetInfo's answer (a plugin that is not up yet) is
+// unhealthy, and its description says why, so that one plugin down never
+// hides a node's other plugins. The receiver is not changed.
+func (c *CSIInfo) NodeSideChecked() *CSIInfo {
+	if c == nil || c.NodeInfo != nil {
+		return c
+	}
+	n := c.Copy()
+	n.Healthy = false
+	why := "no node info: NodeGetInfo has not answered"
+	if c.HealthDescription != "" && !c.Healthy {
+		why += " (" + c.HealthDescription + ")"
+	}
+	n.HealthDescription = why
+	return n
+}
+
 // CSIControllerInfo is what a controller instance can do.
 type CSIControllerInfo struct {
 	SupportsCreateDelete             bool

@@ -17,6 +17,10 @@ const (
 	CodeConflict         ErrorCode = "Conflict"         // the state forbids it now (claimed, in use); HTTP 409
 	CodeInternal         ErrorCode = "Internal"         // HTTP 500
 	CodeUnavailable      ErrorCode = "Unavailable"      // no leader, shutting down; retry; HTTP 503
+	// CodeNotReady: the server answered, but what the request needs (a
+	// node, a plugin instance) is not ready yet; retry the same server.
+	// HTTP 503. Unlike Unavailable it never moves a client off a server.
+	CodeNotReady ErrorCode = "NotReady"
 )
 
 // Error is berth's coded error. Its Message names the object concerned and
@@ -46,6 +50,7 @@ var (
 	ErrConflict         = &Error{Code: CodeConflict, Message: "conflict"}
 	ErrInternal         = &Error{Code: CodeInternal, Message: "internal error"}
 	ErrUnavailable      = &Error{Code: CodeUnavailable, Message: "unavailable"}
+	ErrNotReady         = &Error{Code: CodeNotReady, Message: "not ready yet"}
 )
 
 // NewError builds a coded error with a formatted message.
@@ -78,7 +83,7 @@ func ToError(err error) *Error {
 // KnownErrorCode reports whether c is a code this version defines.
 func KnownErrorCode(c ErrorCode) bool {
 	switch c {
-	case CodeBadRequest, CodePermissionDenied, CodeNotFound, CodeConflict, CodeInternal, CodeUnavailable:
+	case CodeBadRequest, CodePermissionDenied, CodeNotFound, CodeConflict, CodeInternal, CodeUnavailable, CodeNotReady:
 		return true
 	}
 	return false

@@ -61,6 +61,9 @@ func (tg *TaskGroup) validate() []string {
 		if v.Source == "" {
 			errs = append(errs, at+fmt.Sprintf("volume %q: missing source (the volume's ID)", alias))
 		}
+		if _, err := ClaimModeFor(v.AccessMode, v.ReadOnly); err != nil {
+			errs = append(errs, at+fmt.Sprintf("volume %q: %v", alias, err))
+		}
 	}
 	if len(tg.Tasks) == 0 {
 		errs = append(errs, at+"needs at least one task")

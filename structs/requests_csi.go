@@ -71,9 +71,25 @@ type CSIVolumeClaimBatchRequest struct {
 	Claims []CSIVolumeClaimRequest
 }
 
-// CSIVolumeClaimResponse answers a claim.
+// CSIVolumePublishRequest is a client confirming the claim the servers
+// reserved for its allocation when they placed it, and asking for the
+// volume to be published to its node (ControllerPublishVolume, when the
+// plugin publishes). It takes no claim: an allocation holds only the
+// claims its placement reserved.
+type CSIVolumePublishRequest struct {
+	VolumeID     string
+	AllocationID string
+	NodeID       string
+	WriteRequest
+}
+
+// CSIVolumeClaimResponse answers a claim, and a publish.
 type CSIVolumeClaimResponse struct {
 	Volume *CSIVolume // the volume after the claim, sanitized
+	// Claim is the allocation's claim as the servers hold it (a publish
+	// answers it): its mode decides whether the node mounts read-only,
+	// and its access and attachment modes are the ones the node calls use.
+	Claim *CSIVolumeClaim `json:",omitempty"`
 	// PublishContext is the controller's answer to ControllerPublish for a
 	// taken claim, when the plugin publishes; the node calls need it.
 	PublishContext map[string]string

@@ -74,12 +74,15 @@ func (r *recorder) lastStatus() string {
 	return r.updates[len(r.updates)-1].ClientStatus
 }
 
-// fakeServers answers CSIVolume.Get and CSIVolume.Claim: the servers are
-// not what these tests are about.
+// fakeServers answers CSIVolume.Get and CSIVolume.Publish: the servers
+// are not what these tests are about.
 type fakeServers struct {
 	rec      *recorder
 	missing  map[string]bool
 	claimErr error
+	// readClaims are the volumes whose reserved claim is a read claim
+	// (the others' are write claims).
+	readClaims map[string]bool
 	// volume, if set, answers for every volume (else testVolume).
 	volume         func(id string) *structs.CSIVolume
 	publishContext map[string]string
@@ -103,15 +106,19 @@ func (f *fakeServers) RPC(_ context.Context, method string, args, reply any) err
 			reply.(*structs.CSIVolumeGetResponse).Volume = f.lookup(req.ID)
 		}
 		return nil
-	case "CSIVolume.Claim":
-		req := args.(*structs.CSIVolumeClaimRequest)
-		f.rec.record("claim %s alloc=%s node=%s ext_node=%s mode=%s state=%s", req.VolumeID, req.AllocationID,
-			req.NodeID, req.ExternalNodeID, req.Mode, req.State)
+	case "CSIVolume.Publish":
+		req := args.(*structs.CSIVolumePublishRequest)
+		f.rec.record("publish %s alloc=%s node=%s", req.VolumeID, req.AllocationID, req.NodeID)
 		if f.claimErr != nil {
 			return f.claimErr
 		}
 		resp := reply.(*structs.CSIVolumeClaimResponse)
 		resp.Volume = f.lookup(req.VolumeID)
+		resp.Claim = &structs.CSIVolumeClaim{AllocID: req.AllocationID, NodeID: req.NodeID, Mode: structs.CSIVolumeClaimWrite,
+			AccessMode: structs.CSIVolumeAccessModeSingleNodeWriter, AttachmentMode: structs.CSIVolumeAttachmentModeFilesystem}
+		if f.readClaims[req.VolumeID] {
+			resp.Claim.Mode = structs.CSIVolumeClaimRead
+		}
 		resp.PublishContext = map[string]string{"device": "/dev/fake"}
 		if f.publishContext != nil {
 			resp.PublishContext = f.publishContext

@@ -69,3 +69,15 @@ func buildAllocDir(allocDir string, tasks []string) error {
 	}
 	return nil
 }
+
+// HasLocalState reports whether this node keeps anything of the alloc: its
+// task handles or its alloc dir. A client that comes back uses it to find
+// the allocations it must still kill and unmount.
+func HasLocalState(dataDir, allocID string) bool {
+	for _, p := range []string{stateFile(dataDir, allocID), AllocDir(dataDir, allocID)} {
+		if _, err := os.Stat(p); err == nil {
+			return true
+		}
+	}
+	return false
+}

@@ -196,6 +196,16 @@ func (p *pluginTask) run(ctx context.Context, h *exec.Handle, killTimeout time.D
 		}
 	}
 
+	if p.r.stopping() {
+		// Being stopped (a lost alloc cleaned up by a client that came
+		// back, a stop during startup): a plugin on its way out is never
+		// registered over the one that may replace it.
+		select {
+		case <-h.Done():
+		case <-ctx.Done():
+		}
+		return
+	}
 	registered := false
 	if err := p.r.cfg.Plugins.Register(p.info()); err != nil {
 		msg := fmt.Sprintf("plugin %q is healthy but cannot be registered: %v", p.conf.ID, err)

@@ -180,7 +180,10 @@ func TestRunner_Volumes_Order(t *testing.T) {
 	data := csiVolume("data", false)
 	data.PerAlloc = true
 	data.MountOptions = &structs.CSIMountOptions{MountFlags: []string{"noatime"}}
-	alloc.Job.TaskGroups[0].Volumes = map[string]*structs.VolumeRequest{"data": data, "logs": csiVolume("logs", true)}
+	// The servers reserved a read claim for "logs" (its access mode is
+	// reader-only): it mounts read-only although the group did not say so.
+	alloc.Job.TaskGroups[0].Volumes = map[string]*structs.VolumeRequest{"data": data, "logs": csiVolume("logs", false)}
+	h.servers.readClaims = map[string]bool{"logs": true}
 	r := h.runner(alloc)
 	waitFor(t, func() bool { return r.Alloc().ClientStatus == structs.AllocClientStatusRunning })
 
@@ -191,10 +194,10 @@ func TestRunner_Volumes_Order(t *testing.T) {
 	id := alloc.ID
 	must.Eq(t, []string{
 		"get data[2]",
-		"claim data[2] alloc=" + id + " node=node-1 ext_node=ext-node-1 mode=write state=taken",
+		"publish data[2] alloc=" + id + " node=node-1",
 		"mount data[2] plugin=hostpath ext=ext-data[2] tasks_started=false",
 		"get logs",
-		"claim logs alloc=" + id + " node=node-1 ext_node=ext-node-1 mode=read state=taken",
+		"publish logs alloc=" + id + " node=node-1",
 		"mount logs plugin=hostpath ext=ext-logs tasks_started=false",
 		"unmount data[2] plugin=hostpath ext=ext-data[2] tasks_alive=false status=running",
 		"unmount logs plugin=hostpath ext=ext-logs tasks_alive=false status=running",
@@ -231,7 +234,7 @@ func TestRunner_Volumes_Failures(t *testing.T) {
 		r := h.runner(alloc)
 		waitRunner(t, r)
 		must.Eq(t, structs.AllocClientStatusFailed, r.Alloc().ClientStatus)
-		must.Eq(t, `volume "data": claim for alloc `+alloc.ID+` on node node-1: volume "data" has the maximum number of writers`,
+		must.Eq(t, `volume "data": confirm the claim of alloc `+alloc.ID+` on node node-1: volume "data" has the maximum number of writers`,
 			r.Alloc().ClientDescription)
 		must.SliceLen(t, 2, h.rec.Calls())
 		must.Eq(t, []string{"Setting Up Volumes", "Setup Failure"}, eventTypes(r.Alloc().TaskStates["web"])[1:])

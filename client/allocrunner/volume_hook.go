@@ -95,45 +95,34 @@ func (r *Runner) setupVolume(ctx context.Context, alias string, req *structs.Vol
 	if get.Volume == nil {
 		return nil, structs.NewError(structs.CodeNotFound, "volume %q (group volume %q) does not exist", id, alias)
 	}
-	extNode, err := r.externalNodeID(ctx, get.Volume.PluginID)
-	if err != nil {
+	// The plugin must run here before anything is published to this node.
+	if _, err := r.externalNodeID(ctx, get.Volume.PluginID); err != nil {
 		return nil, fmt.Errorf("volume %q: %w", id, err)
 	}
-	mode := structs.CSIVolumeClaimWrite
-	if req.ReadOnly {
-		mode = structs.CSIVolumeClaimRead
-	}
-	claim := &structs.CSIVolumeClaimRequest{
-		VolumeID:       id,
-		AllocationID:   alloc.ID,
-		NodeID:         r.cfg.NodeID,
-		ExternalNodeID: extNode,
-		Mode:           mode,
-		AccessMode:     req.AccessMode,
-		AttachmentMode: req.AttachmentMode,
-		State:          structs.CSIVolumeClaimStateTaken,
-		WriteRequest:   structs.WriteRequest{Namespace: alloc.Namespace},
-	}
+	// Confirm the claim the servers reserved with the placement; the
+	// client never takes one of its own.
 	var claimed structs.CSIVolumeClaimResponse
-	if err := r.callServers(ctx, "CSIVolume.Claim", claim, &claimed); err != nil {
-		return nil, fmt.Errorf("volume %q: claim for alloc %s on node %s: %w", id, alloc.ID, r.cfg.NodeID, err)
+	if err := r.callServers(ctx, "CSIVolume.Publish", &structs.CSIVolumePublishRequest{VolumeID: id, AllocationID: alloc.ID,
+		NodeID: r.cfg.NodeID, WriteRequest: structs.WriteRequest{Namespace: alloc.Namespace}}, &claimed); err != nil {
+		return nil, fmt.Errorf("volume %q: confirm the claim of alloc %s on node %s: %w", id, alloc.ID, r.cfg.NodeID, err)
 	}
-	vol := claimed.Volume
-	if vol == nil {
-		vol = get.Volume
+	vol, claim := claimed.Volume, claimed.Claim
+	if vol == nil || claim == nil {
+		return nil, fmt.Errorf("volume %q: the servers confirmed no claim for alloc %s", id, alloc.ID)
 	}
 	if r.cfg.Volumes == nil {
 		return nil, fmt.Errorf("volume %q: this client has no volume manager", id)
 	}
-	mv := &mountedVolume{alias: alias, volumeID: id, pluginID: vol.PluginID, externalID: vol.ExternalID, readOnly: req.ReadOnly}
+	readOnly := req.ReadOnly || claim.Mode == structs.CSIVolumeClaimRead
+	mv := &mountedVolume{alias: alias, volumeID: id, pluginID: vol.PluginID, externalID: vol.ExternalID, readOnly: readOnly}
 	res, err := r.cfg.Volumes.MountVolume(ctx, &volumemanager.MountRequest{
 		AllocID:          alloc.ID,
 		VolumeID:         id,
 		ExternalVolumeID: vol.ExternalID,
 		PluginID:         vol.PluginID,
-		AccessMode:       req.AccessMode,
-		AttachmentMode:   req.AttachmentMode,
-		ReadOnly:         req.ReadOnly,
+		AccessMode:       claim.AccessMode,
+		AttachmentMode:   claim.AttachmentMode,
+		ReadOnly:         readOnly,
 		MountOptions:     mountOptions(vol.MountOptions, req.MountOptions),
 		Secrets:          claimed.NodeSecrets,
 		VolumeContext:    vol.Context,
@@ -173,18 +162,19 @@ func mountOptions(vol, req *structs.CSIMountOptions) *structs.CSIMountOptions {
 	return out
 }
 
-// callServers calls the servers, retrying while they are unavailable, up
-// to the claim timeout.
+// callServers calls the servers, retrying while they are unavailable or
+// what the call needs is not ready yet, up to the claim timeout.
 func (r *Runner) callServers(ctx context.Context, method string, args, reply any) error {
 	ctx, cancel := context.WithTimeout(ctx, r.claimTimeout())
 	defer cancel()
 	backoff := 100 * time.Millisecond
 	for {
 		err := r.cfg.Servers.RPC(ctx, method, args, reply)
-		if err == nil || !errors.Is(err, structs.ErrUnavailable) || ctx.Err() != nil {
+		retry := errors.Is(err, structs.ErrUnavailable) || errors.Is(err, structs.ErrNotReady)
+		if err == nil || !retry || ctx.Err() != nil {
 			return err
 		}
-		r.logger.Warn("servers unavailable; retrying", "method", method, "in", backoff, "error", err)
+		r.logger.Warn("servers unavailable or not ready; retrying", "method", method, "in", backoff, "error", err)
 		select {
 		case <-ctx.Done():
 			return err

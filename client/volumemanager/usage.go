@@ -180,3 +180,31 @@ func loadUsage(path string) (map[volumeKey]*volumeUsage, error) {
 	}
 	return usage, nil
 }
+
+// Use is one allocation's use of a volume on this node, as recorded.
+type Use struct {
+	AllocID          string
+	VolumeID         string
+	PluginID         string
+	ExternalVolumeID string
+}
+
+// Uses lists every recorded use, sorted by volume then alloc: what a
+// client that comes back checks against the allocations it still runs.
+func (m *Manager) Uses() []Use {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []Use
+	for _, u := range m.usage {
+		for allocID := range u.Allocs {
+			out = append(out, Use{AllocID: allocID, VolumeID: u.VolumeID, PluginID: u.PluginID, ExternalVolumeID: u.ExternalVolumeID})
+		}
+	}
+	slices.SortFunc(out, func(a, b Use) int {
+		if c := strings.Compare(a.PluginID+"\x00"+a.VolumeID, b.PluginID+"\x00"+b.VolumeID); c != 0 {
+			return c
+		}
+		return strings.Compare(a.AllocID, b.AllocID)
+	})
+	return out
+}

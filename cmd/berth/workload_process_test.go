@@ -108,15 +108,8 @@ func (c *clientProc) signal(sig syscall.Signal) {
 // killTasksUnder kills every process whose working directory is under dir:
 // the tasks a client agent started there (exec tasks run in their task dir).
 func killTasksUnder(dir string) {
-	procs, _ := filepath.Glob("/proc/[0-9]*")
-	for _, p := range procs {
-		cwd, err := os.Readlink(filepath.Join(p, "cwd"))
-		if err != nil || !strings.HasPrefix(cwd, dir+"/") {
-			continue
-		}
-		if pid, err := strconv.Atoi(filepath.Base(p)); err == nil {
-			_ = syscall.Kill(pid, syscall.SIGKILL)
-		}
+	for _, pid := range tasksUnder(dir) {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
 	}
 	time.Sleep(100 * time.Millisecond) // let the kernel drop their mount namespaces
 }
@@ -338,12 +331,16 @@ func TestProcess_Workloads(t *testing.T) {
 	must.SliceLen(t, 2, running(jobAllocs(t, bin, s, "pair")))
 
 	// Kill c1's agent: its node goes down, its allocs are lost, and the
-	// servers release the claims (node detach skipped on a down node,
-	// controller detach on another instance).
+	// servers release the claims (node detach skipped on a down node). The
+	// volume is in zone c1, so only c1's controller may unpublish it: the
+	// claims wait there, not freed, rather than go to c2's instance.
 	c1.signal(syscall.SIGKILL)
 	start = time.Now()
-	waitUntil(t, 60*time.Second, "the killed client's claims released", func() bool { return !statusJSON(t, bin, s, "shared").InUse() })
-	t.Logf("figure: client killed to its claims freed (heartbeat TTL 10s): %s", time.Since(start).Round(time.Millisecond))
+	waitUntil(t, 60*time.Second, "the killed client's claims released", func() bool {
+		vol := statusJSON(t, bin, s, "shared")
+		return len(vol.WriteClaims)+len(vol.ReadClaims) == 0
+	})
+	t.Logf("figure: client killed to its claims released (heartbeat TTL 10s): %s", time.Since(start).Round(time.Millisecond))
 	var c1Node *structs.Node
 	getJSON(t, s.httpAddr()+"/v1/node/"+nodes["c1"], &c1Node)
 	must.EqOp(t, structs.NodeStatusDown, c1Node.Status)
@@ -354,6 +351,66 @@ func TestProcess_Workloads(t *testing.T) {
 	for _, a := range pairNow {
 		must.EqOp(t, structs.AllocClientStatusLost, a.ClientStatus)
 	}
+	orphans := tasksUnder(c1.dataDir)
+	must.GreaterEq(t, 3, len(orphans), must.Sprint("the plugin and the pair's two tasks outlive their agent"))
+
+	// c1 comes back: it kills what it ran of the lost allocs (the old
+	// plugin task included), unpublishes and unstages their volume, and
+	// the servers free the claims.
+	c1.start()
+	waitUntil(t, 60*time.Second, "the lost allocs' tasks killed", func() bool {
+		for _, pid := range orphans {
+			if alive(pid) {
+				return false
+			}
+		}
+		return true
+	})
+	waitUntil(t, 60*time.Second, "nothing of the lost allocs mounted on c1", func() bool {
+		for _, mp := range mountsUnder(t, c1.dataDir) {
+			if mp == staged || strings.Contains(mp, pairNow[0].ID) || strings.Contains(mp, pairNow[1].ID) {
+				return false
+			}
+		}
+		return true
+	})
+	waitUntil(t, 60*time.Second, "the lost allocs' claims freed", func() bool {
+		vol := statusJSON(t, bin, s, "shared")
+		return !claimedBy(vol, pairNow[0].ID) && !claimedBy(vol, pairNow[1].ID)
+	})
+	// The servers replaced the lost pair once c1 was back; stopped, the
+	// volume is free and can be deleted: nothing of it stays staged.
+	timedCLI(t, bin, s, "job", "stop", "pair")
+	waitUntil(t, 60*time.Second, "the volume free", func() bool { return !statusJSON(t, bin, s, "shared").InUse() })
+	timedCLI(t, bin, s, "volume", "delete", "shared")
+}
+
+// alive reports whether the process runs: it exists and is not a zombie
+// waiting to be reaped.
+func alive(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	fields := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
+	return len(fields) > 0 && fields[0] != "Z"
+}
+
+// tasksUnder lists the pids of the processes whose working directory is
+// under dir: the tasks a client agent started there.
+func tasksUnder(dir string) []int {
+	var pids []int
+	procs, _ := filepath.Glob("/proc/[0-9]*")
+	for _, p := range procs {
+		cwd, err := os.Readlink(filepath.Join(p, "cwd"))
+		if err != nil || !strings.HasPrefix(cwd, dir+"/") {
+			continue
+		}
+		if pid, err := strconv.Atoi(filepath.Base(p)); err == nil {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
 }
 
 // nodeIDsByName maps node names to IDs (GET /v1/nodes).

@@ -19,6 +19,7 @@ var statusOf = map[structs.ErrorCode]int{
 	structs.CodeConflict:         http.StatusConflict,
 	structs.CodeInternal:         http.StatusInternalServerError,
 	structs.CodeUnavailable:      http.StatusServiceUnavailable,
+	structs.CodeNotReady:         http.StatusServiceUnavailable,
 }
 
 // httpStatus maps err's code to a status; unknown codes are 500.
