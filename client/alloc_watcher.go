@@ -45,12 +45,12 @@ type allocWatcher struct {
 
 func newAllocWatcher(c *Client) *allocWatcher {
 	return &allocWatcher{
-		c:       c,
-		kick:    make(chan struct{}, 1),
+		c:    c,
+		kick: make(chan struct{}, 1),
 
 		reconcileKick: make(chan struct{}, 1),
-		runners: map[string]*allocrunner.Runner{},
-		pending: map[string]*structs.Allocation{},
+		runners:       map[string]*allocrunner.Runner{},
+		pending:       map[string]*structs.Allocation{},
 	}
 }
 

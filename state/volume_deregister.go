@@ -1,7 +1,6 @@
 package state
 
 import (
-
 	"github.com/berth-csi/berth/structs"
 	"github.com/hashicorp/go-memdb"
 )
