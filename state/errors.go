@@ -24,11 +24,6 @@ func errConflict(format string, args ...any) error {
 	return structs.NewError(structs.CodeConflict, format, args...)
 }
 
-// errUnavailable is a refusal that goes away by itself: a node not ready
-// yet, a plugin not healthy yet. A client retries it.
-func errUnavailable(format string, args ...any) error {
-	return structs.NewError(structs.CodeUnavailable, format, args...)
-}
 
 // errInternal reports a failure of memdb itself (a broken index, a bad
 // table name): a bug, not a user error.
