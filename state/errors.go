@@ -24,7 +24,6 @@ func errConflict(format string, args ...any) error {
 	return structs.NewError(structs.CodeConflict, format, args...)
 }
 
-
 // errInternal reports a failure of memdb itself (a broken index, a bad
 // table name): a bug, not a user error.
 func errInternal(op string, err error) error {
