@@ -3,8 +3,8 @@ package main_test
 import (
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"io/fs"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
