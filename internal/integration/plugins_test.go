@@ -168,3 +168,27 @@ func TestPlugins_ClientFailsOverWhenItsServerDies(t *testing.T) {
 func containsFold(s, sub string) bool {
 	return strings.Contains(strings.ToLower(s), strings.ToLower(sub))
 }
+
+// TestPlugins_OneNotUpHidesNoOther: a client with two external plugins, one
+// whose socket is not there: the other is healthy on the servers within a
+// probe interval, and the missing one is listed unhealthy with the reason.
+// Before, the servers refused the whole node update for the plugin with
+// no NodeGetInfo answer, and the healthy one stayed invisible.
+func TestPlugins_OneNotUpHidesNoOther(t *testing.T) {
+	c := cluster(t)
+	up := csitest.StartHostpath(t)
+	ghost := t.TempDir() + "/nobody-listens.sock"
+	start := time.Now()
+	clienttest.New(t, "client-1", rpcAddrs(c),
+		clienttest.WithPlugin("ghost", "monolith", ghost), clienttest.WithPlugin("up", "monolith", up.Socket))
+	eventually(t, 20*time.Second, "the plugin that is up healthy on the servers", func() bool { return healthy(plugin(t, c, "up"), 1, 1) })
+	t.Logf("figure: client start -> the healthy plugin seen healthy beside a missing one: %s", time.Since(start).Round(time.Millisecond))
+	eventually(t, 20*time.Second, "the missing plugin listed unhealthy", func() bool {
+		p := plugin(t, c, "ghost")
+		return p != nil && len(p.Nodes) == 1 && p.NodesHealthy == 0
+	})
+	for _, info := range plugin(t, c, "ghost").Nodes {
+		must.False(t, info.Healthy)
+		must.StrContains(t, info.HealthDescription, "NodeGetInfo")
+	}
+}
