@@ -106,7 +106,10 @@ func (p *Plugin) PID() int {
 }
 
 // Stop ends the driver with SIGTERM (it removes its sockets) and waits for
-// it to exit, killing it if it does not within 10s.
+// it to exit, killing it if it does not within 10s. The sockets are gone
+// afterwards even when the driver died before it installed its signal
+// handler (SIGTERM right after it listened), so a stopped plugin is always
+// one with no socket.
 func (p *Plugin) Stop() {
 	p.t.Helper()
 	proc := p.take()
@@ -121,6 +124,11 @@ func (p *Plugin) Stop() {
 		p.t.Errorf("csitest: mock driver %d ignored SIGTERM for %s; killing it", proc.cmd.Process.Pid, stopTimeout)
 		proc.signal(syscall.SIGKILL)
 		<-proc.exited
+	}
+	for _, sock := range []string{p.Socket, p.ControllerSocket} {
+		if sock != "" {
+			_ = os.Remove(sock)
+		}
 	}
 }
 
