@@ -168,18 +168,20 @@ func (s *Server) preferNear(nodes []string, c controllerCall) ([]string, error) 
 	}
 	const outside = 3
 	rank := func(nodeID string) int {
+		inside := false
 		if c.volume != nil && len(c.volume.Topologies) > 0 {
 			if info := plug.Nodes[nodeID]; info != nil && info.NodeInfo != nil {
 				if !c.volume.AccessibleFrom(info.NodeInfo.AccessibleTopology) {
 					return outside
 				}
-				if nodeID != c.near {
-					return 1
-				}
+				inside = true
 			}
 		}
-		if nodeID == c.near {
+		switch {
+		case nodeID == c.near:
 			return 0
+		case inside:
+			return 1
 		}
 		return 2
 	}

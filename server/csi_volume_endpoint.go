@@ -110,11 +110,7 @@ func (v *CSIVolume) Claim(ctx context.Context, args *structs.CSIVolumeClaimReque
 	if vol != nil {
 		reply.Volume = vol.Sanitized()
 		if args.State == structs.CSIVolumeClaimStateTaken {
-			claim := vol.WriteClaims[args.AllocationID]
-			if claim == nil {
-				claim = vol.ReadClaims[args.AllocationID]
-			}
-			if claim != nil {
+			if claim := vol.TakenClaim(args.AllocationID); claim != nil {
 				if reply.PublishContext, err = v.attach(ctx, vol, claim); err != nil {
 					return err
 				}
@@ -149,11 +145,8 @@ func (v *CSIVolume) Publish(ctx context.Context, args *structs.CSIVolumePublishR
 		return structs.NewError(structs.CodeNotFound, "volume %q not found in namespace %q; it was deregistered or deleted after alloc %s was placed",
 			args.VolumeID, args.RequestNamespace(), args.AllocationID)
 	}
-	claim := vol.WriteClaims[args.AllocationID]
-	if claim == nil {
-		claim = vol.ReadClaims[args.AllocationID]
-	}
-	if claim == nil {
+	held := vol.TakenClaim(args.AllocationID)
+	if held == nil {
 		if past := vol.PastClaims[args.AllocationID]; past != nil {
 			return structs.NewError(structs.CodeConflict, "volume %q: the claim of alloc %s is being released (%s): the alloc was stopped or lost; do not mount it",
 				vol.ID, args.AllocationID, past.State)
@@ -161,36 +154,33 @@ func (v *CSIVolume) Publish(ctx context.Context, args *structs.CSIVolumePublishR
 		return structs.NewError(structs.CodeConflict, "volume %q: alloc %s holds no claim on it; claims are reserved when the servers place an alloc, and this one's is gone",
 			vol.ID, args.AllocationID)
 	}
-	if claim.NodeID != args.NodeID {
+	if held.NodeID != args.NodeID {
 		return structs.NewError(structs.CodeBadRequest, "volume %q: the claim of alloc %s is for node %s, not node %s",
-			vol.ID, args.AllocationID, claim.NodeID, args.NodeID)
+			vol.ID, args.AllocationID, held.NodeID, args.NodeID)
 	}
+	// The claim rules again, for the claim as held: the node and its
+	// plugin instance must be ready now (NotReady, retried, if not yet),
+	// and the claim gets the plugin's current ID for the node.
 	node, err := st.NodeByID(nil, args.NodeID)
 	if err != nil {
 		return err
 	}
-	if info := nodePlugin(node, vol.PluginID); info == nil || !info.Healthy || !node.Ready() {
-		return structs.NewError(structs.CodeNotReady, "volume %q: node %s or its instance of plugin %q is not ready yet; retry",
-			vol.ID, args.NodeID, vol.PluginID)
-	} else if claim.ExternalNodeID == "" && info.NodeInfo != nil {
-		claim = claim.Copy()
-		claim.ExternalNodeID = info.NodeInfo.ID
+	claim, refusal := structs.DecideClaim(vol, node, structs.ClaimAsk{AllocID: held.AllocID, NodeID: held.NodeID,
+		Mode: held.Mode, AccessMode: held.AccessMode, AttachmentMode: held.AttachmentMode})
+	if refusal != nil {
+		return refusal
 	}
-	if reply.PublishContext, err = v.attach(ctx, vol, claim); err != nil {
+	confirmed := held.Copy()
+	if claim.ExternalNodeID != "" {
+		confirmed.ExternalNodeID = claim.ExternalNodeID
+	}
+	if reply.PublishContext, err = v.attach(ctx, vol, confirmed); err != nil {
 		return err
 	}
 	reply.Volume = vol.Sanitized()
-	reply.Claim = claim.Copy()
+	reply.Claim = confirmed
 	reply.NodeSecrets = vol.Secrets.Copy()
 	return nil
-}
-
-// nodePlugin is the node's instance of a plugin, or nil.
-func nodePlugin(node *structs.Node, pluginID string) *structs.CSIInfo {
-	if node == nil {
-		return nil
-	}
-	return node.CSINodePlugins[pluginID]
 }
 
 // attach publishes a claimed volume to the claiming node through a

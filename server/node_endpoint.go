@@ -68,8 +68,9 @@ func (n *Node) replyTTL(reply *structs.NodeUpdateResponse, index uint64) {
 	reply.Index = index
 }
 
-// validateFingerprint checks that every plugin entry is keyed by its own ID;
-// a node entry without NodeGetInfo's answer is kept as unhealthy.
+// validateFingerprint checks that every plugin entry is keyed by its own ID.
+// A node entry without NodeGetInfo's answer is kept, unhealthy, by the
+// state store (CSIInfo.NodeSideChecked).
 func validateFingerprint(node *structs.Node) error {
 	for id, info := range node.CSIControllerPlugins {
 		if info == nil || info.PluginID != id {
@@ -80,7 +81,6 @@ func validateFingerprint(node *structs.Node) error {
 		if info == nil || info.PluginID != id {
 			return structs.NewError(structs.CodeBadRequest, "node %s: node plugin entry %q does not carry plugin ID %q", node.ID, id, id)
 		}
-		node.CSINodePlugins[id] = info.NodeSideChecked()
 	}
 	return nil
 }
@@ -137,9 +137,6 @@ func (n *Node) UpdateFingerprint(ctx context.Context, args *structs.NodeFingerpr
 	}
 	now := time.Now()
 	for _, u := range args.Plugins {
-		if u != nil {
-			u.Node = u.Node.NodeSideChecked()
-		}
 		for _, info := range []*structs.CSIInfo{u.Controller, u.Node} {
 			if info != nil && info.UpdateTime.IsZero() {
 				info.UpdateTime = now

@@ -220,12 +220,12 @@ func (p *planner) fits(tg *structs.TaskGroup, n *structs.Node, idx int) ([]struc
 		}
 		claim, refusal := structs.DecideClaim(vol, n, structs.ClaimAsk{NodeID: n.ID, ReadOnly: req.ReadOnly,
 			AccessMode: req.AccessMode, AttachmentMode: req.AttachmentMode})
-		if refusal != nil && refusal.Reason == structs.ClaimRefusedReadOnly {
-			// No node can fix it: the group asks to write a reader-only volume.
-			return nil, "", structs.NewError(structs.CodeBadRequest, "group %q, volume %q: %s", tg.Name, alias, refusal.Placement())
-		}
 		if refusal != nil {
-			return nil, refusal.Placement(), nil
+			if refusal.Reason == structs.ClaimRefusedReadOnly {
+				// No node can fix it: the group asks to write a reader-only volume.
+				return nil, "", structs.NewError(structs.CodeBadRequest, "group %q, volume %q: %v", tg.Name, alias, refusal)
+			}
+			return nil, refusal.Error(), nil
 		}
 		used, err := p.nodeVolumes(n.ID)
 		if err != nil {

@@ -359,3 +359,51 @@ func TestJob_Register_ReaderOnlyVolumeNeedsReadOnly(t *testing.T) {
 		})
 	}
 }
+
+// TestCSIVolume_Publish_ConfirmsTheReservedClaim: a client confirms the
+// claim its placement reserved and writes nothing; a claim not held, held
+// for another node, or being released is refused, and a node not ready is
+// NotReady, for the client to retry.
+func TestCSIVolume_Publish_ConfirmsTheReservedClaim(t *testing.T) {
+	s := schedWorld(t)
+	var reg structs.JobRegisterResponse
+	must.NoError(t, rpcCall(t, s, "Job.Register", &structs.JobRegisterRequest{Job: writerJob("first", "data")}, &reg))
+	placed := reg.Placed[0]
+	other := "node-1"
+	if placed.NodeID == other {
+		other = "node-2"
+	}
+	publish := func(alloc, node string) (*structs.CSIVolumeClaimResponse, error) {
+		var resp structs.CSIVolumeClaimResponse
+		return &resp, rpcCall(t, s, "CSIVolume.Publish", &structs.CSIVolumePublishRequest{VolumeID: "data", AllocationID: alloc, NodeID: node}, &resp)
+	}
+	before, err := s.State().LatestIndex()
+	must.NoError(t, err)
+	resp, err := publish(placed.ID, placed.NodeID)
+	must.NoError(t, err)
+	must.EqOp(t, structs.CSIVolumeClaimWrite, resp.Claim.Mode)
+	must.EqOp(t, structs.CSIVolumeAccessModeSingleNodeWriter, resp.Claim.AccessMode)
+	must.EqOp(t, "ext-"+placed.NodeID, resp.Claim.ExternalNodeID)
+	after, err := s.State().LatestIndex()
+	must.NoError(t, err)
+	must.EqOp(t, before, after, must.Sprint("a publish writes nothing"))
+
+	_, err = publish("nobody", placed.NodeID)
+	must.ErrorIs(t, err, structs.ErrConflict)
+	must.StrContains(t, err.Error(), "holds no claim")
+	_, err = publish(placed.ID, other)
+	must.ErrorIs(t, err, structs.ErrBadRequest)
+	must.StrContains(t, err.Error(), "for node "+placed.NodeID)
+
+	must.NoError(t, rpcCall(t, s, "Node.UpdateStatus", &structs.NodeUpdateStatusRequest{NodeID: placed.NodeID, Status: structs.NodeStatusInit},
+		&structs.NodeUpdateResponse{}))
+	_, err = publish(placed.ID, placed.NodeID)
+	must.ErrorIs(t, err, structs.ErrNotReady)
+	must.StrContains(t, err.Error(), "not ready")
+
+	must.NoError(t, rpcCall(t, s, "Node.UpdateAlloc", &structs.AllocUpdateRequest{Allocs: []*structs.Allocation{
+		{ID: placed.ID, ClientStatus: structs.AllocClientStatusFailed}}}, &structs.GenericResponse{}))
+	_, err = publish(placed.ID, placed.NodeID)
+	must.ErrorIs(t, err, structs.ErrConflict)
+	must.StrContains(t, err.Error(), "being released")
+}

@@ -97,3 +97,21 @@ func TestStateStore_UpdateNodeFingerprint_PluginNotUp(t *testing.T) {
 	must.EqOp(t, 0, plug.NodesHealthy)
 	must.MapContainsKey(t, plug.Nodes, "n1", must.Sprint("listed, unhealthy, with its reason"))
 }
+
+// TestStateStore_UpsertNode_PluginNotUp: a node registering with a plugin
+// that has not answered NodeGetInfo keeps it, unhealthy, beside the others.
+func TestStateStore_UpsertNode_PluginNotUp(t *testing.T) {
+	st := statetest.New(t)
+	node := statetest.NodeWithPlugin("n1", "up", false, true, true)
+	node.CSINodePlugins["down"] = &structs.CSIInfo{PluginID: "down", Healthy: true, HealthDescription: "healthy"}
+	must.NoError(t, st.UpsertNode(10, node))
+	got, err := st.NodeByID(nil, "n1")
+	must.NoError(t, err)
+	must.True(t, got.CSINodePlugins["up"].Healthy)
+	must.False(t, got.CSINodePlugins["down"].Healthy, must.Sprint("no node info: never healthy, whatever it claims"))
+	must.StrContains(t, got.CSINodePlugins["down"].HealthDescription, "NodeGetInfo")
+	must.True(t, node.CSINodePlugins["down"].Healthy, must.Sprint("the caller's node is not changed"))
+	plug, err := st.CSIPluginByID(nil, "down")
+	must.NoError(t, err)
+	must.EqOp(t, 0, plug.NodesHealthy)
+}

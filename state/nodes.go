@@ -36,6 +36,9 @@ func (s *StateStore) UpsertNode(index uint64, node *structs.Node) error {
 	if n.Status == "" {
 		n.Status = structs.NodeStatusInit
 	}
+	for id, info := range n.CSINodePlugins {
+		n.CSINodePlugins[id] = info.NodeSideChecked()
+	}
 	if existing != nil {
 		n.CreateIndex = existing.CreateIndex
 		n.Events = existing.Events // shared: events are never changed in place

@@ -98,14 +98,6 @@ func (r *ClaimRefusal) As(target any) bool {
 	return false
 }
 
-// Placement is the refusal as a placement reason: the message without
-// what the new allocation must do.
-func (r *ClaimRefusal) Placement() string {
-	c := *r
-	c.AllocID = ""
-	return c.Error()
-}
-
 // ClaimAsk is what a claim asks of a volume.
 type ClaimAsk struct {
 	AllocID string // empty while the scheduler plans a placement
@@ -136,9 +128,8 @@ func ClaimModeFor(access CSIVolumeAccessMode, readOnly bool) (CSIVolumeClaimMode
 
 // DecideClaim applies every claim rule to ask against the volume (with
 // every claim it holds, taken or not yet freed) and the node the claim is
-// for, and returns the claim to take, in state taken, or why it cannot be
-// taken now. node may be nil only when the caller has already refused a
-// missing node.
+// for (nil when it is not registered), and returns the claim to take, in
+// state taken, or why it cannot be taken now.
 func DecideClaim(vol *CSIVolume, node *Node, ask ClaimAsk) (*CSIVolumeClaim, *ClaimRefusal) {
 	refuse := func(reason ClaimRefusalReason, holder *CSIVolumeClaim, format string, args ...any) *ClaimRefusal {
 		return &ClaimRefusal{Reason: reason, VolumeID: vol.ID, AllocID: ask.AllocID, NodeID: ask.NodeID,
@@ -147,6 +138,13 @@ func DecideClaim(vol *CSIVolume, node *Node, ask ClaimAsk) (*CSIVolumeClaim, *Cl
 	access, attach := ask.AccessMode, ask.AttachmentMode
 	if access == "" && attach == "" && len(vol.RequestedCapabilities) == 1 && vol.RequestedCapabilities[0] != nil {
 		access, attach = vol.RequestedCapabilities[0].AccessMode, vol.RequestedCapabilities[0].AttachmentMode
+	}
+	// The modes first: with no mode to go by (several capabilities and
+	// none asked) there is nothing to say about read_only yet.
+	if !vol.HasCapability(access, attach) {
+		return nil, refuse(ClaimRefusedCapability, nil,
+			"access mode %s with attachment mode %s is not among its capabilities (%s); claim with one of them",
+			access, attach, vol.CapabilityList())
 	}
 	mode := ask.Mode
 	if mode == "" {
@@ -159,27 +157,23 @@ func DecideClaim(vol *CSIVolume, node *Node, ask ClaimAsk) (*CSIVolumeClaim, *Cl
 	if mode == CSIVolumeClaimWrite && !access.AllowsWrite() {
 		return nil, refuse(ClaimRefusedReadOnly, nil, "access mode %s allows readers only; {who} cannot claim it for write (set read_only = true)", access)
 	}
-	if !vol.HasCapability(access, attach) {
-		return nil, refuse(ClaimRefusedCapability, nil,
-			"access mode %s with attachment mode %s is not among its capabilities (%s); claim with one of them",
-			access, attach, vol.CapabilityList())
-	}
 
-	if node != nil {
-		if !node.Ready() {
-			return nil, refuse(ClaimRefusedNodeNotReady, nil, "node %s is %s, not ready; {who} cannot claim it there until it is", node.ID, node.Status)
-		}
-		info := node.CSINodePlugins[vol.PluginID]
-		if info == nil || !info.Healthy {
-			return nil, refuse(ClaimRefusedNoPlugin, nil, "node %s has no healthy node instance of plugin %q (yet)", node.ID, vol.PluginID)
-		}
-		var topo *CSITopology
-		if info.NodeInfo != nil {
-			topo = info.NodeInfo.AccessibleTopology
-		}
-		if !vol.AccessibleFrom(topo) {
-			return nil, refuse(ClaimRefusedTopology, nil, "node %s is outside its topology", node.ID)
-		}
+	if node == nil {
+		return nil, refuse(ClaimRefusedNodeNotReady, nil, "node %s is not registered; {who} cannot claim it there", ask.NodeID)
+	}
+	if !node.Ready() {
+		return nil, refuse(ClaimRefusedNodeNotReady, nil, "node %s is %s, not ready; {who} cannot claim it there until it is", node.ID, node.Status)
+	}
+	info := node.CSINodePlugins[vol.PluginID]
+	if info == nil || !info.Healthy {
+		return nil, refuse(ClaimRefusedNoPlugin, nil, "node %s has no healthy node instance of plugin %q (yet)", node.ID, vol.PluginID)
+	}
+	var topo *CSITopology
+	if info.NodeInfo != nil {
+		topo = info.NodeInfo.AccessibleTopology
+	}
+	if !vol.AccessibleFrom(topo) {
+		return nil, refuse(ClaimRefusedTopology, nil, "node %s is outside its topology", node.ID)
 	}
 
 	if ask.AllocID != "" {
@@ -222,10 +216,8 @@ func DecideClaim(vol *CSIVolume, node *Node, ask ClaimAsk) (*CSIVolumeClaim, *Cl
 
 	claim := &CSIVolumeClaim{AllocID: ask.AllocID, NodeID: ask.NodeID, Mode: mode,
 		AccessMode: access, AttachmentMode: attach, State: CSIVolumeClaimStateTaken}
-	if node != nil {
-		if info := node.CSINodePlugins[vol.PluginID]; info != nil && info.NodeInfo != nil {
-			claim.ExternalNodeID = info.NodeInfo.ID
-		}
+	if info.NodeInfo != nil {
+		claim.ExternalNodeID = info.NodeInfo.ID
 	}
 	return claim, nil
 }
@@ -248,6 +240,15 @@ func DescribeClaims(claims []*CSIVolumeClaim) string {
 		parts[i] = c.Describe()
 	}
 	return strings.Join(parts, ", ")
+}
+
+// TakenClaim is the alloc's claim while it is taken (read or write), or
+// nil.
+func (v *CSIVolume) TakenClaim(allocID string) *CSIVolumeClaim {
+	if c := v.WriteClaims[allocID]; c != nil {
+		return c
+	}
+	return v.ReadClaims[allocID]
 }
 
 // SortedClaims lists every claim of the volume, taken or being released,

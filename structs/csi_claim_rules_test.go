@@ -35,6 +35,7 @@ func TestDecideClaim_Reasons(t *testing.T) {
 		name   string
 		setup  func(v *CSIVolume)
 		node   func(n *Node)
+		noNode bool
 		ask    ClaimAsk
 		reason ClaimRefusalReason
 		code   error
@@ -43,6 +44,12 @@ func TestDecideClaim_Reasons(t *testing.T) {
 		{name: "reader-only without read_only", setup: func(v *CSIVolume) {
 			v.RequestedCapabilities[0].AccessMode = CSIVolumeAccessModeMultiNodeReader
 		}, ask: ClaimAsk{AllocID: "a", NodeID: "n1"}, reason: ClaimRefusedReadOnly, code: ErrBadRequest},
+		{name: "no mode to go by: several capabilities, none asked", setup: func(v *CSIVolume) {
+			v.RequestedCapabilities = append(v.RequestedCapabilities, &CSIVolumeCapability{
+				AccessMode: CSIVolumeAccessModeMultiNodeReader, AttachmentMode: CSIVolumeAttachmentModeFilesystem})
+		}, ask: ClaimAsk{AllocID: "a", NodeID: "n1"}, reason: ClaimRefusedCapability, code: ErrBadRequest},
+		{name: "node not registered", noNode: true,
+			ask: ClaimAsk{AllocID: "a", NodeID: "n1"}, reason: ClaimRefusedNodeNotReady, code: ErrNotReady},
 		{name: "mode not a capability", ask: ClaimAsk{AllocID: "a", NodeID: "n1", AccessMode: CSIVolumeAccessModeMultiNodeMultiWriter,
 			AttachmentMode: CSIVolumeAttachmentModeFilesystem}, reason: ClaimRefusedCapability, code: ErrBadRequest},
 		{name: "node down", node: func(n *Node) { n.Status = NodeStatusDown },
@@ -74,6 +81,9 @@ func TestDecideClaim_Reasons(t *testing.T) {
 			if tc.node != nil {
 				tc.node(node)
 			}
+			if tc.noNode {
+				node = nil
+			}
 			claim, refusal := DecideClaim(vol, node, tc.ask)
 			if tc.reason == 0 {
 				must.Nil(t, refusal)
@@ -90,7 +100,11 @@ func TestDecideClaim_Reasons(t *testing.T) {
 			must.ErrorIs(t, ToError(fmtWrap(refusal)), tc.code)
 			if refusal.Holder != nil && tc.reason != ClaimRefusedReleasing {
 				must.StrContains(t, refusal.Error(), "alloc old on node")
-				must.StrNotContains(t, refusal.Placement(), "must wait", must.Sprint("a placement reason says who holds it, not what to do"))
+				must.StrContains(t, refusal.Error(), "alloc a must wait until it is freed")
+				placing := tc.ask
+				placing.AllocID = ""
+				_, r := DecideClaim(vol, node, placing)
+				must.StrNotContains(t, r.Error(), "must wait", must.Sprint("a placement reason says who holds it, not what to do"))
 			}
 		})
 	}

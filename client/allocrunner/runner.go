@@ -135,14 +135,23 @@ func (r *Runner) HasTask(name string) bool {
 	return ok
 }
 
-// Destroy removes the alloc dir and state of a runner that is done. It
-// refuses while anything is mounted under the alloc dir: removing it would
-// reach into the mounted file system.
+// Destroy removes the alloc dir and state of a runner that finished (its
+// tasks dead, its volumes released). It refuses a runner that was shut
+// down (the client stopping): its tasks may still run, and their handles
+// are what the next client reattaches to or kills. It refuses while
+// anything is mounted under the alloc dir: removing it would reach into
+// the mounted file system.
 func (r *Runner) Destroy() error {
 	select {
 	case <-r.done:
 	default:
 		return fmt.Errorf("allocrunner: alloc %s is still running", r.ID())
+	}
+	r.mu.Lock()
+	finished := r.finished
+	r.mu.Unlock()
+	if !finished {
+		return fmt.Errorf("allocrunner: alloc %s was shut down, not finished: keeping its state for the next client", r.ID())
 	}
 	if mps, err := exec.MountsUnder(r.allocDir); err != nil || len(mps) > 0 {
 		return errors.Join(fmt.Errorf("allocrunner: alloc %s: not removing %s: mounts remain under it: %v",
@@ -196,7 +205,7 @@ func (r *Runner) Run() {
 	}
 	if len(r.tg.Volumes) > 0 {
 		for _, tr := range runners {
-			r.updateTask(tr.task.Name, nil, event(EventSettingUpVolumes, "claiming and mounting the group's volumes"))
+			r.updateTask(tr.task.Name, nil, event(EventSettingUpVolumes, "confirming the claims the servers reserved and mounting the group's volumes"))
 		}
 		ctx, cancel := r.untilStop()
 		vols, err := r.setupVolumes(ctx, r.tg)

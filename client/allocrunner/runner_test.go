@@ -311,6 +311,10 @@ func TestRunner_Restore(t *testing.T) {
 	r1.Shutdown()
 	must.True(t, exec.ProcessAlive(hs), must.Sprint("a client shutdown leaves the task running"))
 	must.StrNotContains(t, strings.Join(h.rec.Calls(), "\n"), "unmount", must.Sprint("and its volumes mounted"))
+	must.ErrorContains(t, r1.Destroy(), "shut down", must.Sprint("a runner shut down under live tasks keeps their handles"))
+	_, ok = r1.state.handle("web")
+	must.True(t, ok)
+	must.True(t, HasLocalState(h.dataDir, alloc.ID))
 
 	// The servers send the alloc back with the task states they have.
 	restored := alloc.Copy()

@@ -2,6 +2,7 @@ package volumemanager
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -201,10 +202,7 @@ func (m *Manager) Uses() []Use {
 		}
 	}
 	slices.SortFunc(out, func(a, b Use) int {
-		if c := strings.Compare(a.PluginID+"\x00"+a.VolumeID, b.PluginID+"\x00"+b.VolumeID); c != 0 {
-			return c
-		}
-		return strings.Compare(a.AllocID, b.AllocID)
+		return cmp.Or(strings.Compare(a.PluginID, b.PluginID), strings.Compare(a.VolumeID, b.VolumeID), strings.Compare(a.AllocID, b.AllocID))
 	})
 	return out
 }

@@ -102,7 +102,7 @@ func TestProcess_StoppedWriterKeepsItsClaimUntilDead(t *testing.T) {
 			select {
 			case <-stopped:
 				return
-			default:
+			case <-time.After(100 * time.Millisecond):
 			}
 			var vol structs.CSIVolume
 			var alloc structs.Allocation
@@ -122,7 +122,6 @@ func TestProcess_StoppedWriterKeepsItsClaimUntilDead(t *testing.T) {
 			mu.Lock()
 			samples = append(samples, sm)
 			mu.Unlock()
-			time.Sleep(100 * time.Millisecond)
 		}
 	}()
 	stop := time.Now()
