@@ -21,15 +21,21 @@ var callSeq atomic.Uint64
 // Dial opens a TCP connection to addr and writes connType, honouring ctx's
 // deadline. The caller owns the returned conn. Errors are Unavailable.
 func Dial(ctx context.Context, addr string, connType byte) (net.Conn, error) {
-	conn, err := dial(ctx, addr, connType)
+	conn, err := dial(ctx, addr, connType, nil)
 	if err != nil {
 		return nil, structs.NewError(structs.CodeUnavailable, "rpc: dial %s (%s): %v", addr, connTypeName(connType), err)
 	}
 	return conn, nil
 }
 
-func dial(ctx context.Context, addr string, connType byte) (net.Conn, error) {
+// dial connects from localIP when it is set, except from a loopback
+// address to one that is not (an agent left on the default bind address,
+// with servers on other hosts).
+func dial(ctx context.Context, addr string, connType byte, localIP net.IP) (net.Conn, error) {
 	d := net.Dialer{Timeout: dialTimeout}
+	if localIP != nil && (!localIP.IsLoopback() || isLoopback(addr)) {
+		d.LocalAddr = &net.TCPAddr{IP: localIP}
+	}
 	conn, err := d.DialContext(ctx, "tcp", addr)
 	if err != nil {
 		return nil, err
@@ -165,4 +171,14 @@ func roundTrip(ctx context.Context, conn net.Conn, method string, args, reply an
 		}
 	}
 	return nil
+}
+
+// isLoopback reports whether addr (host:port) is a loopback IP.
+func isLoopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }

@@ -2,6 +2,7 @@ package rpc
 
 import (
 	"context"
+	"net"
 	"sync"
 
 	"github.com/hashicorp/go-hclog"
@@ -20,6 +21,7 @@ type Pool struct {
 	maxStreams int
 	streams    *Server // serves streams the far side opens; nil rejects them
 	yamuxCfg   *yamux.Config
+	localIP    net.IP // the source address of its connections; nil lets the system choose
 
 	ctx    context.Context // ends at Shutdown
 	cancel context.CancelFunc
@@ -48,6 +50,17 @@ type PoolOption func(*Pool)
 // dialed it. Without it such streams are closed at once.
 func WithStreamServer(srv *Server) PoolOption {
 	return func(p *Pool) { p.streams = srv }
+}
+
+// WithLocalIP makes the pool dial from ip (an agent's bind address), so
+// that its connections come from the address the node is known by. An
+// empty or unspecified address (0.0.0.0, ::) lets the system choose.
+func WithLocalIP(ip string) PoolOption {
+	return func(p *Pool) {
+		if parsed := net.ParseIP(ip); parsed != nil && !parsed.IsUnspecified() {
+			p.localIP = parsed
+		}
+	}
 }
 
 // NewPool returns an empty pool. maxStreamsHint bounds the calls in flight
@@ -201,7 +214,7 @@ func (p *Pool) session(ctx context.Context, pc *poolConn) (*yamux.Session, error
 		return s, nil // another caller dialed while we waited
 	}
 
-	conn, err := dial(ctx, pc.addr, TypeMultiplex)
+	conn, err := dial(ctx, pc.addr, TypeMultiplex, p.localIP)
 	if err != nil {
 		return nil, err
 	}

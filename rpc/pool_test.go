@@ -283,3 +283,48 @@ func BenchmarkPool_Call(b *testing.B) {
 		})
 	})
 }
+
+// TestPool_WithLocalIP: the pool's connections come from the address it
+// was given (an agent's bind address), which is what lets a firewall rule
+// tell one client from another. The address is one no other test uses
+// (the partition tests of cmd/berth firewall 127.0.0.21 while they run).
+func TestPool_WithLocalIP(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	must.NoError(t, err)
+	defer l.Close()
+	from := make(chan string, 1)
+	go func() {
+		c, err := l.Accept()
+		if err != nil {
+			from <- err.Error()
+			return
+		}
+		from <- c.RemoteAddr().(*net.TCPAddr).IP.String()
+		_ = c.Close()
+	}()
+	p := NewPool(testlog.Logger(t, "pool"), 0, WithLocalIP("127.0.0.87"))
+	t.Cleanup(p.Shutdown)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	callErr := make(chan error, 1)
+	go func() { // no berth server there: only the dial counts
+		callErr <- p.Call(ctx, l.Addr().String(), "Test.Echo", &EchoArgs{}, &EchoReply{})
+	}()
+	select {
+	case got := <-from:
+		must.EqOp(t, "127.0.0.87", got)
+	case err := <-callErr:
+		select { // the accept may have been ready at the same moment
+		case got := <-from:
+			must.EqOp(t, "127.0.0.87", got)
+		case <-time.After(time.Second):
+			t.Fatalf("the call ended before any connection was accepted: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no connection reached the listener within 10s")
+	}
+
+	must.Nil(t, NewPool(nil, 0, WithLocalIP("0.0.0.0")).localIP, must.Sprint("an unspecified address lets the system choose"))
+	must.False(t, isLoopback("10.0.0.1:4747"))
+	must.True(t, isLoopback("127.0.0.1:4747"))
+}
