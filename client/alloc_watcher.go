@@ -3,11 +3,14 @@ package client
 import (
 	"context"
 	"errors"
+	"slices"
 	"sort"
 	"sync"
 	"time"
 
 	"github.com/berth-csi/berth/client/allocrunner"
+	"github.com/berth-csi/berth/client/drivers/exec"
+	"github.com/berth-csi/berth/client/volumemanager"
 	"github.com/berth-csi/berth/structs"
 )
 
@@ -59,10 +62,14 @@ func newAllocWatcher(c *Client) *allocWatcher {
 // with StopAllocsOnShutdown.
 func (w *allocWatcher) run(ctx context.Context) {
 	var wg sync.WaitGroup
-	wg.Add(2)
+	wg.Add(3)
 	go func() {
 		defer wg.Done()
 		w.c.sendLoop(ctx, w.kick, "allocation update failed; retrying", w.send)
+	}()
+	go func() {
+		defer wg.Done()
+		w.fenceLoop(ctx)
 	}()
 	go func() {
 		defer wg.Done()
@@ -73,20 +80,48 @@ func (w *allocWatcher) run(ctx context.Context) {
 
 	runners := w.allRunners()
 	if w.c.config.StopAllocsOnShutdown {
-		deadline := time.After(allocShutdownTimeout)
-		for _, r := range runners {
-			r.Stop()
-		}
-		for _, r := range runners {
-			select {
-			case <-r.Done():
-			case <-deadline:
-			}
+		// Workloads first, so that their volumes are unmounted while the
+		// plugins that serve them still run; then the plugins; then the
+		// plugin dirs' own mounts.
+		ctx, cancel := context.WithTimeout(context.Background(), allocShutdownTimeout)
+		defer cancel()
+		workloads, plugins := byPlugin(runners)
+		stopAll(ctx, workloads)
+		w.reconcileOnce(ctx) // what a runner could not unmount
+		stopAll(ctx, plugins)
+		if _, err := exec.DetachMountsUnder(volumemanager.PluginsDir(w.c.config.DataDir), nil); err != nil {
+			w.c.logger.Warn("cannot unmount the plugin dirs", "error", err)
 		}
 	}
 	for _, r := range runners {
 		r.Shutdown()
 	}
+}
+
+// stopAll stops the runners and waits for them, until ctx ends.
+func stopAll(ctx context.Context, runners []*allocrunner.Runner) {
+	for _, r := range runners {
+		r.Stop()
+	}
+	for _, r := range runners {
+		select {
+		case <-r.Done():
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// byPlugin splits runners into those of workloads and those of plugins.
+func byPlugin(runners []*allocrunner.Runner) (workloads, plugins []*allocrunner.Runner) {
+	for _, r := range runners {
+		if r.RunsPlugin() {
+			plugins = append(plugins, r)
+		} else {
+			workloads = append(workloads, r)
+		}
+	}
+	return workloads, plugins
 }
 
 // runner is the alloc's runner, or nil.
@@ -139,7 +174,10 @@ func (w *allocWatcher) watch(ctx context.Context) {
 			continue // the wait ended with nothing new
 		}
 		index = resp.Index
-		w.sync(resp.Allocs)
+		before := w.sync(resp.Allocs)
+		if !w.c.settled.Load() {
+			go w.settleAfter(ctx, before)
+		}
 	}
 }
 
@@ -148,18 +186,23 @@ func (w *allocWatcher) watch(ctx context.Context) {
 const cleanupWait = 30 * time.Second
 
 // sync starts runners for new allocs, updates the others, and stops and
-// removes those the servers no longer list.
+// removes those the servers no longer list. It returns the runners it
+// stopped or cleaned up, which new allocs wait for.
 //
 // An alloc the servers say is over (lost while this node was cut off or
 // down, or ended under an earlier client) that still has something here
 // (task handles, its alloc dir) gets a cleanup runner: it kills what still
 // runs of it, plugin tasks included, and unmounts its volumes, then its
-// dir is removed. New allocs start once those runners are done (up to
-// cleanupWait), so that a lost plugin task killed late never takes the
-// socket of its successor with it.
-func (w *allocWatcher) sync(allocs []*structs.Allocation) {
+// dir is removed. Workloads are stopped and cleaned up before plugins, so
+// that their volumes are unmounted while the plugin still runs; new
+// allocs start once all of it is done (up to cleanupWait).
+func (w *allocWatcher) sync(allocs []*structs.Allocation) (before []*allocrunner.Runner) {
 	listed := make(map[string]bool, len(allocs))
-	var update []func()
+	type update struct {
+		r *allocrunner.Runner
+		a *structs.Allocation
+	}
+	var updates []update
 	var cleanups, fresh []*allocrunner.Runner
 	w.mu.Lock()
 	pending := w.cleanups[:0:0]
@@ -171,7 +214,7 @@ func (w *allocWatcher) sync(allocs []*structs.Allocation) {
 	for _, a := range allocs {
 		listed[a.ID] = true
 		if r := w.runners[a.ID]; r != nil {
-			update = append(update, func() { r.Update(a) })
+			updates = append(updates, update{r, a})
 			continue
 		}
 		cleanup := false
@@ -221,27 +264,32 @@ func (w *allocWatcher) sync(allocs []*structs.Allocation) {
 		}
 	}
 	w.mu.Unlock()
-	for _, f := range update {
-		f()
+	// Workloads stop first, plugins once those are done: a plugin task
+	// must outlive the unmount of the volumes it serves.
+	var stopping []*allocrunner.Runner // the workloads this sync stops
+	var later []func()                 // what stops plugins
+	var plugins []*allocrunner.Runner  // the plugins this sync stops
+	for _, u := range updates {
+		stop := u.a.DesiredStatus == structs.AllocDesiredStatusStop
+		switch {
+		case stop && u.r.RunsPlugin():
+			later = append(later, func() { u.r.Update(u.a) })
+			plugins = append(plugins, u.r)
+		case stop:
+			stopping = append(stopping, u.r)
+			fallthrough
+		default:
+			u.r.Update(u.a)
+		}
 	}
-	for _, r := range cleanups {
-		go r.Run()
-		go func() {
-			<-r.Done()
-			if err := r.Destroy(); err != nil {
-				w.c.logger.Warn("cannot remove a cleaned-up allocation; its volumes are retried", "alloc_id", r.ID(), "error", err)
-			}
-		}()
-	}
-	for _, r := range fresh {
-		go func() {
-			waitAll(pending, cleanupWait)
-			r.Run()
-		}()
-	}
-	notify(w.reconcileKick)
 	for _, r := range gone {
-		r.Stop()
+		if r.RunsPlugin() {
+			later = append(later, r.Stop)
+			plugins = append(plugins, r)
+		} else {
+			r.Stop()
+			stopping = append(stopping, r)
+		}
 		go func() {
 			<-r.Done()
 			if err := r.Destroy(); err != nil {
@@ -249,6 +297,53 @@ func (w *allocWatcher) sync(allocs []*structs.Allocation) {
 			}
 		}()
 	}
+	for _, r := range cleanups {
+		if !r.RunsPlugin() {
+			stopping = append(stopping, r)
+		}
+	}
+	for _, r := range cleanups {
+		go func() {
+			if r.RunsPlugin() {
+				waitAll(stopping, cleanupWait)
+			}
+			r.Run()
+			if err := r.Destroy(); err != nil {
+				w.c.logger.Warn("cannot remove a cleaned-up allocation; its volumes are retried", "alloc_id", r.ID(), "error", err)
+			}
+		}()
+	}
+	if len(later) > 0 {
+		go func() {
+			waitAll(stopping, cleanupWait)
+			for _, f := range later {
+				f()
+			}
+		}()
+	}
+	// New allocs start once what this sync stops is done: a plugin task
+	// killed late must not take its successor's socket with it.
+	before = slices.Concat(pending, stopping, plugins)
+	for _, r := range fresh {
+		go func() {
+			waitAll(before, cleanupWait)
+			r.Run()
+		}()
+	}
+	notify(w.reconcileKick)
+	return before
+}
+
+// settleAfter settles the client once the runners a sync stopped or
+// cleaned up are done and the volumes of allocations it no longer runs
+// are unmounted (tried once; the reconciler keeps trying).
+func (w *allocWatcher) settleAfter(ctx context.Context, before []*allocrunner.Runner) {
+	waitAll(before, cleanupWait)
+	if ctx.Err() != nil {
+		return
+	}
+	w.reconcileOnce(ctx)
+	w.c.settle()
 }
 
 // waitAll waits for the runners to be done, up to timeout in all.

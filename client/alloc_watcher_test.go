@@ -34,6 +34,19 @@ type fakeServers struct {
 	closing     chan struct{} // closed when the test ends: blocked queries return
 	updates     int
 	failUpdates int // the next updates fail as unavailable
+	// onStatus, if set, sees each node status the client reports.
+	onStatus func(status string)
+	// beforeList, if set, holds the node's alloc list until it is closed.
+	beforeList chan struct{}
+}
+
+func (f *fakeServers) status(s string) {
+	f.mu.Lock()
+	fn := f.onStatus
+	f.mu.Unlock()
+	if fn != nil {
+		fn(s)
+	}
 }
 
 func startFakeServers(t *testing.T) *fakeServers {
@@ -88,12 +101,14 @@ func (f *fakeServers) alloc(id string) *structs.Allocation {
 
 type fakeNodeEndpoint struct{ f *fakeServers }
 
-func (e *fakeNodeEndpoint) Register(_ *structs.NodeRegisterRequest, reply *structs.NodeUpdateResponse) error {
+func (e *fakeNodeEndpoint) Register(args *structs.NodeRegisterRequest, reply *structs.NodeUpdateResponse) error {
+	e.f.status(args.Node.Status)
 	reply.HeartbeatTTL = 10 * time.Second
 	return nil
 }
 
-func (e *fakeNodeEndpoint) UpdateStatus(_ *structs.NodeUpdateStatusRequest, reply *structs.NodeUpdateResponse) error {
+func (e *fakeNodeEndpoint) UpdateStatus(args *structs.NodeUpdateStatusRequest, reply *structs.NodeUpdateResponse) error {
+	e.f.status(args.Status)
 	reply.HeartbeatTTL = 10 * time.Second
 	return nil
 }
@@ -104,6 +119,12 @@ func (e *fakeNodeEndpoint) UpdateFingerprint(_ *structs.NodeFingerprintRequest, 
 
 func (e *fakeNodeEndpoint) GetClientAllocs(args *structs.NodeSpecificRequest, reply *structs.NodeClientAllocsResponse) error {
 	f := e.f
+	f.mu.Lock()
+	hold := f.beforeList
+	f.mu.Unlock()
+	if hold != nil {
+		<-hold
+	}
 	timeout := time.NewTimer(args.MaxQueryTime)
 	defer timeout.Stop()
 	for {
@@ -259,16 +280,7 @@ func TestAllocWatcher_RunStopRemove(t *testing.T) {
 // running; the next one on the same data dir reattaches. With
 // StopAllocsOnShutdown the tasks are stopped with the client.
 func TestAllocWatcher_ClientRestart(t *testing.T) {
-	f := startFakeServers(t)
-	dataDir := t.TempDir()
-	c1, stop1 := startClient(t, f, dataDir, nil)
-	a := watcherAlloc(c1.NodeID(), structs.JobTypeService, `echo ready; exec sleep 1000`)
-	f.set(a)
-	waitUntil(t, "the alloc runs", f.statusIs(a.ID, structs.AllocClientStatusRunning))
-	pid := readPid(t, dataDir, a.ID)
-	stop1()
-	must.True(t, processExists(pid), must.Sprint("the task outlives the client"))
-
+	f, dataDir, a, pid := leftRunning(t)
 	c2, stop2 := startClient(t, f, dataDir, func(cfg *Config) { cfg.StopAllocsOnShutdown = true })
 	waitUntil(t, "the new client runs the alloc", func() bool { return c2.allocs.runner(a.ID) != nil })
 	waitUntil(t, "and reports it running", func() bool {
@@ -286,6 +298,69 @@ func TestAllocWatcher_ClientRestart(t *testing.T) {
 
 	stop2()
 	waitUntil(t, "StopAllocsOnShutdown kills the task", func() bool { return !processExists(pid) })
+}
+
+// TestAllocWatcher_RestartReportsReadyAfterCleanup: a client that starts
+// with an alloc of its past still running, which the servers have since
+// marked lost, reports itself initializing until it has killed that alloc's
+// task; only then ready.
+func TestAllocWatcher_RestartReportsReadyAfterCleanup(t *testing.T) {
+	f, dataDir, a, pid := leftRunning(t)
+
+	lost := f.alloc(a.ID)
+	lost.ClientStatus, lost.DesiredStatus = structs.AllocClientStatusLost, structs.AllocDesiredStatusStop
+	f.set(lost)
+	type report struct {
+		status string
+		alive  bool // the lost task, when the status was reported
+	}
+	var (
+		mu      sync.Mutex
+		reports []report
+	)
+	registered := make(chan struct{})
+	f.mu.Lock()
+	f.onStatus = func(s string) {
+		mu.Lock()
+		defer mu.Unlock()
+		if len(reports) == 0 {
+			close(registered)
+		}
+		reports = append(reports, report{s, processExists(pid)})
+	}
+	// The servers' list comes after the registration: the lost task is
+	// still running when the client first reports its status.
+	f.beforeList = registered
+	f.mu.Unlock()
+	_, stop2 := startClient(t, f, dataDir, nil)
+	defer stop2()
+	waitUntil(t, "the client ready", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(reports) > 0 && reports[len(reports)-1].status == structs.NodeStatusReady
+	})
+	mu.Lock()
+	defer mu.Unlock()
+	must.Eq(t, report{structs.NodeStatusInit, true}, reports[0], must.Sprint("registered initializing while the lost task ran"))
+	for _, r := range reports {
+		must.False(t, r.status == structs.NodeStatusReady && r.alive, must.Sprintf("reported ready while the lost task ran: %v", reports))
+	}
+}
+
+// leftRunning runs an alloc on a client that then stops: its task runs on
+// (it outlives the client) for the next client of dataDir to find.
+func leftRunning(t *testing.T) (f *fakeServers, dataDir string, a *structs.Allocation, pid string) {
+	t.Helper()
+	f = startFakeServers(t)
+	dataDir = t.TempDir()
+	c1, stop1 := startClient(t, f, dataDir, nil)
+	a = watcherAlloc(c1.NodeID(), structs.JobTypeService, `echo ready; exec sleep 1000`)
+	f.set(a)
+	waitUntil(t, "the alloc runs", f.statusIs(a.ID, structs.AllocClientStatusRunning))
+	pid = readPid(t, dataDir, a.ID)
+	stop1()
+	must.True(t, processExists(pid), must.Sprint("the task outlives the client"))
+	return f, dataDir, a, pid
 }
 
 func readPid(t *testing.T, dataDir, allocID string) string {

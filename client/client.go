@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/berth-csi/berth/client/allocrunner"
 	"github.com/berth-csi/berth/client/dynamicplugins"
 	"github.com/berth-csi/berth/client/pluginmanager"
 	"github.com/berth-csi/berth/client/volumemanager"
@@ -30,6 +32,18 @@ type Client struct {
 	updater  *nodeUpdater
 	volumes  *volumemanager.Manager
 	allocs   *allocWatcher
+	fence    fence
+
+	// settled is false while allocations of this client's past (before a
+	// restart, or a loss of contact long enough to fence) may still have
+	// tasks or mounts here: the client reports itself initializing, not
+	// ready, until it has cleaned them up. settledKick wakes the heartbeat
+	// when it settles.
+	settled     atomic.Bool
+	settledKick chan struct{}
+	// heartbeatTried is set once the first heartbeat round has ended:
+	// the fence waits for it.
+	heartbeatTried atomic.Bool
 
 	wg sync.WaitGroup
 }
@@ -63,6 +77,15 @@ func New(cfg *Config) (*Client, error) {
 		nodeID:  id,
 		servers: &servers{addrs: append([]string(nil), cfg.Servers...)},
 	}
+	c.settledKick = make(chan struct{}, 1)
+	past := allocrunner.AnyLocalState(dataDir)
+	c.settled.Store(!past)
+	c.fence.path = fencePath(dataDir)
+	if past {
+		if err := c.fence.restore(); err != nil {
+			return nil, err
+		}
+	}
 	c.rpcServer = rpc.NewServer(c.logger)
 	if err := c.rpcServer.Register("ClientStatus", &clientStatus{c: c}); err != nil {
 		return nil, fmt.Errorf("client: register RPC endpoints: %w", err)
@@ -74,7 +97,7 @@ func New(cfg *Config) (*Client, error) {
 	if err := c.rpcServer.Register("ClientAllocations", &clientAllocations{c: c}); err != nil {
 		return nil, fmt.Errorf("client: register RPC endpoints: %w", err)
 	}
-	c.pool = rpc.NewPool(c.logger, rpc.DefaultMaxStreams, rpc.WithStreamServer(c.rpcServer))
+	c.pool = rpc.NewPool(c.logger, rpc.DefaultMaxStreams, rpc.WithStreamServer(c.rpcServer), rpc.WithLocalIP(cfg.BindAddr))
 
 	c.registry = dynamicplugins.New(c.logger)
 	for _, p := range cfg.Plugins {
@@ -98,6 +121,22 @@ func New(cfg *Config) (*Client, error) {
 		return nil, err
 	}
 	return c, nil
+}
+
+// settle marks the client settled and wakes the heartbeat to say so.
+func (c *Client) settle() {
+	if !c.settled.Swap(true) {
+		c.logger.Info("allocations of the past cleaned up; reporting ready")
+		notify(c.settledKick)
+	}
+}
+
+// status is the node status the heartbeat reports.
+func (c *Client) status() string {
+	if c.settled.Load() {
+		return structs.NodeStatusReady
+	}
+	return structs.NodeStatusInit
 }
 
 // NodeID is the node's stable ID.

@@ -25,6 +25,9 @@ type Config struct {
 	Datacenter string
 	// HTTPAddr is the agent's HTTP address, reported to the servers.
 	HTTPAddr string
+	// BindAddr, when set, is the address the client's connections to the
+	// servers come from: the one the node is known by.
+	BindAddr string
 
 	// Plugins are CSI plugins run outside berth, from the client config.
 	Plugins []*dynamicplugins.PluginInfo

@@ -22,7 +22,7 @@ const (
 // over by rpc, and the loop keeps trying with bounded backoff.
 func (c *Client) heartbeatLoop(ctx context.Context) {
 	registered := false
-	ttl := time.Duration(0)
+	ttl := c.fence.knownTTL() // an earlier client's, until the servers answer
 	backoff := registerRetryMin
 	for {
 		var (
@@ -30,19 +30,22 @@ func (c *Client) heartbeatLoop(ctx context.Context) {
 			err  error
 		)
 		var seq uint64
+		sent := timeNow()
+		status := c.status()
 		if !registered {
 			var node *structs.Node
-			node, seq = c.node(structs.NodeStatusReady)
-			err = c.rpc(ctx, "Node.Register", &structs.NodeRegisterRequest{Node: node}, &resp)
+			node, seq = c.node(status)
+			err = c.failover(ctx, "Node.Register", &structs.NodeRegisterRequest{Node: node}, &resp, c.heartbeatTimeout(ttl))
 		} else {
-			err = c.rpc(ctx, "Node.UpdateStatus", &structs.NodeUpdateStatusRequest{
-				NodeID: c.nodeID, Status: structs.NodeStatusReady}, &resp)
+			err = c.failover(ctx, "Node.UpdateStatus", &structs.NodeUpdateStatusRequest{
+				NodeID: c.nodeID, Status: status}, &resp, c.heartbeatTimeout(ttl))
 			if errors.Is(err, structs.ErrNotFound) {
 				c.logger.Warn("servers do not know this node; registering again")
 				registered = false
 				continue
 			}
 		}
+		c.heartbeatTried.Store(true)
 		wait := backoff
 		if err != nil {
 			if ctx.Err() != nil {
@@ -52,28 +55,44 @@ func (c *Client) heartbeatLoop(ctx context.Context) {
 			backoff = min(backoff*2, registerRetryMax)
 		} else {
 			if !registered {
-				c.logger.Info("node registered", "heartbeat_ttl", resp.HeartbeatTTL)
+				c.logger.Info("node registered", "status", status, "heartbeat_ttl", resp.HeartbeatTTL)
 				c.updater.markRegistered(seq)
 			}
 			registered = true
 			backoff = registerRetryMin
 			ttl = resp.HeartbeatTTL
+			if err := c.fence.contact(sent, ttl); err != nil {
+				c.logger.Warn("cannot record the last contact with the servers; a restart while cut off would not fence", "error", err)
+			}
 			wait = heartbeatInterval(ttl)
 		}
 		select {
 		case <-ctx.Done():
 			return
 		case <-time.After(wait):
+		case <-c.settledKick: // settled: say ready now
 		}
 	}
 }
 
-// heartbeatInterval is a random point in the middle of the TTL, so many
-// clients spread out and one lost heartbeat still leaves time for another.
+// heartbeatInterval is a random point between a sixth and a quarter of
+// the TTL, so that many clients spread out and, before the fence interval
+// (half the TTL) has passed, a lost heartbeat still leaves time for
+// another try on the next server.
 func heartbeatInterval(ttl time.Duration) time.Duration {
 	if ttl <= 0 {
 		return time.Second
 	}
-	half := ttl / 2
-	return half - half/4 + rand.N(half/2+1)
+	return ttl/6 + rand.N(ttl/4-ttl/6+1)
+}
+
+// heartbeatTimeout bounds one heartbeat try on one server: an eighth of
+// the TTL (at least half a second, at most the RPC timeout), so that a
+// server that stopped answering is failed over well within the fence
+// interval.
+func (c *Client) heartbeatTimeout(ttl time.Duration) time.Duration {
+	if ttl <= 0 {
+		return c.config.RPCTimeout
+	}
+	return min(max(ttl/8, 500*time.Millisecond), c.config.RPCTimeout)
 }

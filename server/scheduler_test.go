@@ -257,6 +257,32 @@ func TestJobWatcher_FailedStaysUntilRunAgain(t *testing.T) {
 	must.NotEq(t, second.NodeID, third[0].NodeID)
 }
 
+// TestJobWatcher_FencedIsReplaced: an allocation its client fenced (cut
+// off from the servers, it killed the writer) is reported lost when the
+// client is back; it is stopped and the leader places a replacement, as
+// for one lost with its node. (Its claim's release in that same write is
+// TestStateStore_ReleaseStartsInTheSameWrite's; here no client answers
+// the release, so the group claims nothing.)
+func TestJobWatcher_FencedIsReplaced(t *testing.T) {
+	s := schedWorld(t)
+	job := writerJob("app", "data")
+	job.TaskGroups[0].Volumes = nil
+	job.TaskGroups[0].Tasks[0].VolumeMounts = nil
+	var reg structs.JobRegisterResponse
+	must.NoError(t, rpcCall(t, s, "Job.Register", &structs.JobRegisterRequest{Job: job}, &reg))
+	must.SliceLen(t, 1, reg.Placed)
+	fenced := reg.Placed[0]
+	var upd structs.GenericResponse
+	must.NoError(t, rpcCall(t, s, "Node.UpdateAlloc", &structs.AllocUpdateRequest{Allocs: []*structs.Allocation{{
+		ID: fenced.ID, ClientStatus: structs.AllocClientStatusLost, ClientDescription: "fenced: no server for 5s"}}}, &upd))
+	next := waitAllocs(t, s, "app", 1, live)
+	must.NotEq(t, fenced.ID, next[0].ID)
+	got, err := s.State().AllocByID(nil, fenced.ID)
+	must.NoError(t, err)
+	must.EqOp(t, structs.AllocDesiredStatusStop, got.DesiredStatus)
+	must.EqOp(t, "fenced: no server for 5s", got.ClientDescription)
+}
+
 // TestJob_Register_MaxVolumesCountsEveryJob: a plugin's max volumes per
 // node counts the volumes other jobs claim there.
 func TestJob_Register_MaxVolumesCountsEveryJob(t *testing.T) {

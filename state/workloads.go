@@ -95,6 +95,11 @@ func (s *StateStore) UpdateAllocsFromClient(index uint64, allocs []*structs.Allo
 		if in.ClientStatus != "" && existing.ClientStatus != structs.AllocClientStatusLost {
 			a.ClientStatus = in.ClientStatus
 			a.ClientDescription = in.ClientDescription
+			if in.ClientStatus == structs.AllocClientStatusLost {
+				// Its client fenced it (cut off from the servers): as
+				// with a node down, it is stopped, and may be replaced.
+				a.DesiredStatus = structs.AllocDesiredStatusStop
+			}
 		}
 		if in.TaskStates != nil {
 			a.TaskStates = in.Copy().TaskStates

@@ -52,6 +52,20 @@ func TestStateStore_ReleaseStartsInTheSameWrite(t *testing.T) {
 		must.EqOp(t, structs.CSIVolumeClaimStateUnpublishing, vol.PastClaims["p1"].State)
 		must.EqOp(t, uint64(11), vol.ModifyIndex)
 	})
+	t.Run("client reports the alloc lost (it fenced it)", func(t *testing.T) {
+		s := claimWorld(t)
+		must.NoError(t, s.ApplyPlan(10, &structs.PlanApplyRequest{Allocs: []*structs.Allocation{statetest.Alloc("p1", "n1")},
+			Claims: []structs.CSIVolumeClaimRequest{planClaim("snw", "p1")}}))
+		must.NoError(t, s.UpdateAllocsFromClient(11, []*structs.Allocation{{ID: "p1", ClientStatus: structs.AllocClientStatusLost,
+			ClientDescription: "fenced: no server for 5s"}}, at))
+		a, err := s.AllocByID(nil, "p1")
+		must.NoError(t, err)
+		must.EqOp(t, structs.AllocDesiredStatusStop, a.DesiredStatus, must.Sprint("stopped, so that it may be replaced"))
+		must.EqOp(t, "fenced: no server for 5s", a.ClientDescription)
+		vol, err := s.CSIVolumeByID(nil, "", "snw")
+		must.NoError(t, err)
+		must.EqOp(t, structs.CSIVolumeClaimStateUnpublishing, vol.PastClaims["p1"].State)
+	})
 	t.Run("job stopped", func(t *testing.T) {
 		s := claimWorld(t)
 		job := &structs.Job{ID: statetest.JobID, Type: structs.JobTypeService}

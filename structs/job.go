@@ -32,6 +32,34 @@ type TaskGroup struct {
 	Count   int
 	Volumes map[string]*VolumeRequest
 	Tasks   []*Task
+	// Disconnect is what the group's client does when it cannot reach the
+	// servers; nil is every default.
+	Disconnect *DisconnectStrategy `json:",omitempty"`
+}
+
+// DisconnectStrategy is a group's `disconnect` block.
+type DisconnectStrategy struct {
+	// StopOnClient, when false, keeps the group's tasks running on a client
+	// cut off from the servers for the fence interval. Unset (nil) is true:
+	// a group holding a write claim is stopped by its own client before
+	// the servers free that claim (see docs/architecture.md, "Fence").
+	StopOnClient *bool `json:",omitempty"`
+}
+
+// StopsOnClient reports whether the group's client stops it when cut off
+// from the servers for the fence interval (true unless the group opts out).
+func (tg *TaskGroup) StopsOnClient() bool {
+	return tg.Disconnect == nil || tg.Disconnect.StopOnClient == nil || *tg.Disconnect.StopOnClient
+}
+
+// WritesVolumes reports whether the group claims any volume for writing.
+func (tg *TaskGroup) WritesVolumes() bool {
+	for _, req := range tg.Volumes {
+		if m, err := ClaimModeFor(req.AccessMode, req.ReadOnly); err == nil && m == CSIVolumeClaimWrite {
+			return true
+		}
+	}
+	return false
 }
 
 // VolumeRequest is a group's `volume "alias"` block.
@@ -102,6 +130,14 @@ func (tg *TaskGroup) Copy() *TaskGroup {
 		return nil
 	}
 	c := *tg
+	if tg.Disconnect != nil {
+		d := *tg.Disconnect
+		if d.StopOnClient != nil {
+			v := *d.StopOnClient
+			d.StopOnClient = &v
+		}
+		c.Disconnect = &d
+	}
 	if tg.Volumes != nil {
 		c.Volumes = make(map[string]*VolumeRequest, len(tg.Volumes))
 		for k, v := range tg.Volumes {

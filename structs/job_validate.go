@@ -62,7 +62,7 @@ func (tg *TaskGroup) validate() []string {
 			errs = append(errs, at+fmt.Sprintf("volume %q: missing source (the volume's ID)", alias))
 		}
 		if _, err := ClaimModeFor(v.AccessMode, v.ReadOnly); err != nil {
-			errs = append(errs, at+fmt.Sprintf("volume %q: %v", alias, err))
+			errs = append(errs, at+fmt.Sprintf("volume %q (source %q): %v", alias, v.Source, err))
 		}
 	}
 	if len(tg.Tasks) == 0 {

@@ -23,6 +23,7 @@ import (
 
 func TestMain(m *testing.M) {
 	exec.Init()
+	volumeRetryDelays = []time.Duration{10 * time.Millisecond, 20 * time.Millisecond} // three tries, soon over
 	os.Exit(m.Run())
 }
 
@@ -142,7 +143,9 @@ type fakeVolumes struct {
 	allocDir string
 	tasks    []string
 	mountErr error
-	requests []*volumemanager.MountRequest
+	// failMounts is how many mounts fail (with mountErr) before they work.
+	failMounts int
+	requests   []*volumemanager.MountRequest
 }
 
 var _ VolumeMounter = (*fakeVolumes)(nil)
@@ -152,7 +155,8 @@ func (f *fakeVolumes) MountVolume(_ context.Context, req *volumemanager.MountReq
 	f.rec.mu.Lock()
 	f.requests = append(f.requests, req)
 	f.rec.mu.Unlock()
-	if f.mountErr != nil {
+	if f.mountErr != nil && f.failMounts != 0 {
+		f.failMounts--
 		return nil, f.mountErr
 	}
 	dir := filepath.Join(f.root, req.VolumeID)

@@ -81,3 +81,15 @@ func HasLocalState(dataDir, allocID string) bool {
 	}
 	return false
 }
+
+// AnyLocalState reports whether this node keeps anything of any alloc: a
+// client that starts with some reports itself initializing until it has
+// learnt from the servers what to keep and cleaned up the rest.
+func AnyLocalState(dataDir string) bool {
+	for _, dir := range []string{filepath.Join(dataDir, "alloc"), filepath.Dir(stateFile(dataDir, "x"))} {
+		if entries, err := os.ReadDir(dir); err == nil && len(entries) > 0 {
+			return true
+		}
+	}
+	return false
+}

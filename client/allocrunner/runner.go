@@ -37,6 +37,11 @@ type Runner struct {
 	finished    bool // tasks dead and volumes released: the status may be terminal
 	failReason  string
 	vols        []*mountedVolume
+
+	fenceReason string        // set by Fence
+	fenceEndsIt bool          // the fence, not the servers, stopped it: it ends lost
+	killNow     chan struct{} // closed when a fence's kill deadline passes
+	killNowOnce sync.Once
 }
 
 // New builds a runner for the alloc. An alloc the servers already track
@@ -71,6 +76,7 @@ func New(cfg Config) (*Runner, error) {
 		cancel:     cancel,
 		stopCh:     make(chan struct{}),
 		done:       make(chan struct{}),
+		killNow:    make(chan struct{}),
 		status:     structs.AllocClientStatusPending,
 		taskStates: map[string]*structs.TaskState{},
 	}
@@ -84,6 +90,7 @@ func New(cfg Config) (*Runner, error) {
 			}
 		}
 	}
+	st.setFenceable(r.Fenceable())
 	if alloc.ClientStatus == structs.AllocClientStatusRunning {
 		r.status = alloc.ClientStatus // restored: until the tasks say otherwise
 	}
@@ -208,7 +215,7 @@ func (r *Runner) Run() {
 			r.updateTask(tr.task.Name, nil, event(EventSettingUpVolumes, "confirming the claims the servers reserved and mounting the group's volumes"))
 		}
 		ctx, cancel := r.untilStop()
-		vols, err := r.setupVolumes(ctx, r.tg)
+		vols, err := r.setupVolumesRetrying(ctx, runners)
 		cancel()
 		r.mu.Lock()
 		r.vols = vols
@@ -377,8 +384,9 @@ func (r *Runner) runTasks(runners []*taskRunner, onlyKill bool) {
 			}
 		case <-stopCh:
 			stopCh = nil
+			why := r.fenceEvent()
 			for _, tr := range runners {
-				tr.stop(nil)
+				tr.stop(why)
 			}
 		case <-r.ctx.Done():
 			for ; n > 0; n-- {
@@ -503,6 +511,8 @@ func (r *Runner) recomputeLocked() {
 		}
 	}
 	switch {
+	case r.finished && r.fenceEndsIt:
+		r.status, r.description = structs.AllocClientStatusLost, r.fenceReason
 	case r.finished && r.failReason != "":
 		r.status, r.description = structs.AllocClientStatusFailed, r.failReason
 	case r.finished && len(failed) > 0:

@@ -236,8 +236,10 @@ func TestRunner_Volumes_Failures(t *testing.T) {
 		must.Eq(t, structs.AllocClientStatusFailed, r.Alloc().ClientStatus)
 		must.Eq(t, `volume "data": confirm the claim of alloc `+alloc.ID+` on node node-1: volume "data" has the maximum number of writers`,
 			r.Alloc().ClientDescription)
-		must.SliceLen(t, 2, h.rec.Calls())
-		must.Eq(t, []string{"Setting Up Volumes", "Setup Failure"}, eventTypes(r.Alloc().TaskStates["web"])[1:])
+		must.SliceLen(t, 6, h.rec.Calls(), must.Sprint("get and publish, three times"))
+		must.Eq(t, []string{"Setting Up Volumes", "Setting Up Volumes", "Setting Up Volumes", "Setup Failure"},
+			eventTypes(r.Alloc().TaskStates["web"])[1:])
+		must.StrContains(t, eventMessages(r.Alloc().TaskStates["web"], EventSettingUpVolumes)[1], "try 1 of 3 failed: volume \"data\": confirm the claim")
 	})
 	t.Run("no plugin on the node", func(t *testing.T) {
 		h := newHarness(t)
@@ -251,6 +253,7 @@ func TestRunner_Volumes_Failures(t *testing.T) {
 	t.Run("mount fails", func(t *testing.T) {
 		h := newHarness(t)
 		h.volumes.mountErr = errors.New("NodePublishVolume: Internal: disk on fire")
+		h.volumes.failMounts = -1 // always
 		alloc := testAlloc(structs.JobTypeService, shTask("web", "exit 0"))
 		alloc.Job.TaskGroups[0].Volumes = map[string]*structs.VolumeRequest{"data": csiVolume("data", false)}
 		r := h.runner(alloc)
@@ -258,6 +261,26 @@ func TestRunner_Volumes_Failures(t *testing.T) {
 		must.Eq(t, `volume "data": mount: NodePublishVolume: Internal: disk on fire`, r.Alloc().ClientDescription)
 		calls := h.rec.Calls()
 		must.StrHasPrefix(t, "unmount data ", calls[len(calls)-1], must.Sprint("a failed mount is undone"))
+	})
+	t.Run("mount fails, then works", func(t *testing.T) {
+		h := newHarness(t)
+		h.volumes.mountErr = errors.New("NodeStageVolume: Unavailable: plugin restarting")
+		h.volumes.failMounts = 2
+		alloc := testAlloc(structs.JobTypeService, shTask("web", "echo ready; exec sleep 1000"))
+		alloc.Job.TaskGroups[0].Volumes = map[string]*structs.VolumeRequest{"data": csiVolume("data", false)}
+		r := h.runner(alloc)
+		waitFor(t, func() bool { return r.Alloc().ClientStatus == structs.AllocClientStatusRunning })
+		var mounts, unmounts int
+		for _, c := range h.rec.Calls() {
+			if strings.HasPrefix(c, "mount ") {
+				mounts++
+			}
+			if strings.HasPrefix(c, "unmount ") {
+				unmounts++
+			}
+		}
+		must.EqOp(t, 3, mounts)
+		must.EqOp(t, 2, unmounts, must.Sprint("each failed try undone before the next"))
 	})
 }
 

@@ -16,6 +16,9 @@ import (
 // that is running, by task name.
 type allocState struct {
 	Handles map[string]exec.HandleState
+	// Fenceable is Runner.Fenceable, kept so that a client restarted while
+	// cut off from the servers can fence the alloc before it has a runner.
+	Fenceable bool `json:",omitempty"`
 }
 
 // stateStore keeps one alloc's state file; writes are atomic
@@ -50,6 +53,14 @@ func (s *stateStore) handle(task string) (exec.HandleState, bool) {
 	defer s.mu.Unlock()
 	h, ok := s.state.Handles[task]
 	return h, ok
+}
+
+// setFenceable records whether the alloc is fenceable; it is written with
+// the next handle.
+func (s *stateStore) setFenceable(v bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.state.Fenceable = v
 }
 
 // setHandle records a running task's handle, or forgets it (nil).

@@ -79,6 +79,38 @@ func (r *Runner) setupVolumes(ctx context.Context, tg *structs.TaskGroup) ([]*mo
 	return mounted, nil
 }
 
+// volumeRetryDelays are the waits between tries of a group's volume
+// setup: a plugin restarting, or a claim still being released elsewhere,
+// is waited out instead of failing the alloc for good.
+var volumeRetryDelays = []time.Duration{time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second}
+
+// setupVolumesRetrying is setupVolumes tried again, after undoing what a
+// failed try mounted, while the error may pass: not for a volume that
+// does not exist or a request no retry can fix.
+func (r *Runner) setupVolumesRetrying(ctx context.Context, runners []*taskRunner) ([]*mountedVolume, error) {
+	for attempt := 0; ; attempt++ {
+		vols, err := r.setupVolumes(ctx, r.tg)
+		if err == nil || ctx.Err() != nil || attempt == len(volumeRetryDelays) ||
+			errors.Is(err, structs.ErrNotFound) || errors.Is(err, structs.ErrBadRequest) {
+			return vols, err
+		}
+		if uerr := r.unmountVolumes(ctx, vols); uerr != nil {
+			return vols, errors.Join(err, uerr)
+		}
+		wait := volumeRetryDelays[attempt]
+		r.logger.Warn("volume setup failed; retrying", "error", err, "in", wait)
+		for _, tr := range runners {
+			r.updateTask(tr.task.Name, nil, event(EventSettingUpVolumes,
+				fmt.Sprintf("try %d of %d failed: %v; trying again in %s", attempt+1, len(volumeRetryDelays)+1, err, wait)))
+		}
+		select {
+		case <-ctx.Done():
+			return nil, err
+		case <-time.After(wait):
+		}
+	}
+}
+
 // setupVolume returns the volume, once known, even with an error from its
 // mount: a failed mount is undone by UnmountVolume.
 func (r *Runner) setupVolume(ctx context.Context, alias string, req *structs.VolumeRequest) (*mountedVolume, error) {

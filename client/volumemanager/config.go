@@ -58,12 +58,17 @@ func (c *Config) Validate() error {
 	return errors.Join(errs...)
 }
 
+// PluginsDir holds every plugin's host dir (see PluginHostDir).
+func PluginsDir(dataDir string) string {
+	return filepath.Join(dataDir, clientDirName, csiDirName)
+}
+
 // PluginHostDir is the host dir that holds plugin pluginID's staging and
 // per-allocation dirs: DataDir/client/csi/<plugin ID>. A plugin task
 // binds it at its mount_dir (with bidirectional propagation, so that the
 // plugin's mounts show on the host).
 func PluginHostDir(dataDir, pluginID string) string {
-	return filepath.Join(dataDir, clientDirName, csiDirName, pluginID)
+	return filepath.Join(PluginsDir(dataDir), pluginID)
 }
 
 // volumePaths are where a volume is staged and published for one

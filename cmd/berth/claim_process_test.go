@@ -50,6 +50,43 @@ job %q {
 `, id, killTimeout, tag, tag)
 }
 
+// writersWorld is three servers, clients c1 and c2 running berth-hostpath
+// as a system job, volume "data" in zone c1, writer A running on it, and
+// writer B waiting for it.
+type writersWorld struct {
+	bin        string
+	s          *agentProc
+	c1         *clientProc
+	a          []*structs.AllocListStub
+	pluginRoot string
+	hostpath   string // the plugin's binary
+}
+
+// twoWriters builds a writersWorld; A has kill timeout killA, and edit
+// may change the plugin job's spec.
+func twoWriters(t *testing.T, killA string, edit func(pluginJob string) string) writersWorld {
+	t.Helper()
+	w := writersWorld{bin: buildBerth(t), pluginRoot: t.TempDir(), hostpath: csitest.HostpathBinary(t)}
+	servers, _ := threeServers(t, w.bin)
+	w.s = servers[0]
+	w.c1 = startWorkloadClient(t, w.bin, servers, "c1")
+	startWorkloadClient(t, w.bin, servers, "c2")
+	readyNodes(t, w.bin, w.s, 2, 30*time.Second)
+	timedCLI(t, w.bin, w.s, "job", "run", writeSpec(t, "plugin.hcl", edit(fmt.Sprintf(pluginJob, w.hostpath, w.pluginRoot))))
+	waitUntil(t, 30*time.Second, "hostpath healthy on both nodes", func() bool {
+		p := pluginJSON(t, w.bin, w.s, "hostpath")
+		return p != nil && p.NodesHealthy == 2
+	})
+	timedCLI(t, w.bin, w.s, "volume", "create", writeSpec(t, "data.hcl", volumeSpec("data",
+		`topology_request { required { topology { segments = { zone = "c1" } } } }`)))
+	timedCLI(t, w.bin, w.s, "job", "run", writeSpec(t, "a.hcl", stubbornWriter("a", "A", killA)))
+	w.a = running(jobAllocs(t, w.bin, w.s, "a"))
+	must.SliceLen(t, 1, w.a)
+	_, _, code := berthCLI(t, w.bin, w.s, "job", "run", writeSpec(t, "b.hcl", stubbornWriter("b", "B", "1s")))
+	must.EqOp(t, 1, code, must.Sprint("B waits for the claim"))
+	return w
+}
+
 // claimSample is what the test saw of writer A at one moment: where its
 // claim was, then (read after) its alloc's client status.
 type claimSample struct {
@@ -66,30 +103,8 @@ func TestProcess_StoppedWriterKeepsItsClaimUntilDead(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("needs root: tasks with volumes and plugin tasks run in mount namespaces with bind mounts")
 	}
-	bin := buildBerth(t)
-	hostpath := csitest.HostpathBinary(t)
-	pluginRoot := t.TempDir()
-	servers, _ := threeServers(t, bin)
-	s := servers[0]
-	startWorkloadClient(t, bin, servers, "c1")
-	startWorkloadClient(t, bin, servers, "c2")
-	waitUntil(t, 30*time.Second, "two ready nodes", func() bool {
-		out, _, code := berthCLI(t, bin, s, "node", "status")
-		return code == 0 && strings.Count(out, "ready") == 2
-	})
-	timedCLI(t, bin, s, "job", "run", writeSpec(t, "plugin.hcl", fmt.Sprintf(pluginJob, hostpath, pluginRoot)))
-	waitUntil(t, 30*time.Second, "hostpath healthy on both nodes", func() bool {
-		p := pluginJSON(t, bin, s, "hostpath")
-		return p != nil && p.NodesHealthy == 2
-	})
-	timedCLI(t, bin, s, "volume", "create", writeSpec(t, "data.hcl", volumeSpec("data",
-		`topology_request { required { topology { segments = { zone = "c1" } } } }`)))
-
-	timedCLI(t, bin, s, "job", "run", writeSpec(t, "a.hcl", stubbornWriter("a", "A", "15s")))
-	a := running(jobAllocs(t, bin, s, "a"))
-	must.SliceLen(t, 1, a)
-	_, _, code := berthCLI(t, bin, s, "job", "run", writeSpec(t, "b.hcl", stubbornWriter("b", "B", "1s")))
-	must.EqOp(t, 1, code, must.Sprint("B waits for the claim"))
+	w := twoWriters(t, "15s", func(job string) string { return job })
+	bin, s, a, pluginRoot := w.bin, w.s, w.a, w.pluginRoot
 
 	// Sample A's claim, then its alloc, from the stop until B runs.
 	var (

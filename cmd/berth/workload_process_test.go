@@ -57,6 +57,13 @@ func (l *lockedBuffer) String() string {
 // mounts detached, whatever state the test left them in.
 func startWorkloadClient(t *testing.T, bin string, servers []*agentProc, name string) *clientProc {
 	t.Helper()
+	return startWorkloadClientAt(t, bin, servers, name, "127.0.0.1")
+}
+
+// startWorkloadClientAt is startWorkloadClient with the agent bound to
+// (and dialing the servers from) the loopback address bind.
+func startWorkloadClientAt(t *testing.T, bin string, servers []*agentProc, name, bind string) *clientProc {
+	t.Helper()
 	dataDir, err := os.MkdirTemp("", "bc")
 	must.NoError(t, err)
 	var addrs []string
@@ -65,14 +72,15 @@ func startWorkloadClient(t *testing.T, bin string, servers []*agentProc, name st
 	}
 	c := &clientProc{t: t, name: name, bin: bin, dataDir: dataDir, cfg: filepath.Join(t.TempDir(), "client.hcl")}
 	must.NoError(t, os.WriteFile(c.cfg, []byte(fmt.Sprintf(`
-name     = %q
-data_dir = %q
+name      = %q
+data_dir  = %q
+bind_addr = %q
 ports { http = %d }
 client {
   enabled = true
   servers = [%s]
 }
-`, name, dataDir, freePorts(t, 1)[0], strings.Join(addrs, ", "))), 0o600))
+`, name, dataDir, bind, freePorts(t, 1)[0], strings.Join(addrs, ", "))), 0o600))
 	t.Cleanup(func() {
 		c.signal(syscall.SIGTERM)
 		killTasksUnder(dataDir)
@@ -112,6 +120,15 @@ func killTasksUnder(dir string) {
 		_ = syscall.Kill(pid, syscall.SIGKILL)
 	}
 	time.Sleep(100 * time.Millisecond) // let the kernel drop their mount namespaces
+}
+
+// readyNodes waits until n nodes are ready (berth node status).
+func readyNodes(t *testing.T, bin string, s *agentProc, n int, timeout time.Duration) {
+	t.Helper()
+	waitUntil(t, timeout, fmt.Sprintf("%d ready nodes", n), func() bool {
+		out, _, code := berthCLI(t, bin, s, "node", "status")
+		return code == 0 && strings.Count(out, "ready") == n
+	})
 }
 
 // waitUntil polls f every 50ms until it is true or timeout passes.
@@ -241,10 +258,7 @@ func TestProcess_Workloads(t *testing.T) {
 	s := servers[0]
 	c1 := startWorkloadClient(t, bin, servers, "c1")
 	startWorkloadClient(t, bin, servers, "c2")
-	waitUntil(t, 30*time.Second, "two ready nodes", func() bool {
-		out, _, code := berthCLI(t, bin, s, "node", "status")
-		return code == 0 && strings.Count(out, "ready") == 2
-	})
+	readyNodes(t, bin, s, 2, 30*time.Second)
 
 	// The plugin, as a system job: one instance per node, registered when
 	// healthy.

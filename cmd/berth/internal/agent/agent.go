@@ -128,6 +128,7 @@ func startClient(ctx context.Context, cfg *Config, logger hclog.Logger) (*client
 		ccfg.Datacenter = cfg.Client.Datacenter
 	}
 	ccfg.HTTPAddr = net.JoinHostPort(cfg.BindAddr, strconv.Itoa(cfg.Ports.HTTP))
+	ccfg.BindAddr = cfg.BindAddr
 	ccfg.Logger = logger
 	for _, p := range cfg.Plugins {
 		ccfg.Plugins = append(ccfg.Plugins, &dynamicplugins.PluginInfo{

@@ -3,20 +3,32 @@ package agent
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/shoenig/test/must"
 
+	"github.com/berth-csi/berth/api"
+	bexec "github.com/berth-csi/berth/client/drivers/exec"
+	"github.com/berth-csi/berth/cmd/berth/internal/spec"
 	"github.com/berth-csi/berth/internal/testlog"
 	"github.com/berth-csi/berth/structs"
 )
+
+// TestMain lets this test binary be the exec driver's task init, as the
+// berth binary is.
+func TestMain(m *testing.M) {
+	bexec.Init()
+	os.Exit(m.Run())
+}
 
 func freePort(t *testing.T) int {
 	t.Helper()
@@ -79,5 +91,153 @@ func TestRun_Dev_ServesAndStopsCleanly(t *testing.T) {
 		must.EqOp(t, 0, code, must.Sprint(logs.String()))
 	case <-time.After(30 * time.Second):
 		t.Fatal("dev agent did not stop after its context ended")
+	}
+}
+
+// devJobs are a second hostpath plugin run as a task (hp2), and a writer
+// on a volume of each plugin: the built-in one and the plugin task.
+const devJobs = `
+job "hp2" {
+  type = "system"
+  group "plugin" {
+    task "plugin" {
+      driver = "exec"
+      config {
+        command = %q
+        args    = ["-root", %q]
+      }
+      csi_plugin {
+        id        = "hp2"
+        type      = "monolith"
+        mount_dir = "/csi"
+      }
+    }
+  }
+}
+---
+job "w" {
+  group "g" {
+    volume "a" {
+      type            = "csi"
+      source          = "a"
+      access_mode     = "single-node-writer"
+      attachment_mode = "file-system"
+    }
+    volume "b" {
+      type            = "csi"
+      source          = "b"
+      access_mode     = "single-node-writer"
+      attachment_mode = "file-system"
+    }
+    task "t" {
+      driver = "exec"
+      config {
+        command = "/bin/sh"
+        args    = ["-c", "while :; do date >> /a/log; date >> /b/log; sleep 0.1; done"]
+      }
+      volume_mount {
+        volume      = "a"
+        destination = "/a"
+      }
+      volume_mount {
+        volume      = "b"
+        destination = "/b"
+      }
+    }
+  }
+}
+`
+
+// TestRun_Dev_StopsWithAJobRunning: Ctrl-C of a dev agent running a writer
+// on two volumes, one served by the built-in plugin and one by a plugin
+// task: the writer stops and its volumes are unmounted while both plugins
+// still run, then the plugin task stops; nothing is logged as an error or
+// a failure to unmount, and no mount is left under the data dir.
+func TestRun_Dev_StopsWithAJobRunning(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: tasks with volumes and plugin tasks run in mount namespaces with bind mounts")
+	}
+	buildHostpath(t)
+	httpPort := freePort(t)
+	dataDir, err := os.MkdirTemp("", "bdev") // short: plugin sockets live under it
+	must.NoError(t, err)
+	t.Cleanup(func() {
+		_, _ = bexec.DetachMountsUnder(dataDir, nil)
+		_ = os.RemoveAll(dataDir)
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	logs := &testlog.Recorder{}
+	exit := make(chan int, 1)
+	go func() {
+		exit <- Run(ctx, []string{"-dev", "-data-dir", dataDir, "-http-port", strconv.Itoa(httpPort),
+			"-rpc-port", strconv.Itoa(freePort(t)), "-serf-port", strconv.Itoa(freePort(t))}, logs, logs)
+	}()
+	cli, err := api.NewClient(api.Config{Address: "http://127.0.0.1:" + strconv.Itoa(httpPort)})
+	must.NoError(t, err)
+	healthy := func(id string) bool {
+		var p structs.CSIPlugin
+		return getJSON(cli.Address()+"/v1/plugin/csi/"+id, &p) && p.NodesHealthy == 1 && p.ControllersHealthy == 1
+	}
+	waitFor(t, 30*time.Second, "the built-in plugin healthy", func() bool { return healthy("hostpath") }, logs)
+
+	hostpath, err := exec.LookPath("berth-hostpath")
+	must.NoError(t, err)
+	jobs := strings.Split(fmt.Sprintf(devJobs, hostpath, t.TempDir()), "---")
+	register := func(src string) {
+		job, err := spec.ParseJob("job.hcl", []byte(src))
+		must.NoError(t, err)
+		_, _, err = cli.Jobs().Register(job)
+		must.NoError(t, err)
+	}
+	register(jobs[0])
+	waitFor(t, 30*time.Second, "the plugin task healthy", func() bool { return healthy("hp2") }, logs)
+	for id, plugin := range map[string]string{"a": "hostpath", "b": "hp2"} {
+		vol, err := spec.ParseVolume(id+".hcl", []byte(fmt.Sprintf(`id = %q
+type = "csi"
+plugin_id = %q
+capability {
+  access_mode     = "single-node-writer"
+  attachment_mode = "file-system"
+}
+`, id, plugin)))
+		must.NoError(t, err)
+		_, _, err = cli.CSIVolumes().Create(vol)
+		must.NoError(t, err)
+	}
+	register(jobs[1])
+	waitFor(t, 30*time.Second, "the writer running", func() bool {
+		allocs, _, err := cli.Jobs().Allocations("w", nil)
+		return err == nil && len(allocs) == 1 && allocs[0].ClientStatus == structs.AllocClientStatusRunning
+	}, logs)
+	mps, err := bexec.MountsUnder(dataDir)
+	must.NoError(t, err)
+	must.SliceNotEmpty(t, mps)
+
+	cancel()
+	select {
+	case code := <-exit:
+		must.EqOp(t, 0, code, must.Sprint(logs.String()))
+	case <-time.After(60 * time.Second):
+		t.Fatal("dev agent did not stop after its context ended")
+	}
+	for _, line := range strings.Split(logs.String(), "\n") {
+		if strings.Contains(line, "[ERROR]") || strings.Contains(line, "unmount") && strings.Contains(line, "[WARN]") {
+			t.Errorf("logged on shutdown: %s", line)
+		}
+	}
+	mps, err = bexec.MountsUnder(dataDir)
+	must.NoError(t, err)
+	must.SliceEmpty(t, mps, must.Sprintf("mounts left under the dev data dir; logs:\n%s", logs.String()))
+}
+
+func waitFor(t *testing.T, timeout time.Duration, what string, f func() bool, logs *testlog.Recorder) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !f() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for %s; logs:\n%s", timeout, what, logs.String())
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }

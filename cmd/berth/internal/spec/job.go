@@ -59,7 +59,8 @@ func ParseJob(filename string, src []byte) (*structs.Job, error) {
 var (
 	jobTypes       = []string{structs.JobTypeService, structs.JobTypeBatch, structs.JobTypeSystem}
 	jobFields      = []string{"type", "name", "namespace", "group"}
-	groupFields    = []string{"count", "volume", "task"}
+	groupFields    = []string{"count", "volume", "task", "disconnect"}
+	disconnectKeys = []string{"stop_on_client"}
 	volumeReqField = []string{"type", "source", "access_mode", "attachment_mode", "read_only", "per_alloc", "mount_options"}
 )
 
@@ -201,6 +202,12 @@ func (p *parser) group(gf *field, name, jobType string) *structs.TaskGroup {
 			vols[alias] = p.volumeRequest(f, alias, s)
 		case "task":
 			tasks = append(tasks, f)
+		case "disconnect":
+			if p.jobOnce(seen, f, s) {
+				if b := p.jobBlock(f, s); b != nil {
+					tg.Disconnect = p.disconnect(b, s.sub("disconnect"))
+				}
+			}
 		default:
 			guessedTask = guessedTask || p.jobUnknown(f, s, groupFields) == "task"
 		}
@@ -230,6 +237,25 @@ func (p *parser) group(gf *field, name, jobType string) *structs.TaskGroup {
 		tg.Tasks = append(tg.Tasks, p.task(f, tname, s, jobType, vols))
 	}
 	return tg
+}
+
+// disconnect reads a group's disconnect block.
+func (p *parser) disconnect(b *node, s scope) *structs.DisconnectStrategy {
+	d := &structs.DisconnectStrategy{}
+	seen := map[string]int{}
+	for _, f := range b.fields {
+		if f.val.kind == kindNull || !p.jobOnce(seen, f, s) {
+			continue
+		}
+		switch f.name {
+		case "stop_on_client":
+			stop := p.jobBool(f, s)
+			d.StopOnClient = &stop
+		default:
+			p.jobUnknown(f, s, disconnectKeys)
+		}
+	}
+	return d
 }
 
 // volumeRequest decodes a group's volume "alias" block.

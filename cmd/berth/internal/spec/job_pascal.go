@@ -12,6 +12,7 @@ var (
 	pascalGroupNames   = map[string]string{"Count": "count"}
 	pascalVolumeNames  = map[string]string{"Type": "type", "Source": "source", "ReadOnly": "read_only", "AccessMode": "access_mode", "AttachmentMode": "attachment_mode", "PerAlloc": "per_alloc", "MountOptions": "mount_options"}
 	pascalTaskNames    = map[string]string{"Driver": "driver", "Config": "config", "Env": "env", "Restart": "restart", "KillTimeout": "kill_timeout", "CSIPluginConfig": "csi_plugin"}
+	pascalDisconnect   = map[string]string{"StopOnClient": "stop_on_client"}
 	pascalRestartNames = map[string]string{"Attempts": "attempts", "Interval": "interval", "Delay": "delay", "Mode": "mode"}
 	pascalMountNames   = map[string]string{"Volume": "volume", "Destination": "destination", "ReadOnly": "read_only", "PropagationMode": "propagation_mode"}
 	pascalPluginNames  = map[string]string{"ID": "id", "Type": "type", "MountDir": "mount_dir", "HealthTimeout": "health_timeout"}
@@ -83,6 +84,8 @@ func (p *parser) pascalGroup(tg *node) *node {
 			for _, item := range p.pascalList(f) {
 				g.fields = append(g.fields, &field{name: "task", line: item.line, val: p.pascalTask(item)})
 			}
+		case "Disconnect":
+			g.fields = append(g.fields, &field{name: "disconnect", line: f.line, val: pascalObject(f.val, pascalDisconnect)})
 		default:
 			g.fields = append(g.fields, renamed(f, pascalGroupNames))
 		}

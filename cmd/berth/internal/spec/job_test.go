@@ -40,6 +40,7 @@ const dbJobHCL = `job "db" {
     }
   }
   group "plugin" {
+    disconnect { stop_on_client = false }
     task "plugin" {
       driver = "exec"
       config { command = "berth-hostpath"  args = ["-root", "/var/lib/berth-hostpath"] }
@@ -78,6 +79,7 @@ func wantDBJob() *structs.Job {
 			},
 			{
 				Name: "plugin", Count: 1,
+				Disconnect: &structs.DisconnectStrategy{StopOnClient: new(false)},
 				Tasks: []*structs.Task{{
 					Name: "plugin", Driver: "exec",
 					Config:          map[string]any{"command": "berth-hostpath", "args": []string{"-root", "/var/lib/berth-hostpath"}},
@@ -303,6 +305,10 @@ func TestParseJob_Errors(t *testing.T) {
 		{"unknown field, no guess", "web.hcl", jobWith("", "", "datacenters = [\"dc1\"]"), 13,
 			"group[db].task[server]",
 			`group "db": task "server": unknown field "datacenters"; valid fields are driver, config, env, restart, kill_timeout, volume_mount, csi_plugin`},
+		{"disconnect field as string", "web.hcl", jobWith(`disconnect { stop_on_client = "no" }`, "", ""), 3,
+			"group[db].disconnect.stop_on_client", `web.hcl:3: group "db": disconnect: stop_on_client must be true or false, not a string`},
+		{"misspelt disconnect field", "web.hcl", jobWith(`disconnect { stop_on_clent = false }`, "", ""), 3,
+			"group[db].disconnect", `web.hcl:3: group "db": disconnect: unknown field "stop_on_clent"; did you mean "stop_on_client"?`},
 		{"negative count", "web.hcl", jobWith("count = -1", "", ""), 3,
 			"group[db].count", `web.hcl:3: group "db": count must be 0 or more, not -1`},
 		{"count as string", "web.hcl", jobWith(`count = "2"`, "", ""), 3,
