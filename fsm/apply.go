@@ -16,9 +16,7 @@ var dispatch = map[structs.MessageType]applyFn{
 	structs.CSIVolumeDeregisterRequestType: applyCSIVolumeDeregister,
 	structs.CSIVolumeClaimRequestType:      applyCSIVolumeClaim,
 	structs.CSIPluginDeleteRequestType:     applyCSIPluginDelete,
-	structs.JobRegisterRequestType:         applyJobRegister,
 	structs.JobDeregisterRequestType:       applyJobDeregister,
-	structs.AllocUpsertRequestType:         applyAllocUpsert,
 	structs.NodeFingerprintRequestType:     applyNodeFingerprint,
 	structs.PlanApplyRequestType:           applyPlan,
 	structs.AllocClientUpdateRequestType:   applyAllocClientUpdate,
@@ -98,17 +96,6 @@ func applyCSIPluginDelete(f *FSM, index uint64, buf []byte) any {
 	return f.State().DeleteCSIPlugin(index, req.ID)
 }
 
-func applyJobRegister(f *FSM, index uint64, buf []byte) any {
-	var req structs.JobRegisterRequest
-	if err := decode(structs.JobRegisterRequestType, index, buf, &req); err != nil {
-		return err
-	}
-	if req.Job == nil {
-		return structs.NewError(structs.CodeBadRequest, "job register at index %d carries no job", index)
-	}
-	return f.State().UpsertJob(index, req.Job)
-}
-
 func applyJobDeregister(f *FSM, index uint64, buf []byte) any {
 	var req structs.JobDeregisterRequest
 	if err := decode(structs.JobDeregisterRequestType, index, buf, &req); err != nil {
@@ -131,12 +118,4 @@ func applyAllocClientUpdate(f *FSM, index uint64, buf []byte) any {
 		return err
 	}
 	return f.State().UpdateAllocsFromClient(index, req.Allocs, time.Unix(0, req.Timestamp))
-}
-
-func applyAllocUpsert(f *FSM, index uint64, buf []byte) any {
-	var req structs.AllocUpsertRequest
-	if err := decode(structs.AllocUpsertRequestType, index, buf, &req); err != nil {
-		return err
-	}
-	return f.State().UpsertAllocs(index, req.Allocs)
 }

@@ -24,7 +24,14 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 // entry is one raft log entry of a golden scenario.
 type entry struct {
 	t   structs.MessageType
+	msg any // or a refusal
+}
+
+// refusal is an entry's message that the FSM must refuse with err (and
+// write nothing).
+type refusal struct {
 	msg any
+	err error
 }
 
 var stamp = time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
@@ -41,7 +48,11 @@ func applyAll(t *testing.T, f *FSM, entries []entry) []any {
 	t.Helper()
 	var out []any
 	for i, e := range entries {
-		buf, err := structs.Encode(e.t, e.msg)
+		msg := e.msg
+		if r, ok := msg.(refusal); ok {
+			msg = r.msg
+		}
+		buf, err := structs.Encode(e.t, msg)
 		must.NoError(t, err)
 		out = append(out, f.Apply(&raft.Log{Index: uint64(i + 1), Type: raft.LogCommand, Data: buf}))
 	}
@@ -101,8 +112,6 @@ func goldenScenarios() map[string][]entry {
 	vol := statetest.Volume("data", "hostpath")
 	vol.Secrets = structs.CSISecrets{"token": "hunter2"}
 	alloc := statetest.Alloc("alloc-1", "node-1")
-	stopped := alloc.Copy()
-	stopped.ClientStatus = structs.AllocClientStatusComplete
 	job := &structs.Job{ID: "plugin-job", Type: structs.JobTypeSystem, TaskGroups: []*structs.TaskGroup{{
 		Name: "plugin", Count: 1, Tasks: []*structs.Task{{Name: "plugin", Driver: "exec",
 			CSIPluginConfig: &structs.TaskCSIPluginConfig{ID: "other", Type: structs.CSIPluginTypeNode}}},
@@ -114,7 +123,7 @@ func goldenScenarios() map[string][]entry {
 		"node_plugin_volume_claim": {
 			{structs.NodeRegisterRequestType, &structs.NodeRegisterRequest{Node: node}},
 			{structs.CSIVolumeRegisterRequestType, &structs.CSIVolumeRegisterRequest{Volumes: []*structs.CSIVolume{vol}}},
-			{structs.AllocUpsertRequestType, &structs.AllocUpsertRequest{Allocs: []*structs.Allocation{alloc}}},
+			{structs.PlanApplyRequestType, &structs.PlanApplyRequest{Allocs: []*structs.Allocation{alloc}}},
 			claimEntry("data", "alloc-1", structs.CSIVolumeClaimWrite, structs.CSIVolumeClaimStateTaken),
 			{structs.NodeUpdateStatusRequestType, &structs.NodeUpdateStatusRequest{NodeID: "node-1", Status: structs.NodeStatusDown,
 				UpdatedAt: stamp.UnixNano(), Event: &structs.NodeEvent{Message: "missed heartbeat", Subsystem: "heartbeat", Timestamp: stamp}}},
@@ -125,6 +134,9 @@ func goldenScenarios() map[string][]entry {
 				{PluginID: "hostpath", Node: node.CSINodePlugins["hostpath"]}, // controller side gone
 				{PluginID: "other", Node: otherInfo},
 			}, Events: []*structs.NodeEvent{{Message: `plugin "other" became healthy`, Subsystem: "CSI", Timestamp: stamp}}}},
+			// A plugin row goes by itself once nothing uses it; a delete
+			// of one in use is refused and changes nothing.
+			{structs.CSIPluginDeleteRequestType, refusal{&structs.CSIPluginDeleteRequest{ID: "hostpath"}, structs.ErrConflict}},
 		},
 		"plan_then_client_completes": {
 			{structs.NodeRegisterRequestType, &structs.NodeRegisterRequest{Node: node}},
@@ -139,16 +151,18 @@ func goldenScenarios() map[string][]entry {
 		"release_and_teardown": {
 			{structs.NodeRegisterRequestType, &structs.NodeRegisterRequest{Node: node}},
 			{structs.CSIVolumeRegisterRequestType, &structs.CSIVolumeRegisterRequest{Volumes: []*structs.CSIVolume{vol}}},
-			{structs.AllocUpsertRequestType, &structs.AllocUpsertRequest{Allocs: []*structs.Allocation{alloc}}},
+			{structs.PlanApplyRequestType, &structs.PlanApplyRequest{Allocs: []*structs.Allocation{alloc}}},
 			claimEntry("data", "alloc-1", structs.CSIVolumeClaimWrite, structs.CSIVolumeClaimStateTaken),
-			{structs.AllocUpsertRequestType, &structs.AllocUpsertRequest{Allocs: []*structs.Allocation{stopped}}},
-			claimEntry("data", "alloc-1", structs.CSIVolumeClaimWrite, structs.CSIVolumeClaimStateUnpublishing),
+			// The client reports the alloc complete: its claim starts
+			// releasing (unpublishing) in the same write.
+			{structs.AllocClientUpdateRequestType, &structs.AllocClientUpdateRequest{Timestamp: stamp.UnixNano(),
+				Allocs: []*structs.Allocation{{ID: "alloc-1", ClientStatus: structs.AllocClientStatusComplete}}}},
 			claimEntry("data", "alloc-1", structs.CSIVolumeClaimWrite, structs.CSIVolumeClaimStateNodeDetached),
 			claimEntry("data", "alloc-1", structs.CSIVolumeClaimWrite, structs.CSIVolumeClaimStateFreed),
-			{structs.CSIVolumeDeregisterRequestType, &structs.CSIVolumeDeregisterRequest{VolumeIDs: []string{"data"}}},
-			{structs.JobRegisterRequestType, &structs.JobRegisterRequest{Job: job}},
+			{structs.PlanApplyRequestType, &structs.PlanApplyRequest{Job: job}},
 			{structs.JobDeregisterRequestType, &structs.JobDeregisterRequest{JobID: "plugin-job"}},
 			{structs.NodeDeregisterRequestType, &structs.NodeDeregisterRequest{NodeIDs: []string{"node-1"}}},
+			{structs.CSIVolumeDeregisterRequestType, &structs.CSIVolumeDeregisterRequest{VolumeIDs: []string{"data"}}},
 		},
 	}
 }
@@ -158,6 +172,11 @@ func TestFSM_Apply_Golden(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			f := newFSM(t)
 			for i, res := range applyAll(t, f, entries) {
+				if r, ok := entries[i].msg.(refusal); ok {
+					err, _ := res.(error)
+					must.ErrorIs(t, err, r.err, must.Sprintf("entry %d (%s)", i+1, entries[i].t))
+					continue
+				}
 				switch r := res.(type) {
 				case error:
 					t.Fatalf("entry %d (%s): %v", i+1, entries[i].t, r)
@@ -172,6 +191,23 @@ func TestFSM_Apply_Golden(t *testing.T) {
 	}
 }
 
+// TestFSM_Apply_GoldenCoversEveryMessageType walks the dispatch table: a
+// message type added without a golden scenario fails here.
+func TestFSM_Apply_GoldenCoversEveryMessageType(t *testing.T) {
+	covered := map[structs.MessageType]bool{}
+	for _, entries := range goldenScenarios() {
+		for _, e := range entries {
+			covered[e.t] = true
+		}
+	}
+	for mt := range dispatch {
+		must.True(t, covered[mt], must.Sprintf("message type %s (%d) has no entry in goldenScenarios", mt, mt))
+	}
+	for mt := range covered {
+		must.MapContainsKey(t, dispatch, mt, must.Sprintf("golden entry of type %s, which the FSM does not apply", mt))
+	}
+}
+
 func TestFSM_Apply_BadEntries(t *testing.T) {
 	f := newFSM(t)
 	cases := []struct {
@@ -181,6 +217,8 @@ func TestFSM_Apply_BadEntries(t *testing.T) {
 	}{
 		{"empty", nil, ErrEmptyEntry},
 		{"unknown type", []byte{200, 0x80}, ErrUnknownMessage},
+		{"retired JobRegister (7)", []byte{7, 0x80}, ErrUnknownMessage},
+		{"retired AllocUpsert (9)", []byte{9, 0x80}, ErrUnknownMessage},
 		{"garbage body", []byte{byte(structs.CSIVolumeRegisterRequestType), 0xc1, 0xff, 0x00}, ErrMalformedEntry},
 		{"truncated body", []byte{byte(structs.NodeRegisterRequestType), 0x82, 0xa4}, ErrMalformedEntry},
 		{"wrong shape", append([]byte{byte(structs.CSIVolumeDeregisterRequestType)}, mustEncode(t, []int{1, 2, 3})...), ErrMalformedEntry},
@@ -202,7 +240,7 @@ func TestFSM_Apply_NilPayloads(t *testing.T) {
 	f := newFSM(t)
 	res := applyAll(t, f, []entry{
 		{structs.NodeRegisterRequestType, &structs.NodeRegisterRequest{}},
-		{structs.JobRegisterRequestType, &structs.JobRegisterRequest{}},
+		{structs.PlanApplyRequestType, &structs.PlanApplyRequest{Allocs: []*structs.Allocation{nil}}},
 	})
 	for _, r := range res {
 		err, ok := r.(error)

@@ -57,7 +57,7 @@ func seed(t *testing.T, s *Server) {
 	var vresp structs.CSIVolumeRegisterResponse
 	must.NoError(t, rpcCall(t, s, "CSIVolume.Register", &structs.CSIVolumeRegisterRequest{
 		Volumes: []*structs.CSIVolume{statetest.Volume("data", "hostpath")}}, &vresp))
-	_, _, err := raftApply[any](s, structs.AllocUpsertRequestType, &structs.AllocUpsertRequest{
+	_, _, err := raftApply[any](s, structs.PlanApplyRequestType, &structs.PlanApplyRequest{
 		Allocs: []*structs.Allocation{statetest.Alloc("alloc-1", "node-1")}})
 	must.NoError(t, err)
 	var cresp structs.CSIVolumeClaimResponse
@@ -123,7 +123,7 @@ func TestCSIVolume_Endpoints_BadInput(t *testing.T) {
 func TestCSIVolume_Endpoints_SecondWriterRefused(t *testing.T) {
 	s := testServer(t)
 	seed(t, s)
-	_, _, err := raftApply[any](s, structs.AllocUpsertRequestType, &structs.AllocUpsertRequest{
+	_, _, err := raftApply[any](s, structs.PlanApplyRequestType, &structs.PlanApplyRequest{
 		Allocs: []*structs.Allocation{statetest.Alloc("alloc-2", "node-1")}})
 	must.NoError(t, err)
 	var resp structs.CSIVolumeClaimResponse
@@ -136,9 +136,8 @@ func TestCSIVolume_Endpoints_SecondWriterRefused(t *testing.T) {
 func TestCSIVolume_Deregister_ForceAfterAllocStops(t *testing.T) {
 	s := testServer(t)
 	seed(t, s)
-	stopped := statetest.Alloc("alloc-1", "node-1")
-	stopped.ClientStatus = structs.AllocClientStatusComplete
-	_, _, err := raftApply[any](s, structs.AllocUpsertRequestType, &structs.AllocUpsertRequest{Allocs: []*structs.Allocation{stopped}})
+	_, _, err := raftApply[any](s, structs.AllocClientUpdateRequestType, &structs.AllocClientUpdateRequest{
+		Allocs: []*structs.Allocation{{ID: "alloc-1", ClientStatus: structs.AllocClientStatusComplete}}, Timestamp: time.Now().UnixNano()})
 	must.NoError(t, err)
 
 	var resp structs.CSIVolumeDeregisterResponse

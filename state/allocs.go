@@ -1,48 +1,9 @@
 package state
 
 import (
-	"time"
-
 	"github.com/berth-csi/berth/structs"
 	"github.com/hashicorp/go-memdb"
 )
-
-// UpsertAllocs stores allocations, defaulting their namespace and keeping
-// the CreateIndex of a version they replace. All or nothing. A terminal
-// allocation starts releasing its claims in the same write.
-func (s *StateStore) UpsertAllocs(index uint64, allocs []*structs.Allocation) error {
-	txn := s.db.Txn(true)
-	defer txn.Abort()
-
-	written := make([]*structs.Allocation, 0, len(allocs))
-	for i, alloc := range allocs {
-		if alloc == nil || alloc.ID == "" {
-			return errBadRequest("alloc %d of %d: missing id", i+1, len(allocs))
-		}
-		a := alloc.Copy()
-		if a.Namespace == "" {
-			a.Namespace = structs.DefaultNamespace
-		}
-		existing, err := allocByIDTxn(txn, nil, a.ID)
-		if err != nil {
-			return err
-		}
-		a.CreateIndex = index
-		if existing != nil {
-			a.CreateIndex = existing.CreateIndex
-		}
-		a.ModifyIndex = index
-		if err := txn.Insert(TableAllocs, a); err != nil {
-			return errInternal("insert alloc "+a.ID, err)
-		}
-		written = append(written, a)
-	}
-	if err := finishAllocWrite(txn, index, written, time.Time{}); err != nil {
-		return err
-	}
-	txn.Commit()
-	return nil
-}
 
 // AllocByID returns an allocation, or nil if it does not exist.
 func (s *StateStore) AllocByID(ws memdb.WatchSet, id string) (*structs.Allocation, error) {

@@ -5,28 +5,6 @@ import (
 	"github.com/hashicorp/go-memdb"
 )
 
-// UpsertJob stores a job, defaulting its namespace and keeping the
-// CreateIndex of the version it replaces. A plugin row that the job stopped
-// running, and that has no instance and no other running job, is deleted.
-func (s *StateStore) UpsertJob(index uint64, job *structs.Job) error {
-	if job == nil || job.ID == "" {
-		return errBadRequest("job: missing id")
-	}
-
-	txn := s.db.Txn(true)
-	defer txn.Abort()
-
-	plugins, err := upsertJobTxn(txn, index, job)
-	if err != nil {
-		return err
-	}
-	if err := finishJobWrite(txn, index, plugins); err != nil {
-		return err
-	}
-	txn.Commit()
-	return nil
-}
-
 // upsertJobTxn inserts a job and returns the plugins its new and old
 // versions run, for finishJobWrite.
 func upsertJobTxn(txn *memdb.Txn, index uint64, job *structs.Job) ([]string, error) {

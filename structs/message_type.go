@@ -15,12 +15,14 @@ const (
 	CSIVolumeDeregisterRequestType MessageType = 4
 	CSIVolumeClaimRequestType      MessageType = 5
 	CSIPluginDeleteRequestType     MessageType = 6
-	JobRegisterRequestType         MessageType = 7
-	JobDeregisterRequestType       MessageType = 8
-	AllocUpsertRequestType         MessageType = 9
-	NodeFingerprintRequestType     MessageType = 10
-	PlanApplyRequestType           MessageType = 11
-	AllocClientUpdateRequestType   MessageType = 12
+	// 7 retired: JobRegister, written only by tests (jobs are written
+	// with their placements by PlanApply).
+	JobDeregisterRequestType MessageType = 8
+	// 9 retired: AllocUpsert, written only by tests (allocations are
+	// written by PlanApply and AllocClientUpdate).
+	NodeFingerprintRequestType   MessageType = 10
+	PlanApplyRequestType         MessageType = 11
+	AllocClientUpdateRequestType MessageType = 12
 )
 
 var messageTypeNames = map[MessageType]string{
@@ -31,9 +33,7 @@ var messageTypeNames = map[MessageType]string{
 	CSIVolumeDeregisterRequestType: "CSIVolumeDeregister",
 	CSIVolumeClaimRequestType:      "CSIVolumeClaim",
 	CSIPluginDeleteRequestType:     "CSIPluginDelete",
-	JobRegisterRequestType:         "JobRegister",
 	JobDeregisterRequestType:       "JobDeregister",
-	AllocUpsertRequestType:         "AllocUpsert",
 	NodeFingerprintRequestType:     "NodeFingerprint",
 	PlanApplyRequestType:           "PlanApply",
 	AllocClientUpdateRequestType:   "AllocClientUpdate",

@@ -15,13 +15,6 @@ type JobDeregisterRequest struct {
 	WriteRequest
 }
 
-// AllocUpsertRequest stores allocations: placements from the scheduler or
-// status updates from clients.
-type AllocUpsertRequest struct {
-	Allocs []*Allocation
-	WriteRequest
-}
-
 // JobRegisterResponse answers a job register: the allocations the
 // scheduler placed in the same write, and why the others could not be.
 type JobRegisterResponse struct {

@@ -11,8 +11,8 @@ import (
 func TestFixtures_RegisterAndClaim(t *testing.T) {
 	s := statetest.New(t)
 	must.NoError(t, s.UpsertNode(1, statetest.NodeWithPlugin("n1", "hostpath", true, true, true)))
-	must.NoError(t, s.UpsertAllocs(2, []*structs.Allocation{statetest.Alloc("a1", "n1")}))
-	must.NoError(t, s.UpsertJob(3, statetest.PluginJob("plug", "hostpath")))
+	must.NoError(t, s.ApplyPlan(2, &structs.PlanApplyRequest{Allocs: []*structs.Allocation{statetest.Alloc("a1", "n1")}}))
+	must.NoError(t, s.ApplyPlan(3, &structs.PlanApplyRequest{Job: statetest.PluginJob("plug", "hostpath")}))
 	must.NoError(t, s.UpsertCSIVolume(4, []*structs.CSIVolume{statetest.Volume("data", "hostpath")}))
 	errs := s.CSIVolumeClaimBatch(5, []structs.CSIVolumeClaimRequest{{
 		VolumeID: "data", AllocationID: "a1", Mode: structs.CSIVolumeClaimWrite,
