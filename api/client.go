@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -27,10 +28,36 @@ type Config struct {
 	// means $BERTH_ADDR, else DefaultAddress.
 	Address string
 
-	// HTTPClient sends the requests. Nil means a client of its own with no
-	// overall timeout, because blocking queries may wait for minutes.
+	// HTTPClient sends the requests. Nil means a client of its own that
+	// gives up on a connection after DialTimeout. There is no overall
+	// timeout, because blocking queries may wait for minutes: each request
+	// waits for its answer's headers as long as Timeouts says.
 	HTTPClient *http.Client
+
+	// Timeouts bound the wait for an answer; zero fields take the defaults.
+	Timeouts Timeouts
 }
+
+// Timeouts bound how long a request waits for its answer's headers (the
+// body, once they came, is read to the end).
+type Timeouts struct {
+	// Read bounds a read; a blocking query waits its wait time (and the
+	// server's jitter of up to a sixteenth) on top. Default 30 s.
+	Read time.Duration
+	// Write bounds a write. Default 150 s: the servers give a plugin's
+	// controller up to 2 minutes to create, delete or snapshot a volume.
+	Write time.Duration
+}
+
+// Default timeouts (see Timeouts).
+const (
+	DialTimeout         = 10 * time.Second
+	DefaultReadTimeout  = 30 * time.Second
+	DefaultWriteTimeout = 150 * time.Second
+	// defaultBlockingWait is the wait of a blocking query that names none
+	// (the servers' default).
+	defaultBlockingWait = 5 * time.Minute
+)
 
 // DefaultConfig returns a Config with the address from the environment.
 func DefaultConfig() Config {
@@ -43,9 +70,10 @@ func DefaultConfig() Config {
 
 // Client talks to one berth agent's HTTP API.
 type Client struct {
-	base *url.URL
-	http *http.Client
-	ctx  context.Context
+	base     *url.URL
+	http     *http.Client
+	ctx      context.Context
+	timeouts Timeouts
 }
 
 // NewClient returns a client for cfg.Address. It does not contact the server.
@@ -70,9 +98,19 @@ func NewClient(cfg Config) (*Client, error) {
 	u.Path = strings.TrimSuffix(u.Path, "/")
 	hc := cfg.HTTPClient
 	if hc == nil {
-		hc = &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
+		tr := http.DefaultTransport.(*http.Transport).Clone()
+		tr.DialContext = (&net.Dialer{Timeout: DialTimeout, KeepAlive: 30 * time.Second}).DialContext
+		tr.TLSHandshakeTimeout = DialTimeout
+		hc = &http.Client{Transport: tr}
 	}
-	return &Client{base: u, http: hc, ctx: context.Background()}, nil
+	t := cfg.Timeouts
+	if t.Read <= 0 {
+		t.Read = DefaultReadTimeout
+	}
+	if t.Write <= 0 {
+		t.Write = DefaultWriteTimeout
+	}
+	return &Client{base: u, http: hc, ctx: context.Background(), timeouts: t}, nil
 }
 
 // Address returns the base URL the client sends to.
@@ -147,8 +185,14 @@ func (c *Client) do(method, endpoint string, params url.Values, header http.Head
 	if len(params) > 0 {
 		target += "?" + params.Encode()
 	}
-	req, err := http.NewRequestWithContext(c.ctx, method, target, body)
+	wait := c.headerTimeout(method, params)
+	ctx, cancel := context.WithCancel(c.ctx)
+	timedOut := make(chan struct{})
+	timer := time.AfterFunc(wait, func() { close(timedOut); cancel() })
+	req, err := http.NewRequestWithContext(ctx, method, target, body)
 	if err != nil {
+		timer.Stop()
+		cancel()
 		return nil, fmt.Errorf("api: build %s %s: %w", method, endpoint, err)
 	}
 	for k, vs := range header {
@@ -160,17 +204,56 @@ func (c *Client) do(method, endpoint string, params url.Values, header http.Head
 		req.Header.Set("Content-Type", "application/json")
 	}
 	resp, err := c.http.Do(req)
+	if !timer.Stop() && err == nil {
+		<-timedOut // the timer fired as the answer came: its body is cut
+		err = context.Canceled
+	}
 	if err != nil {
+		cancel()
 		if c.ctx.Err() != nil {
 			return nil, fmt.Errorf("api: %s %s: %w", method, endpoint, c.ctx.Err())
 		}
+		select {
+		case <-timedOut:
+			return nil, &UnreachableError{Address: c.base.String(),
+				Err: fmt.Errorf("no answer to %s %s within %s (is this a berth agent's HTTP address, and is it up?)", method, endpoint, wait)}
+		default:
+		}
 		return nil, &UnreachableError{Address: c.base.String(), Err: unwrapURLError(err)}
 	}
+	resp.Body = cancelOnClose{resp.Body, cancel}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		defer drain(resp)
 		return nil, errorFromResponse(resp)
 	}
 	return resp, nil
+}
+
+// headerTimeout is how long a request waits for its answer's headers.
+func (c *Client) headerTimeout(method string, params url.Values) time.Duration {
+	if method != http.MethodGet {
+		return c.timeouts.Write
+	}
+	if params.Get("index") == "" {
+		return c.timeouts.Read
+	}
+	wait := defaultBlockingWait
+	if w, err := time.ParseDuration(params.Get("wait")); err == nil && w > 0 {
+		wait = w
+	}
+	return wait + wait/16 + c.timeouts.Read
+}
+
+// cancelOnClose ends a request's context when its body is closed.
+type cancelOnClose struct {
+	io.ReadCloser
+	cancel context.CancelFunc
+}
+
+func (b cancelOnClose) Close() error {
+	err := b.ReadCloser.Close()
+	b.cancel()
+	return err
 }
 
 func unwrapURLError(err error) error {

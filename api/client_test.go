@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"sync"
@@ -341,4 +342,63 @@ func TestVolumeSpec_String_HidesSecrets(t *testing.T) {
 	}
 	must.StrContains(t, v.String(), `"data"`)
 	must.EqOp(t, "<nil>", fmt.Sprint(nilSpec))
+}
+
+// TestClient_Timeouts_SilentServer: against a port that accepts and never
+// answers, a read and a write each fail once their wait for the answer's
+// headers passes, saying so and naming the address.
+func TestClient_Timeouts_SilentServer(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	must.NoError(t, err)
+	t.Cleanup(func() { _ = l.Close() })
+	var mu sync.Mutex
+	var conns []net.Conn
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, c) // held open, never answered
+			mu.Unlock()
+		}
+	}()
+	t.Cleanup(func() {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range conns {
+			_ = c.Close()
+		}
+	})
+	c, err := NewClient(Config{Address: l.Addr().String(), Timeouts: Timeouts{Read: 100 * time.Millisecond, Write: 150 * time.Millisecond}})
+	must.NoError(t, err)
+
+	_, _, err = c.Nodes().List(nil)
+	var ue *UnreachableError
+	must.True(t, errors.As(err, &ue), must.Sprintf("got %v", err))
+	must.StrContains(t, err.Error(), "no answer to GET /v1/nodes within 100ms")
+	must.StrContains(t, err.Error(), l.Addr().String())
+
+	_, err = c.Jobs().Deregister("web", false)
+	must.True(t, errors.As(err, &ue), must.Sprintf("got %v", err))
+	must.StrContains(t, err.Error(), "within 150ms")
+}
+
+// TestClient_Timeouts_BlockingQueryWaits: a blocking query is allowed its
+// wait on top of the read timeout; a plain read is not.
+func TestClient_Timeouts_BlockingQueryWaits(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		time.Sleep(300 * time.Millisecond)
+		w.Header().Set(HeaderIndex, "7")
+		_, _ = io.WriteString(w, "[]")
+	}))
+	t.Cleanup(srv.Close)
+	c, err := NewClient(Config{Address: srv.URL, Timeouts: Timeouts{Read: 100 * time.Millisecond}})
+	must.NoError(t, err)
+	_, qm, err := c.Nodes().List(&QueryOptions{WaitIndex: 3, WaitTime: 2 * time.Second})
+	must.NoError(t, err)
+	must.EqOp(t, uint64(7), qm.LastIndex)
+	_, _, err = c.Nodes().List(nil)
+	must.ErrorContains(t, err, "no answer")
 }

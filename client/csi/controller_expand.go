@@ -87,7 +87,7 @@ func (c *Client) ControllerExpandVolume(ctx context.Context, req *ExpandVolumeRe
 	if err != nil {
 		return nil, err
 	}
-	c.logger.Debug("volume expanded", "volume_id", req.ExternalVolumeID, "capacity_bytes", out.CapacityBytes,
+	c.logger.Debug("volume expanded", "external_id", req.ExternalVolumeID, "capacity_bytes", out.CapacityBytes,
 		"node_expansion_required", out.NodeExpansionRequired)
 	return out, nil
 }
@@ -130,7 +130,7 @@ func (c *Client) NodeExpandVolume(ctx context.Context, req *NodeExpandVolumeRequ
 	if err != nil {
 		return 0, err
 	}
-	c.logger.Debug("volume expanded on the node", "volume_id", req.ExternalVolumeID, "capacity_bytes", capacityBytes)
+	c.logger.Debug("volume expanded on the node", "external_id", req.ExternalVolumeID, "capacity_bytes", capacityBytes)
 	return capacityBytes, nil
 }
 

@@ -59,7 +59,7 @@ func (c *Client) ControllerPublishVolume(ctx context.Context, req *ControllerPub
 	if err != nil {
 		return nil, err
 	}
-	c.logger.Debug("volume controller-published", "volume_id", req.ExternalVolumeID, "node_id", req.ExternalNodeID, "readonly", req.ReadOnly)
+	c.logger.Debug("volume controller-published", "external_id", req.ExternalVolumeID, "external_node_id", req.ExternalNodeID, "readonly", req.ReadOnly)
 	return publishContext, nil
 }
 
@@ -86,12 +86,12 @@ func (c *Client) ControllerUnpublishVolume(ctx context.Context, externalID, exte
 		return err
 	})
 	if CodeOf(err) == CodeNotFound {
-		c.logger.Debug("volume or node already gone", "volume_id", externalID, "node_id", externalNodeID)
+		c.logger.Debug("volume or node already gone", "external_id", externalID, "external_node_id", externalNodeID)
 		return nil
 	}
 	if err != nil {
 		return err
 	}
-	c.logger.Debug("volume controller-unpublished", "volume_id", externalID, "node_id", externalNodeID)
+	c.logger.Debug("volume controller-unpublished", "external_id", externalID, "external_node_id", externalNodeID)
 	return nil
 }

@@ -82,7 +82,7 @@ func (c *Client) CreateVolume(ctx context.Context, req *CreateVolumeRequest) (*C
 	if err != nil {
 		return nil, err
 	}
-	c.logger.Debug("volume created", "name", req.Name, "volume_id", out.ExternalVolumeID)
+	c.logger.Debug("volume created", "name", req.Name, "external_id", out.ExternalVolumeID)
 	return out, nil
 }
 
@@ -141,7 +141,7 @@ func (c *Client) DeleteVolume(ctx context.Context, externalID string, secrets st
 		return err
 	})
 	if CodeOf(err) == CodeNotFound {
-		c.logger.Debug("volume already gone", "volume_id", externalID)
+		c.logger.Debug("volume already gone", "external_id", externalID)
 		return nil
 	}
 	return err
@@ -186,7 +186,7 @@ func (c *Client) ValidateVolumeCapabilities(ctx context.Context, req *ValidateRe
 			return err
 		}
 		if resp.GetConfirmed() == nil {
-			c.logger.Debug("volume capabilities not confirmed", "volume_id", req.ExternalVolumeID, "message", resp.GetMessage())
+			c.logger.Debug("volume capabilities not confirmed", "external_id", req.ExternalVolumeID, "message", resp.GetMessage())
 			out = &ValidateResponse{Message: resp.GetMessage()}
 			return nil
 		}

@@ -69,7 +69,7 @@ func (c *Client) NodeStageVolume(ctx context.Context, req *NodeStageVolumeReques
 	if err != nil {
 		return err
 	}
-	c.logger.Debug("volume staged", "volume_id", req.ExternalVolumeID, "staging_path", req.StagingPath)
+	c.logger.Debug("volume staged", "external_id", req.ExternalVolumeID, "staging_path", req.StagingPath)
 	return nil
 }
 
@@ -88,13 +88,13 @@ func (c *Client) NodeUnstageVolume(ctx context.Context, externalID, stagingPath 
 		return err
 	})
 	if CodeOf(err) == CodeNotFound {
-		c.logger.Debug("volume already gone", "volume_id", externalID, "staging_path", stagingPath)
+		c.logger.Debug("volume already gone", "external_id", externalID, "staging_path", stagingPath)
 		return nil
 	}
 	if err != nil {
 		return err
 	}
-	c.logger.Debug("volume unstaged", "volume_id", externalID, "staging_path", stagingPath)
+	c.logger.Debug("volume unstaged", "external_id", externalID, "staging_path", stagingPath)
 	return nil
 }
 
@@ -139,7 +139,7 @@ func (c *Client) NodePublishVolume(ctx context.Context, req *NodePublishVolumeRe
 	if err != nil {
 		return err
 	}
-	c.logger.Debug("volume published", "volume_id", req.ExternalVolumeID, "target_path", req.TargetPath, "readonly", req.ReadOnly)
+	c.logger.Debug("volume published", "external_id", req.ExternalVolumeID, "target_path", req.TargetPath, "readonly", req.ReadOnly)
 	return nil
 }
 
@@ -159,13 +159,13 @@ func (c *Client) NodeUnpublishVolume(ctx context.Context, externalID, targetPath
 		return err
 	})
 	if CodeOf(err) == CodeNotFound {
-		c.logger.Debug("volume already gone", "volume_id", externalID, "target_path", targetPath)
+		c.logger.Debug("volume already gone", "external_id", externalID, "target_path", targetPath)
 		return nil
 	}
 	if err != nil {
 		return err
 	}
-	c.logger.Debug("volume unpublished", "volume_id", externalID, "target_path", targetPath)
+	c.logger.Debug("volume unpublished", "external_id", externalID, "target_path", targetPath)
 	return nil
 }
 

@@ -3,12 +3,15 @@ package volumemanager
 import (
 	"context"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 
+	"github.com/hashicorp/go-hclog"
 	"github.com/shoenig/test/must"
 
 	"github.com/berth-csi/berth/client/csi"
@@ -160,4 +163,52 @@ func TestManager_Hostpath_NoStage(t *testing.T) {
 	must.NoError(t, m.UnmountVolume(ctx, "a1", "data", "hostpath", extID))
 	must.False(t, isMountPoint(t, res.HostPath))
 	must.SliceEmpty(t, readUsage(t, dataDir).Volumes)
+}
+
+// TestManager_Hostpath_LogKeysOnce: a mount and unmount logged at debug
+// name each key once per line: the volume's berth ID is volume_id (from
+// the step), the plugin's own ID external_id (from the CSI client).
+func TestManager_Hostpath_LogKeysOnce(t *testing.T) {
+	requireRoot(t)
+	p := csitest.StartHostpath(t)
+	extID, pc := hostpathVolume(t, p, true)
+	dataDir := t.TempDir()
+	var out strings.Builder
+	var mu sync.Mutex
+	logger := hclog.New(&hclog.LoggerOptions{Level: hclog.Debug, Output: lockedWriter{&mu, &out}})
+	m, err := New(Config{DataDir: dataDir, Registry: newRegistry(t, &dynamicplugins.PluginInfo{ID: "hostpath",
+		Type: structs.CSIPluginTypeMonolith, Socket: p.Socket}), Logger: logger, Retry: fastRetry})
+	must.NoError(t, err)
+	unmountAllOnCleanup(t, m)
+	ctx := context.Background()
+	_, err = m.MountVolume(ctx, &MountRequest{AllocID: "a1", VolumeID: "data", ExternalVolumeID: extID, PluginID: "hostpath",
+		AccessMode: structs.CSIVolumeAccessModeMultiNodeMultiWriter, AttachmentMode: structs.CSIVolumeAttachmentModeFilesystem,
+		PublishContext: pc})
+	must.NoError(t, err)
+	must.NoError(t, m.UnmountVolume(ctx, "a1", "data", "hostpath", extID))
+
+	mu.Lock()
+	defer mu.Unlock()
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	must.SliceNotEmpty(t, lines)
+	sawExternal := false
+	for _, l := range lines {
+		for _, key := range []string{"volume_id=", "plugin_id=", "alloc_id=", "external_id="} {
+			must.LessEq(t, 1, strings.Count(l, " "+key), must.Sprintf("%s more than once in: %s", key, l))
+		}
+		sawExternal = sawExternal || strings.Contains(l, "external_id="+extID)
+	}
+	must.True(t, sawExternal, must.Sprintf("the plugin's volume ID is logged as external_id:\n%s", out.String()))
+}
+
+// lockedWriter serializes writes to w.
+type lockedWriter struct {
+	mu *sync.Mutex
+	w  io.Writer
+}
+
+func (l lockedWriter) Write(b []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(b)
 }

@@ -32,10 +32,11 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	cfg, err := parseConfig(args, stderr)
 	if err != nil {
 		var u errUsage
+		if errors.Is(err, errHelp) {
+			return 0 // the help was asked for, and printed
+		}
 		if errors.As(err, &u) {
-			if !errors.Is(err, errHelp) {
-				fmt.Fprintf(stderr, "Error: %v\nRun 'berth agent -h' for the options.\n", err)
-			}
+			fmt.Fprintf(stderr, "Error: %v\nRun 'berth agent -h' for the options.\n", err)
 			return 2
 		}
 		fmt.Fprintf(stderr, "Error: %v\n", err)
@@ -81,7 +82,8 @@ func run(ctx context.Context, cfg *Config, stderr io.Writer) error {
 			}
 		}()
 		backend = srv
-		if cfg.Dev {
+		if cfg.Dev || len(cfg.Client.Servers) == 0 {
+			// A server that is also a client joins itself, as -dev does.
 			cfg.Client.Servers = []string{srv.RPCAddr()}
 		}
 	}
@@ -176,7 +178,12 @@ func serveHTTP(ctx context.Context, cfg *Config, backend httpapi.Backend, logger
 	}
 	hs := &http.Server{
 		Handler:           httpapi.New(backend, logger.Named("http")),
+		// A request's headers must arrive in 10 s, its body within the
+		// handler's own deadline (httpapi); an idle keep-alive connection
+		// is closed after 2 min. There is no write timeout: blocking
+		// queries answer after up to their wait.
 		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
 		BaseContext:       func(net.Listener) context.Context { return ctx },
 	}
 	httpErr := make(chan error, 1)

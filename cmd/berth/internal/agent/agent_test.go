@@ -85,6 +85,23 @@ func TestRun_Dev_ServesAndStopsCleanly(t *testing.T) {
 	must.NotEq(t, "", plug.Version)
 	t.Logf("figure: dev agent start -> hostpath 1/1 healthy in %s", time.Since(started).Round(time.Millisecond))
 
+	// A clean start: the client's first probe finds the built-in plugin
+	// listening, so nothing is logged as an error or an unhealthy plugin,
+	// and the node keeps no "became unhealthy" event.
+	var nodes []*structs.NodeListStub
+	must.True(t, getJSON(base+"/v1/nodes", &nodes))
+	must.SliceLen(t, 1, nodes)
+	var node structs.Node
+	must.True(t, getJSON(base+"/v1/node/"+nodes[0].ID, &node))
+	for _, e := range node.Events {
+		must.StrNotContains(t, e.Message, "unhealthy", must.Sprint("a node event of a clean dev start"))
+	}
+	for _, line := range strings.Split(logs.String(), "\n") {
+		if strings.Contains(line, "[ERROR]") || strings.Contains(line, "plugin unhealthy") {
+			t.Errorf("logged on a clean dev start: %s", line)
+		}
+	}
+
 	cancel()
 	select {
 	case code := <-exit:
@@ -240,4 +257,52 @@ func waitFor(t *testing.T, timeout time.Duration, what string, f func() bool, lo
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// TestRun_ServerAndClientInOneConfig: an agent whose config enables both a
+// server and a client, with no servers listed, joins its own server (as
+// -dev does) instead of failing with "no servers to join".
+func TestRun_ServerAndClientInOneConfig(t *testing.T) {
+	httpPort := freePort(t)
+	cfgFile := filepath.Join(t.TempDir(), "agent.hcl")
+	must.NoError(t, os.WriteFile(cfgFile, []byte(fmt.Sprintf(`
+name     = "both"
+data_dir = %q
+ports {
+  http = %d
+  rpc  = %d
+  serf = %d
+}
+server {
+  enabled          = true
+  bootstrap_expect = 1
+}
+client {
+  enabled = true
+}
+`, t.TempDir(), httpPort, freePort(t), freePort(t))), 0o600))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	logs := &testlog.Recorder{}
+	exit := make(chan int, 1)
+	go func() { exit <- Run(ctx, []string{"-config", cfgFile}, logs, logs) }()
+	base := "http://127.0.0.1:" + strconv.Itoa(httpPort)
+	waitFor(t, 30*time.Second, "the agent's own node ready", func() bool {
+		var nodes []*structs.NodeListStub
+		return getJSON(base+"/v1/nodes", &nodes) && len(nodes) == 1 && nodes[0].Name == "both" && nodes[0].Status == structs.NodeStatusReady
+	}, logs)
+	cancel()
+	select {
+	case code := <-exit:
+		must.EqOp(t, 0, code, must.Sprint(logs.String()))
+	case <-time.After(30 * time.Second):
+		t.Fatal("agent did not stop after its context ended")
+	}
+}
+
+// TestRun_Help: -h prints the options and exits 0, like every other -h.
+func TestRun_Help(t *testing.T) {
+	var out testlog.Recorder
+	must.EqOp(t, 0, Run(context.Background(), []string{"-h"}, &out, &out))
+	must.StrContains(t, out.String(), "-data-dir")
 }

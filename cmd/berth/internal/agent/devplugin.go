@@ -3,6 +3,7 @@ package agent
 import (
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -41,9 +42,13 @@ func findHostpath() (string, error) {
 	return p, nil
 }
 
-// startDevPlugin starts berth-hostpath on a socket in the data dir. It
-// does not wait for the socket: the plugin manager retries until the
-// plugin answers, and reports it unhealthy meanwhile.
+// devPluginWait bounds the wait for the built-in plugin's socket.
+const devPluginWait = 10 * time.Second
+
+// startDevPlugin starts berth-hostpath on a socket in the data dir and
+// waits until the socket accepts connections, so that the client's first
+// probe finds it up (a dev start logs no "plugin unhealthy" and leaves no
+// such node event).
 func startDevPlugin(dataDir string, logger hclog.Logger) (*devPlugin, error) {
 	bin, err := findHostpath()
 	if err != nil {
@@ -69,8 +74,33 @@ func startDevPlugin(dataDir string, logger hclog.Logger) (*devPlugin, error) {
 		_ = p.cmd.Wait()
 		close(p.done)
 	}()
+	if err := p.waitListening(devPluginWait); err != nil {
+		p.stop(time.Second)
+		return nil, err
+	}
 	out.Info("plugin started", "pid", p.cmd.Process.Pid, "socket", p.socket)
 	return p, nil
+}
+
+// waitListening waits until the plugin's socket accepts a connection. It
+// fails if the plugin exits first or the wait passes.
+func (p *devPlugin) waitListening(wait time.Duration) error {
+	deadline := time.Now().Add(wait)
+	for {
+		conn, err := net.DialTimeout("unix", p.socket, time.Second)
+		if err == nil {
+			_ = conn.Close()
+			return nil
+		}
+		select {
+		case <-p.done:
+			return fmt.Errorf("the built-in plugin berth-hostpath exited before it listened on %s (its output is in the log above)", p.socket)
+		case <-time.After(20 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the built-in plugin berth-hostpath did not listen on %s within %s: %v", p.socket, wait, err)
+		}
+	}
 }
 
 // stop ends the plugin: SIGTERM, then SIGKILL after a grace period.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"slices"
 	"strconv"
 
 	"github.com/berth-csi/berth/api"
@@ -250,10 +251,12 @@ func runAllocLogs(ctx context.Context, m *meta, args []string) int {
 	if err != nil {
 		return m.fail("%s", err)
 	}
-	task := ""
+	named := ""
 	if len(pos) == 2 {
-		task = pos[1]
-	} else if task, err = onlyTask(c, id); err != nil {
+		named = pos[1]
+	}
+	task, err := logTask(c, id, named)
+	if err != nil {
 		return m.fail("%s", err)
 	}
 	kind := api.LogStdout
@@ -270,14 +273,21 @@ func runAllocLogs(ctx context.Context, m *meta, args []string) int {
 	return exitOK
 }
 
-// onlyTask is the one task of the allocation's group; several are an
-// error naming them.
-func onlyTask(c *api.Client, id string) (string, error) {
+// logTask is the task whose log to print: named, if it is one of the
+// allocation's tasks, else the group's only task; an unknown name, or
+// none with several tasks, is an error that lists them.
+func logTask(c *api.Client, id, named string) (string, error) {
 	a, _, err := c.Allocations().Info(id, nil)
 	if err != nil {
 		return "", errors.New(apiError("read allocation "+strconv.Quote(id), err))
 	}
 	names := allocTaskNames(a, a.LookupTaskGroup())
+	if named != "" {
+		if slices.Contains(names, named) {
+			return named, nil
+		}
+		return "", fmt.Errorf("allocation %q has no task %q; its tasks are %s", id, named, quoteNames(names))
+	}
 	switch len(names) {
 	case 1:
 		return names[0], nil

@@ -124,7 +124,7 @@ func TestAllocLogs_Run(t *testing.T) {
 		{"stderr of a named task", []string{"alloc", "logs", "-stderr", "a11c0001", "writer"}, 0, "sh: /data/out.txt: warning\n", "", "task=writer&type=stderr"},
 		{"-stderr after the arguments", []string{"alloc", "logs", "a11c0001", "writer", "-stderr"}, 0, "sh: /data/out.txt: warning\n", "", "task=writer&type=stderr"},
 		{"no such task", []string{"alloc", "logs", "a11c0001", "nope"}, 1, "",
-			`Error: allocation "` + alloc1 + `" has no task "nope"; its tasks are "writer"` + "\n", "task=nope&type=stdout"},
+			`Error: allocation "` + alloc1 + `" has no task "nope"; its tasks are "writer"` + "\n", ""},
 		{"several tasks, none named", []string{"alloc", "logs", "5a4d"}, 1, "",
 			`Error: allocation "` + allocShard + `" has 2 tasks: "db", "backup"; name the one whose log to print: berth alloc logs 5a4d0001 <task>` + "\n", ""},
 		{"no allocation", []string{"alloc", "logs"}, 2, "", "Usage: berth alloc logs [options] <alloc> [<task>]", ""},

@@ -84,11 +84,34 @@ func (a *App) Run(ctx context.Context, args []string) int {
 		}
 		return a.Agent(ctx, args[1:], a.Stdout, a.Stderr)
 	}
+	global, args := leadingAddress(args)
+	if len(args) == 0 {
+		fmt.Fprintf(a.Stderr, "Error: %s names no command\n\n%s", strings.Join(global, " "), mainHelp())
+		return exitUsage
+	}
 	c, rest := lookup(args)
 	if c == nil {
 		return a.unknown(args)
 	}
-	return c.run(ctx, a.meta(c), rest)
+	return c.run(ctx, a.meta(c), append(global, rest...))
+}
+
+// leadingAddress takes -address (the one option every command has) from
+// before the command's name, as in `berth -address=http://h:4746 node
+// status`, and returns it to be given to the command.
+func leadingAddress(args []string) (global, rest []string) {
+	for len(args) > 0 {
+		name, _, hasValue := strings.Cut(strings.TrimLeft(args[0], "-"), "=")
+		if !strings.HasPrefix(args[0], "-") || name != "address" {
+			break
+		}
+		n := 1
+		if !hasValue && len(args) > 1 {
+			n = 2
+		}
+		global, args = append(global, args[:n]...), args[n:]
+	}
+	return global, args
 }
 
 func (a *App) meta(c *command) *meta {

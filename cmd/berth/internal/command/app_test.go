@@ -56,6 +56,7 @@ func TestApp_Run_UsageAndHelp(t *testing.T) {
 		{"members takes no args", []string{"server", "members", "x"}, 2, "", "this command takes 0 arguments"},
 		{"version", []string{"version"}, 0, "berth v" + Version + "\n", ""},
 		{"-version", []string{"-version"}, 0, "berth v", ""},
+		{"-address and no command", []string{"-address", "http://x:1"}, 2, "", "Error: -address http://x:1 names no command"},
 		{"agent is dispatched", []string{"agent", "-dev", "-http-port", "1"}, 3, "agent called with -dev -http-port 1", ""},
 	}
 	for _, tc := range cases {
@@ -85,6 +86,8 @@ func TestApp_Run_AddressFlagBeatsEnv(t *testing.T) {
 		{"flag first", []string{"volume", "status", "-address", f.srv.URL}},
 		{"flag with =", []string{"volume", "status", "-address=" + f.srv.URL}},
 		{"flag after the positional", []string{"volume", "status", "data", "-address", f.srv.URL}},
+		{"flag before the command", []string{"-address", f.srv.URL, "volume", "status"}},
+		{"flag with = before the command", []string{"--address=" + f.srv.URL, "volume", "status", "data"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -21,8 +21,11 @@ var jobRunCommand = &command{
   print each one's status as it changes, until all of them run (for a
   service or system job) or have completed (for a batch job), or one
   fails. The spec is checked before anything is sent. Running a job that
-  is already registered updates it. If <file> is "-", the spec is read
-  from standard input.
+  is already registered stores the new version and places what is
+  missing (a raised count, a failed or lost allocation's replacement);
+  allocations already running keep running as they are: to change them,
+  stop the job and run it again. If <file> is "-", the spec is read from
+  standard input.
 
   The exit status is 0 when every allocation runs or has completed, and 1
   when the spec is wrong, the scheduler could not place every allocation

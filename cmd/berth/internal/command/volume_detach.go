@@ -60,14 +60,21 @@ func runVolumeDetach(ctx context.Context, m *meta, args []string) int {
 		fmt.Fprintf(m.stdout, "Volume %q has no claims on node %q to release\n", volID, shortID(nodeID, false))
 		return exitOK
 	}
+	fmt.Fprint(m.stdout, releasingLine(volID, nodeID, released))
+	fmt.Fprintf(m.stdout, "\"berth volume status %s\" shows each claim until it is freed\n", volID)
+	return exitOK
+}
+
+// releasingLine says which allocations' claims a detach releases, in
+// the order of their IDs (the servers answer in no order).
+func releasingLine(volID, nodeID string, released []string) string {
 	short := make([]string, len(released))
 	for i, id := range released {
 		short[i] = shortID(id, false)
 	}
-	fmt.Fprintf(m.stdout, "Releasing the claims of volume %q on node %q: %s %s\n", volID, shortID(nodeID, false),
+	sort.Strings(short)
+	return fmt.Sprintf("Releasing the claims of volume %q on node %q: %s %s\n", volID, shortID(nodeID, false),
 		pluralWord(len(released), "allocation"), strings.Join(short, ", "))
-	fmt.Fprintf(m.stdout, "\"berth volume status %s\" shows each claim until it is freed\n", volID)
-	return exitOK
 }
 
 // detachNode resolves a node ID prefix among the nodes and the nodes the

@@ -47,3 +47,12 @@ func TestVolumeDetach_Run(t *testing.T) {
 		})
 	}
 }
+
+// TestVolumeDetach_ReleasingLine: several released allocations are listed
+// in the order of their IDs, whatever order the servers answered in.
+func TestVolumeDetach_ReleasingLine(t *testing.T) {
+	for _, released := range [][]string{{alloc2, alloc1}, {alloc1, alloc2}} {
+		must.EqOp(t, "Releasing the claims of volume \"data\" on node \"8a1c2f3e\": allocations a11c0001, a11c0002\n",
+			releasingLine("data", node1, released))
+	}
+}
