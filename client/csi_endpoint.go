@@ -145,6 +145,7 @@ func (e *clientCSI) ControllerDeleteSnapshot(ctx context.Context, args *structs.
 func (e *clientCSI) ControllerListSnapshots(ctx context.Context, args *structs.ClientCSIControllerListSnapshotsRequest, reply *structs.ClientCSIControllerListSnapshotsResponse) error {
 	return e.controller(ctx, args.PluginID, args.NodeID, "snapshot list", func(ctx context.Context, cc *csi.Client) error {
 		resp, err := cc.ListSnapshots(ctx, &csi.ListSnapshotsRequest{
+			SnapshotID:    args.SnapshotID,
 			MaxEntries:    args.MaxEntries,
 			StartingToken: args.StartingToken,
 			Secrets:       args.Secrets,

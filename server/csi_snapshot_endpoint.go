@@ -61,8 +61,9 @@ func (v *CSIVolume) CreateSnapshot(ctx context.Context, args *structs.CSISnapsho
 	return err
 }
 
-// DeleteSnapshot deletes a snapshot at the provider; one already gone is
-// deleted.
+// DeleteSnapshot deletes a snapshot at the provider. CSI's delete of a
+// snapshot that does not exist succeeds, so where the plugin can list
+// snapshots, one it does not list is NotFound instead of "deleted".
 func (v *CSIVolume) DeleteSnapshot(ctx context.Context, args *structs.CSISnapshotDeleteRequest, reply *structs.CSISnapshotDeleteResponse) error {
 	if done, err := v.srv.forward("CSIVolume.DeleteSnapshot", args, args, reply); done {
 		return err
@@ -70,6 +71,9 @@ func (v *CSIVolume) DeleteSnapshot(ctx context.Context, args *structs.CSISnapsho
 	if args.PluginID == "" || args.SnapshotID == "" {
 		return structs.NewError(structs.CodeBadRequest, "snapshot delete: give the plugin ID and the snapshot ID (got plugin %q, snapshot %q)",
 			args.PluginID, args.SnapshotID)
+	}
+	if _, err := v.srv.findSnapshot(ctx, args.PluginID, args.SnapshotID, args.Secrets); err != nil {
+		return err
 	}
 	req := &structs.ClientCSIControllerDeleteSnapshotRequest{PluginID: args.PluginID, SnapshotID: args.SnapshotID, Secrets: args.Secrets}
 	err := v.srv.callController(ctx, controllerCall{plugin: args.PluginID, need: capSnapshot,
@@ -81,6 +85,30 @@ func (v *CSIVolume) DeleteSnapshot(ctx context.Context, args *structs.CSISnapsho
 	var ierr error
 	reply.Index, ierr = v.srv.State().LatestIndex()
 	return ierr
+}
+
+// findSnapshot asks the plugin's controller for one snapshot. It returns
+// nil, and no error, when the plugin cannot list snapshots (nothing can be
+// known); a snapshot it does not list is NotFound.
+func (s *Server) findSnapshot(ctx context.Context, pluginID, snapshotID string, secrets structs.CSISecrets) (*structs.CSISnapshot, error) {
+	plugins, err := s.pluginsWith(capListSnapshots)
+	if err != nil || !slices.Contains(plugins, pluginID) {
+		return nil, err
+	}
+	req := &structs.ClientCSIControllerListSnapshotsRequest{PluginID: pluginID, SnapshotID: snapshotID, Secrets: secrets}
+	var resp structs.ClientCSIControllerListSnapshotsResponse
+	err = s.callController(ctx, controllerCall{plugin: pluginID, need: capListSnapshots,
+		method: "ClientCSI.ControllerListSnapshots", node: &req.NodeID, opts: &req.QueryOptions, args: req, reply: &resp})
+	if err != nil {
+		return nil, fmt.Errorf("snapshot %q: look it up with plugin %q: %w", snapshotID, pluginID, err)
+	}
+	for _, sn := range resp.Snapshots {
+		if sn != nil && sn.ID == snapshotID {
+			return sn, nil
+		}
+	}
+	return nil, structs.NewError(structs.CodeNotFound,
+		"snapshot %q not found at plugin %q; `berth volume snapshot list -plugin %s` lists its snapshots", snapshotID, pluginID, pluginID)
 }
 
 // ListSnapshots reads one page of snapshots, of one plugin or of every

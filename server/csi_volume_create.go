@@ -79,10 +79,14 @@ func (v *CSIVolume) create(ctx context.Context, vol *structs.CSIVolume) (*struct
 	if err != nil {
 		return nil, err
 	}
+	capMin, err := v.restoreCapacity(ctx, vol)
+	if err != nil {
+		return nil, err
+	}
 	req := &structs.ClientCSIControllerCreateVolumeRequest{
 		PluginID:           vol.PluginID,
 		Name:               name,
-		CapacityMin:        vol.RequestedCapacityMin,
+		CapacityMin:        capMin,
 		CapacityMax:        vol.RequestedCapacityMax,
 		Capabilities:       vol.RequestedCapabilities,
 		MountOptions:       vol.MountOptions,
@@ -190,6 +194,60 @@ func (v *CSIVolume) cloneSource(vol *structs.CSIVolume) (string, error) {
 			vol.ID, vol.CloneID, src.PluginID, vol.PluginID)
 	}
 	return src.ExternalID, nil
+}
+
+// restoreCapacity is the least capacity to ask for: the volume's
+// capacity_min, else, for a restore, the snapshot's size (or, when the
+// plugin does not say it, that of the snapshot's source volume if berth
+// knows it), and for a clone the source volume's (drivers such as the
+// kubernetes-csi hostpath driver refuse a restore with no capacity
+// range). Unknown sizes ask for none.
+func (v *CSIVolume) restoreCapacity(ctx context.Context, vol *structs.CSIVolume) (int64, error) {
+	if vol.RequestedCapacityMin > 0 {
+		return vol.RequestedCapacityMin, nil
+	}
+	var size int64
+	switch {
+	case vol.SnapshotID != "":
+		sn, err := v.srv.findSnapshot(ctx, vol.PluginID, vol.SnapshotID, vol.Secrets)
+		if err != nil {
+			return 0, fmt.Errorf("volume %q: snapshot_id: %w", vol.ID, err)
+		}
+		if sn == nil {
+			break
+		}
+		if size = sn.SizeBytes; size == 0 && sn.ExternalSourceVolumeID != "" {
+			known, err := knownVolumes(v.srv.State(), vol.Namespace, vol.PluginID)
+			if err != nil {
+				return 0, err
+			}
+			if size, err = v.capacityOf(vol.Namespace, known[sn.ExternalSourceVolumeID]); err != nil {
+				return 0, err
+			}
+		}
+	case vol.CloneID != "":
+		var err error
+		if size, err = v.capacityOf(vol.Namespace, vol.CloneID); err != nil {
+			return 0, err
+		}
+	}
+	if vol.RequestedCapacityMax > 0 && size > vol.RequestedCapacityMax {
+		return 0, structs.NewError(structs.CodeBadRequest, "volume %q: capacity_max %d is smaller than its source (%d bytes); raise it or leave it out",
+			vol.ID, vol.RequestedCapacityMax, size)
+	}
+	return size, nil
+}
+
+// capacityOf is a registered volume's capacity, 0 if unknown.
+func (v *CSIVolume) capacityOf(namespace, id string) (int64, error) {
+	if id == "" {
+		return 0, nil
+	}
+	src, err := v.srv.State().CSIVolumeByID(nil, namespace, id)
+	if err != nil || src == nil {
+		return 0, err
+	}
+	return src.Capacity, nil
 }
 
 // regrow answers a create of a volume that exists: the same volume, grown

@@ -126,6 +126,7 @@ type ClientCSIControllerDeleteSnapshotResponse struct{}
 type ClientCSIControllerListSnapshotsRequest struct {
 	PluginID      string
 	NodeID        string
+	SnapshotID    string // only this snapshot (none if it does not exist)
 	MaxEntries    int32
 	StartingToken string
 	Secrets       CSISecrets

@@ -2,6 +2,7 @@ package integration
 
 import (
 	"encoding/json"
+	"fmt"
 	"testing"
 	"time"
 
@@ -131,9 +132,12 @@ func TestController_Snapshots_Hostpath(t *testing.T) {
 	must.Eq(t, "", byExt[restored.ExternalID], must.Sprint("a deregistered volume is unknown to berth"))
 
 	var del structs.CSISnapshotDeleteResponse
-	for range 2 { // deleting a deleted snapshot succeeds
-		must.NoError(t, rpc(t, via, "CSIVolume.DeleteSnapshot", &structs.CSISnapshotDeleteRequest{PluginID: "hostpath", SnapshotID: first.ID}, &del))
-	}
+	must.NoError(t, rpc(t, via, "CSIVolume.DeleteSnapshot", &structs.CSISnapshotDeleteRequest{PluginID: "hostpath", SnapshotID: first.ID}, &del))
+	// CSI's delete of a missing snapshot succeeds; berth asks first, and
+	// says it is not there instead of "deleted".
+	err = rpc(t, via, "CSIVolume.DeleteSnapshot", &structs.CSISnapshotDeleteRequest{PluginID: "hostpath", SnapshotID: first.ID}, &del)
+	must.ErrorIs(t, err, structs.ErrNotFound)
+	must.ErrorContains(t, err, fmt.Sprintf("snapshot %q not found at plugin \"hostpath\"", first.ID))
 	var list structs.CSISnapshotListResponse
 	must.NoError(t, rpc(t, via, "CSIVolume.ListSnapshots", &structs.CSISnapshotListRequest{PluginID: "hostpath"}, &list))
 	must.SliceLen(t, 1, list.Snapshots)
@@ -239,6 +243,19 @@ func TestController_Mock_SecretsAndTopology(t *testing.T) {
 	must.NoError(t, rpc(t, via, "CSIVolume.CreateSnapshot", &structs.CSISnapshotCreateRequest{
 		VolumeID: "data", Name: "snap-1", Secrets: structs.CSISecrets{"secretKey": snapSecret}}, &sresp))
 	replies = append(replies, &sresp)
+
+	// A restore with no capacity_min asks for the snapshot's size, here
+	// (the mock says none) its source volume's (drivers such as the
+	// kubernetes-csi hostpath driver refuse a restore with no capacity
+	// range).
+	must.EqOp(t, 0, sresp.Snapshot.SizeBytes)
+	restore := createSpec("restored")
+	restore.PluginID, restore.Topologies, restore.Secrets = "mock", []*structs.CSITopology{mockTopo}, spec.Secrets
+	restore.RequestedCapacityMin, restore.SnapshotID = 0, sresp.Snapshot.ID
+	_, err = create(t, via, restore)
+	must.NoError(t, err)
+	must.True(t, mock.Received("CreateVolume", fmt.Sprintf(`"name":"restored","capacity_range":{"required_bytes":%d}`, vol.Capacity)),
+		must.Sprint("the restore asked for the source volume's size"))
 
 	var get structs.CSIVolumeGetResponse
 	must.NoError(t, rpc(t, via, "CSIVolume.Get", &structs.CSIVolumeGetRequest{ID: "data"}, &get))
