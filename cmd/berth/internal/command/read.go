@@ -115,8 +115,9 @@ func allPages[T any](start string, fetch func(token string) ([]T, string, error)
 			return nil, err
 		}
 		all = append(all, items...)
+		hit := found != nil && found(items) // the last page too
 		switch {
-		case next == "" || found != nil && found(items):
+		case next == "" || hit:
 			return all, nil
 		case seen[next]:
 			return nil, fmt.Errorf("page %d hands back next token %q a second time; the listing would never end", pages, next)
