@@ -24,6 +24,7 @@ const (
 	alloc4     = "a11c0004-dddd-4c4c-8888-00000000000d"
 	allocShard = "5a4d0001-eeee-4c4c-8888-00000000000e"
 	allocCrash = "c4a50001-ffff-4c4c-8888-00000000000f"
+	allocFlaky = "f1a50001-eeee-4c4c-8888-00000000000e"
 	allocWeb   = "b0000001-1111-4c4c-8888-000000000010"
 	allocRep1  = "b0000002-2222-4c4c-8888-000000000011"
 	allocRep2  = "b0000003-3333-4c4c-8888-000000000012"
@@ -159,6 +160,14 @@ func runStages() map[string][][]*structs.AllocListStub {
 			{stub(allocCrash, "crash", "crash", node1, "pending")},
 			{stub(allocCrash, "crash", "crash", node1, "failed")},
 		},
+		// A task that exits once and restarts after a backoff: the
+		// allocation stays pending while its events change.
+		"flaky": {
+			{stub(allocFlaky, "flaky", "flaky", node1, "pending")},
+			{modified(stub(allocFlaky, "flaky", "flaky", node1, "pending"), 2)},
+			{modified(stub(allocFlaky, "flaky", "flaky", node1, "pending"), 2)},
+			{modified(stub(allocFlaky, "flaky", "flaky", node1, "running"), 3)},
+		},
 		"report": {
 			{stub(allocRep1, "report", "report", node1, "pending"), stub(allocRep2, "report", "report", node3, "pending")},
 			{stub(allocRep1, "report", "report", node1, "running"), stub(allocRep2, "report", "report", node3, "complete")},
@@ -173,8 +182,32 @@ func runStages() map[string][][]*structs.AllocListStub {
 	}
 }
 
+// modified sets a stub's ModifyIndex n after the register's.
+func modified(a *structs.AllocListStub, n uint64) *structs.AllocListStub {
+	a.ModifyIndex = jobRegisterIndex + n
+	return a
+}
+
+// flakyAlloc is the allocation of job "flaky" once its task exited and
+// waits to restart.
+func flakyAlloc() *structs.Allocation {
+	at := func(s int) time.Time { return time.Date(2026, 3, 1, 12, 0, s, 0, time.UTC) }
+	return &structs.Allocation{ID: allocFlaky, JobID: "flaky", TaskGroup: "flaky", NodeID: node1,
+		DesiredStatus: "run", ClientStatus: "pending", ModifyIndex: jobRegisterIndex + 2,
+		TaskStates: map[string]*structs.TaskState{"server": {State: "pending", Events: []*structs.TaskEvent{
+			{Type: "Received", Time: at(0)},
+			{Type: "Started", Time: at(1)},
+			{Type: "Terminated", Message: "exit code 1", Time: at(2)},
+			{Type: "Restarting", Message: "restart 1 of 2 in 15s", Time: at(2)},
+		}}}}
+}
+
 // jobRoutes answers the job, allocation and log routes, and volume detach.
 func (f *fixture) jobRoutes(mux *http.ServeMux) {
+	mux.HandleFunc("GET /v1/allocation/"+allocFlaky, func(w http.ResponseWriter, r *http.Request) {
+		f.recordRead(r)
+		reply(w, jobRegisterIndex+2, flakyAlloc())
+	})
 	jobID := func(j *structs.Job) string { return j.ID }
 	mux.HandleFunc("GET /v1/jobs", listRoute(90, fixtureJobs, jobID, jobStub))
 	mux.HandleFunc("GET /v1/job/{id}", getRoute(90, "job", fixtureJobs, jobID))

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/berth-csi/berth/api"
@@ -114,12 +115,79 @@ type follower struct {
 	seen    map[string]string // alloc ID -> client status last printed
 	waiting int               // allocations not yet where they should be
 	news    bool              // step printed something
+	// modified is the ModifyIndex at which each allocation's task events
+	// were last read; shown is how far the events of each "alloc/task"
+	// were shown.
+	modified map[string]uint64
+	shown    map[string]eventMark
+}
+
+// eventMark is the time of the last event shown and how many events of
+// that time were shown (events can share a time).
+type eventMark struct {
+	at time.Time
+	n  int
+}
+
+// notableEvents are the task events that explain why an allocation is
+// not running yet: a task that exited and restarts, a setup that failed
+// and is tried again.
+var notableEvents = map[string]bool{
+	"Terminated": true, "Restarting": true, "Not Restarting": true,
+	"Driver Failure": true, "Setup Failure": true, "Fenced": true,
+}
+
+// taskNews prints the notable task events of an allocation that is not
+// yet where it should be, once each, when the allocation changed, so that
+// a task in its restart backoff is not waited on in silence.
+func (f *follower) taskNews(a *structs.AllocListStub) {
+	if a.ClientStatus == f.goal() || isTerminal(a) {
+		return
+	}
+	last, known := f.modified[a.ID]
+	f.modified[a.ID] = a.ModifyIndex
+	if !known || last == a.ModifyIndex {
+		return // first seen (as placed), or unchanged
+	}
+	alloc, _, err := f.c.Allocations().Info(a.ID, nil)
+	if err != nil {
+		return // the next change tries again; the status lines go on
+	}
+	for _, name := range sortedKeys(alloc.TaskStates) {
+		ts, key := alloc.TaskStates[name], a.ID+"/"+name
+		if ts == nil {
+			continue
+		}
+		mark, same := f.shown[key], 0
+		for _, e := range ts.Events {
+			if e == nil {
+				continue
+			}
+			if e.Time.Equal(mark.at) {
+				if same++; same <= mark.n {
+					continue
+				}
+				mark.n = same
+			} else if e.Time.After(mark.at) {
+				mark, same = eventMark{at: e.Time, n: 1}, 1
+			} else {
+				continue
+			}
+			f.shown[key] = mark
+			notable := notableEvents[e.Type] || e.Type == "Setting Up Volumes" && strings.Contains(e.Message, "failed")
+			if notable {
+				fmt.Fprintf(f.m.stdout, "    Allocation %q, task %q: %s\n", shortID(a.ID, false), name, eventText(e))
+				f.news = true
+			}
+		}
+	}
 }
 
 // followJob prints the status changes of the job's allocations until all
 // of them run (complete, for batch) or one fails.
 func (m *meta) followJob(ctx context.Context, c *api.Client, job *structs.Job, placed []*structs.AllocListStub, since uint64) int {
-	f := &follower{m: m, c: c, job: job, since: since, seen: map[string]string{}}
+	f := &follower{m: m, c: c, job: job, since: since, seen: map[string]string{},
+		modified: map[string]uint64{}, shown: map[string]eventMark{}}
 	tracked := map[string]bool{}
 	for _, a := range placed {
 		// Announced with the register: only changes are news.
@@ -200,6 +268,9 @@ func (f *follower) step(allocs []*structs.AllocListStub) (int, bool) {
 				shortID(a.NodeID, false), a.ClientStatus)
 		case last != a.ClientStatus:
 			fmt.Fprintf(m.stdout, "    Allocation %q: %s -> %s\n", shortID(a.ID, false), last, a.ClientStatus)
+		}
+		if known {
+			f.taskNews(a)
 		}
 		switch {
 		case a.ClientStatus == goal && a.DesiredStatus == structs.AllocDesiredStatusRun:

@@ -85,6 +85,15 @@ func TestJobRun_Run(t *testing.T) {
     Task "server": Terminated: exit code 1
     Task "server": Not Restarting: exceeded 2 restarts in 30m0s; restart mode is "fail"
 `, `Error: job "crash": allocation "c4a50001" failed; see "berth alloc status c4a50001" and "berth alloc logs c4a50001"` + "\n", true},
+		{"a task restarts before it runs", []string{"job", "run", spec("flaky", "service")}, "", 0,
+			`==> Registered job "flaky" (service)
+    Allocation "f1a50001" placed on node "8a1c2f3e" (group "flaky")
+==> Following the allocations of job "flaky"...
+    Allocation "f1a50001", task "server": Terminated: exit code 1
+    Allocation "f1a50001", task "server": Restarting: restart 1 of 2 in 15s
+    Allocation "f1a50001": pending -> running
+==> Job "flaky": 1 allocation running
+`, "", true},
 		{"placement failures", []string{"job", "run", spec("nospace", "service")}, "", 1,
 			`==> Registered job "nospace" (service)
     Group "db": 2 allocations not placed:
