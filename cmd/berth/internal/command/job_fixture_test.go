@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/berth-csi/berth/structs"
@@ -25,6 +26,7 @@ const (
 	allocShard = "5a4d0001-eeee-4c4c-8888-00000000000e"
 	allocCrash = "c4a50001-ffff-4c4c-8888-00000000000f"
 	allocFlaky = "f1a50001-eeee-4c4c-8888-00000000000e"
+	allocLate  = "1a7e0001-dddd-4c4c-8888-00000000000d"
 	allocWeb   = "b0000001-1111-4c4c-8888-000000000010"
 	allocRep1  = "b0000002-2222-4c4c-8888-000000000011"
 	allocRep2  = "b0000003-3333-4c4c-8888-000000000012"
@@ -160,6 +162,10 @@ func runStages() map[string][][]*structs.AllocListStub {
 			{stub(allocCrash, "crash", "crash", node1, "pending")},
 			{stub(allocCrash, "crash", "crash", node1, "failed")},
 		},
+		// A plugin job whose plugin registers after its allocation runs.
+		"late": {
+			{stub(allocLate, "late", "g", node1, "running")},
+		},
 		// A task that exits once and restarts after a backoff: the
 		// allocation stays pending while its events change.
 		"flaky": {
@@ -204,6 +210,16 @@ func flakyAlloc() *structs.Allocation {
 
 // jobRoutes answers the job, allocation and log routes, and volume detach.
 func (f *fixture) jobRoutes(mux *http.ServeMux) {
+	// Plugin "late" is not registered for its first two reads.
+	var lateReads atomic.Int32
+	mux.HandleFunc("GET /v1/plugin/csi/late", func(w http.ResponseWriter, r *http.Request) {
+		f.recordRead(r)
+		if lateReads.Add(1) <= 2 {
+			replyError(w, 404, "NotFound", `plugin "late" not found`)
+			return
+		}
+		reply(w, 61, &structs.CSIPlugin{ID: "late", ControllersHealthy: 1, ControllersExpected: 1, NodesHealthy: 1, NodesExpected: 1})
+	})
 	mux.HandleFunc("GET /v1/allocation/"+allocFlaky, func(w http.ResponseWriter, r *http.Request) {
 		f.recordRead(r)
 		reply(w, jobRegisterIndex+2, flakyAlloc())

@@ -82,7 +82,10 @@ func runJobRun(ctx context.Context, m *meta, args []string) int {
 		fmt.Fprintf(m.stdout, "Follow the job with \"berth job status %s\"\n", job.ID)
 		return exitOK
 	}
-	return m.followJob(ctx, c, job, resp.Placed, wm.LastIndex)
+	if code := m.followJob(ctx, c, job, resp.Placed, wm.LastIndex); code != exitOK || job.Type == structs.JobTypeBatch {
+		return code
+	}
+	return m.waitPlugins(ctx, c, job)
 }
 
 // placementFailures prints why allocations were not placed and returns

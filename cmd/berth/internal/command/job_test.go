@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/shoenig/test/must"
 
@@ -344,4 +345,39 @@ func TestApp_JobAllocAndDetachHelp(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestJobRun_WaitsForItsPlugin: job run of a plugin job ends once the
+// plugin is registered healthy, so that plugin status right after it
+// finds the plugin.
+func TestJobRun_WaitsForItsPlugin(t *testing.T) {
+	defer func(d time.Duration) { pluginWaitPoll = d }(pluginWaitPoll)
+	pluginWaitPoll = 10 * time.Millisecond
+	f := newFixture(t)
+	spec := writeSpec(t, "late.hcl", `job "late" {
+  type = "system"
+  group "g" {
+    task "plugin" {
+      driver = "exec"
+      config {
+        command = "/bin/true"
+      }
+      csi_plugin {
+        id        = "late"
+        type      = "monolith"
+        mount_dir = "/csi"
+      }
+    }
+  }
+}
+`)
+	r := runCLI(t, f.srv.URL, "", "job", "run", spec)
+	mustExit(t, r, 0, "")
+	must.EqOp(t, `==> Registered job "late" (system)
+==> Following the allocations of job "late"...
+    Allocation "1a7e0001" (group "g", node "8a1c2f3e"): running
+==> Job "late": 1 allocation running
+==> Waiting for plugin "late" to be registered healthy (1 node instance, 1 controller instance)...
+==> Plugin "late" registered: controllers 1/1 healthy, nodes 1/1 healthy
+`, r.stdout)
 }
