@@ -1,5 +1,6 @@
-# A service that appends the date to a file on the CSI volume "data"
-# (create it first with examples/hostpath-volume.hcl), then sleeps:
+# A service that appends the time to a file on the CSI volume "data" and
+# prints it (create the volume first with examples/hostpath-volume.hcl),
+# then sleeps:
 #
 #   berth job run examples/hostpath-job.hcl
 #   berth alloc logs <alloc> writer
@@ -22,7 +23,7 @@ job "writer" {
 
       config {
         command = "/bin/sh"
-        args    = ["-c", "date >> /data/out.txt; sleep 3600"]
+        args    = ["-c", "date -u +%FT%TZ | tee -a /data/out.txt; sleep 3600"]
       }
 
       volume_mount {

@@ -112,6 +112,20 @@ func (m *meta) providerVolumes(c *api.Client, pluginID string) {
 		m.println("Cannot list the plugin's volumes: " + oneLine(err.Error()))
 		return
 	}
+	// berth's volumes first, by ID, then those it does not know, by the
+	// plugin's ID (the plugin's own order is only for paging).
+	sort.SliceStable(vols, func(i, j int) bool {
+		a, b := vols[i], vols[j]
+		switch {
+		case a == nil || b == nil:
+			return b == nil && a != nil
+		case (a.VolumeID == "") != (b.VolumeID == ""):
+			return a.VolumeID != ""
+		case a.VolumeID != b.VolumeID:
+			return a.VolumeID < b.VolumeID
+		}
+		return a.ExternalID < b.ExternalID
+	})
 	rows := make([][]string, 0, len(vols))
 	for _, v := range vols {
 		if v == nil {

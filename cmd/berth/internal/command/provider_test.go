@@ -8,11 +8,12 @@ import (
 )
 
 // hostpathProviderTable is what plugin hostpath's controller lists, all
-// three pages of it.
+// three pages of it: berth's volumes by ID, then the others by external
+// ID, whatever the plugin's order.
 const hostpathProviderTable = `External ID  Berth Volume        Capacity   Published Nodes       Condition
-vol-7777     (unknown to berth)  2.0 GiB    <none>                abnormal: backing file missing
-vol-0003     logs                512.0 MiB  <none>                not reported
 vol-0001     data                1.0 GiB    hp-node-1, hp-node-2  healthy
+vol-0003     logs                512.0 MiB  <none>                not reported
+vol-7777     (unknown to berth)  2.0 GiB    <none>                abnormal: backing file missing
 vol-8888     (unknown to berth)  unknown    <none>                not reported
 vol-9999     (unknown to berth)  1.5 GiB    <none>                not reported
 `
