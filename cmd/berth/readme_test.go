@@ -17,8 +17,8 @@ import (
 
 	"github.com/shoenig/test/must"
 
-	bexec "github.com/berth-csi/berth/client/drivers/exec"
 	"github.com/berth-csi/berth/client/csitest"
+	bexec "github.com/berth-csi/berth/client/drivers/exec"
 )
 
 // TestREADME_DevAgent runs, as written, the README's walkthroughs on the
