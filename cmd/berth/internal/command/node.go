@@ -2,6 +2,8 @@ package command
 
 import (
 	"context"
+	"slices"
+	"sort"
 	"strconv"
 
 	"github.com/berth-csi/berth/api"
@@ -52,6 +54,14 @@ func (m *meta) nodeList(nodes []*structs.NodeListStub, verbose bool) {
 		m.println("No nodes registered")
 		return
 	}
+	// By name, as people know their nodes, then by ID.
+	nodes = slices.Clone(nodes)
+	sort.SliceStable(nodes, func(i, j int) bool {
+		if nodes[i].Name != nodes[j].Name {
+			return nodes[i].Name < nodes[j].Name
+		}
+		return nodes[i].ID < nodes[j].ID
+	})
 	rows := make([][]string, 0, len(nodes))
 	for _, n := range nodes {
 		rows = append(rows, []string{shortID(n.ID, verbose), n.Datacenter, n.Name, n.Status,

@@ -2,9 +2,12 @@ package command
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/shoenig/test/must"
+
+	"github.com/berth-csi/berth/structs"
 )
 
 func TestStatusCommands_Output(t *testing.T) {
@@ -223,4 +226,21 @@ func TestStatusCommands_JSON_IsTheAPIsJSON(t *testing.T) {
 			must.StrContains(t, r.stdout, "\n    ", must.Sprint("indented"))
 		})
 	}
+}
+
+// TestNodeList_ByName: nodes are listed by name, then ID, whatever order
+// the API answered in.
+func TestNodeList_ByName(t *testing.T) {
+	var out strings.Builder
+	m := &meta{stdout: &out}
+	m.nodeList([]*structs.NodeListStub{
+		{ID: "9e41b2f0-0000-0000-0000-000000000000", Name: "c1", Datacenter: "dc1", Status: "ready"},
+		{ID: "5c0d3e7a-0000-0000-0000-000000000000", Name: "c2", Datacenter: "dc1", Status: "ready"},
+		{ID: "1c0d3e7a-0000-0000-0000-000000000000", Name: "c2", Datacenter: "dc1", Status: "down"},
+	}, false)
+	must.EqOp(t, `ID        DC   Name  Status  CSI Controllers  CSI Nodes
+9e41b2f0  dc1  c1    ready   0                0
+1c0d3e7a  dc1  c2    down    0                0
+5c0d3e7a  dc1  c2    ready   0                0
+`, out.String())
 }
