@@ -111,9 +111,6 @@ func coded(err error, method, peer string) error {
 // reply encoding.
 func roundTrip(ctx context.Context, conn net.Conn, method string, args, reply any) (err error) {
 	body, err := encode(args)
-	if err == nil && len(body) > maxBodyLen {
-		err = errFrameTooLarge
-	}
 	if err != nil {
 		return structs.NewError(structs.CodeBadRequest, "rpc: %s: encode args: %v", method, err)
 	}
@@ -126,7 +123,7 @@ func roundTrip(ctx context.Context, conn net.Conn, method string, args, reply an
 	}
 	frame, err := appendFrame(nil, &h, body)
 	if err != nil {
-		return structs.NewError(structs.CodeBadRequest, "rpc: %s: %v", method, err)
+		return structs.NewError(structs.CodeBadRequest, "rpc: %s: args: %v", method, err)
 	}
 
 	// On cancel, wake a blocked read or write and give up the conn. A yamux

@@ -1,7 +1,6 @@
 package rpc
 
 import (
-	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -22,13 +21,19 @@ import (
 // step when a body does not decode, so a bad body costs one error response,
 // not the connection.
 const (
+	// MaxFrameSize bounds one message on the wire, length prefix, header
+	// and body together: the largest request or reply either side sends
+	// or accepts. A peer that declares more is cut off before any of it
+	// is read. 16 MiB is four times gRPC's default message limit, which
+	// already bounds anything a CSI plugin returns, and leaves room for a
+	// node with many plugins or a long list.
+	MaxFrameSize = 16 << 20
+
 	framePrefixLen = 8
 	maxHeaderLen   = 64 << 10
-	// maxBodyLen bounds one request or reply body.
-	maxBodyLen = 64 << 20
 	// eagerReadLen: bodies up to this size are read into one allocation;
-	// larger ones grow as bytes arrive, so a lying length cannot make the
-	// reader allocate memory the peer never sends.
+	// larger ones grow as bytes arrive, so a lying length costs the reader
+	// the bytes the peer sent, not the bytes it declared.
 	eagerReadLen = 64 << 10
 )
 
@@ -48,11 +53,8 @@ func appendFrame(dst []byte, h *header, body []byte) ([]byte, error) {
 	if err != nil {
 		return dst, fmt.Errorf("rpc: encode header: %w", err)
 	}
-	if len(hb) > maxHeaderLen {
-		return dst, fmt.Errorf("%w: header of %d bytes", errFrameTooLarge, len(hb))
-	}
-	if len(body) > maxBodyLen {
-		return dst, fmt.Errorf("%w: body of %d bytes, limit %d", errFrameTooLarge, len(body), maxBodyLen)
+	if err := checkFrameLen(uint64(len(hb)), uint64(len(body))); err != nil {
+		return dst, err
 	}
 	dst = binary.BigEndian.AppendUint32(dst, uint32(len(hb)))
 	dst = binary.BigEndian.AppendUint32(dst, uint32(len(body)))
@@ -60,10 +62,23 @@ func appendFrame(dst []byte, h *header, body []byte) ([]byte, error) {
 	return append(dst, body...), nil
 }
 
+// checkFrameLen refuses a frame whose header or whole length is over the
+// limits.
+func checkFrameLen(hlen, blen uint64) error {
+	if hlen > maxHeaderLen {
+		return fmt.Errorf("%w: header of %d bytes, limit %d", errFrameTooLarge, hlen, maxHeaderLen)
+	}
+	if n := framePrefixLen + hlen + blen; n > MaxFrameSize {
+		return fmt.Errorf("%w: %d bytes, limit %d", errFrameTooLarge, n, MaxFrameSize)
+	}
+	return nil
+}
+
 // readFrame reads one message. It returns io.EOF when r ends cleanly between
 // messages, io.ErrUnexpectedEOF when it ends inside one, errFrameTooLarge or
 // errMalformedHeader when the bytes are not a frame; after any error the
-// stream is out of step and must be closed.
+// stream is out of step and must be closed. The lengths are checked before
+// anything is allocated, and the header is decoded before the body is read.
 func readFrame(r io.Reader) (header, []byte, error) {
 	var h header
 	var prefix [framePrefixLen]byte
@@ -75,39 +90,42 @@ func readFrame(r io.Reader) (header, []byte, error) {
 	if hlen == 0 {
 		return h, nil, fmt.Errorf("%w: empty header", errMalformedHeader)
 	}
-	if hlen > maxHeaderLen {
-		return h, nil, fmt.Errorf("%w: header of %d bytes", errFrameTooLarge, hlen)
-	}
-	if blen > maxBodyLen {
-		return h, nil, fmt.Errorf("%w: body of %d bytes, limit %d", errFrameTooLarge, blen, maxBodyLen)
-	}
-	hb, err := readN(r, hlen)
-	if err != nil {
+	if err := checkFrameLen(uint64(hlen), uint64(blen)); err != nil {
 		return h, nil, err
 	}
-	body, err := readN(r, blen)
+	hb, err := readN(r, int(hlen))
 	if err != nil {
 		return h, nil, err
 	}
 	if err := structs.Decode(hb, &h); err != nil {
 		return h, nil, fmt.Errorf("%w: %v", errMalformedHeader, err)
 	}
+	body, err := readN(r, int(blen))
+	if err != nil {
+		return h, nil, err
+	}
 	return h, body, nil
 }
 
 // readN reads exactly n bytes; running out early is io.ErrUnexpectedEOF.
-func readN(r io.Reader, n uint32) ([]byte, error) {
+// The buffer starts at eagerReadLen at most and doubles, never past n, as
+// bytes arrive.
+func readN(r io.Reader, n int) ([]byte, error) {
 	if n == 0 {
 		return nil, nil
 	}
-	if n <= eagerReadLen {
-		b := make([]byte, n)
-		_, err := io.ReadFull(r, b)
-		return b, inFrame(err)
+	b := make([]byte, 0, min(n, eagerReadLen))
+	for len(b) < n {
+		if len(b) == cap(b) {
+			b = append(make([]byte, 0, min(2*cap(b), n)), b...)
+		}
+		got, err := io.ReadFull(r, b[len(b):cap(b)])
+		b = b[:len(b)+got]
+		if err != nil {
+			return nil, inFrame(err)
+		}
 	}
-	var buf bytes.Buffer
-	_, err := io.CopyN(&buf, r, int64(n))
-	return buf.Bytes(), inFrame(err)
+	return b, nil
 }
 
 // inFrame turns io.EOF inside a frame into io.ErrUnexpectedEOF.

@@ -11,6 +11,31 @@
 // (dial, broken session, cancelled or expired context) are CodeUnavailable,
 // so a caller may retry another server.
 //
+// Limits bound what a peer can make the process hold:
+//   - MaxFrameSize (16 MiB) bounds one request or reply, prefix, header and
+//     body together, on both sides. A frame that declares more is refused
+//     from its length prefix and costs the connection; memory for a body
+//     grows with the bytes that arrive, never up front to the declared
+//     length.
+//   - A new connection must send its type byte within the first-byte
+//     timeout (DefaultFirstByteTimeout, WithFirstByteTimeout).
+//   - A connection may idle between requests, and a method may take as long
+//     as its caller waits; but once a request's first byte arrives, the rest
+//     must arrive within the frame timeout (DefaultFrameTimeout,
+//     WithFrameTimeout), or the connection (a stream, over yamux) is closed.
+//     An idle yamux session is watched by yamux's keepalive.
+//   - Mux caps the connections it holds, of every type (raft's too), in all
+//     (DefaultMaxConns: half the process's file descriptor limit, so that
+//     RPC exhaustion leaves descriptors for the HTTP API and the rest) and
+//     per remote IP (DefaultMaxConnsPerIP, or half the total if lower);
+//     WithMaxConns and WithMaxConnsPerIP change them. Past a cap a
+//     connection is closed as soon as it is accepted.
+//
+// Every refusal is logged with the peer's address (refusals of connections
+// over a cap at most ten a second, the next line counting the rest).
+// FuzzReadFrame fuzzes the frame decoder; its seeds are in
+// testdata/fuzz/FuzzReadFrame and run with the other tests.
+//
 // Imports: the standard library, external modules (yamux, the msgpack codec,
 // hclog) and berth's structs package only. It must never import state, fsm,
 // server or client: they build on it, not the other way round.
@@ -20,6 +45,8 @@
 // Every goroutine has an owner and a stop path:
 //   - Mux.Serve owns its accept loop and the first-byte reads; it hands each
 //     connection to a handler on its own goroutine and does not wait for it.
+//     The handler owns the connection; closing it frees its place under the
+//     Mux's caps.
 //   - Server owns ServeConn, ServeMultiplex and ServeSession calls and the
 //     per-request goroutines they start; Server.Shutdown cancels them all and
 //     waits for them. A method that takes a context.Context is cancelled when

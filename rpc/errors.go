@@ -9,11 +9,14 @@ import (
 
 // Sentinels for failures that do not cross the wire as coded errors.
 var (
-	ErrBadService      = errors.New("rpc: bad service")
-	errFrameTooLarge   = errors.New("rpc: frame too large")
-	errMalformedHeader = errors.New("rpc: malformed frame header")
-	errSeqMismatch     = errors.New("rpc: response does not match request")
-	errPoolShutdown    = errors.New("rpc: pool shut down")
+	ErrBadService         = errors.New("rpc: bad service")
+	errFrameTooLarge      = errors.New("rpc: frame too large")
+	errMalformedHeader    = errors.New("rpc: malformed frame header")
+	errFrameTimeout       = errors.New("rpc: request too slow")
+	errTooManyConns       = errors.New("rpc: too many connections")
+	errTooManyConnsFromIP = errors.New("rpc: too many connections from one address")
+	errSeqMismatch        = errors.New("rpc: response does not match request")
+	errPoolShutdown       = errors.New("rpc: pool shut down")
 )
 
 // wireError splits a method's error into the response header fields that

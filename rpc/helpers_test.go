@@ -5,12 +5,15 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"net"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/yamux"
 	"github.com/shoenig/test/must"
 
@@ -53,6 +56,12 @@ type testService struct {
 
 func (s *testService) Echo(args *EchoArgs, reply *EchoReply) error {
 	reply.Name, reply.N = args.Name, args.N
+	return nil
+}
+
+// Grow replies with a name of args.N bytes.
+func (s *testService) Grow(args *EchoArgs, reply *EchoReply) error {
+	reply.Name = strings.Repeat("g", args.N)
 	return nil
 }
 
@@ -112,6 +121,7 @@ func (s *testService) NotServed(int) error { return nil }
 // testServer is a Server behind a Mux on a real 127.0.0.1 listener.
 type testServer struct {
 	addr     string
+	mux      *Mux
 	srv      *Server
 	svc      *testService
 	accepted [256]atomic.Int64 // connections handed over, by type
@@ -119,24 +129,45 @@ type testServer struct {
 	stop     func()
 }
 
+// serverSetup configures startServerWith; its zero value is startServer's.
+type serverSetup struct {
+	logger   hclog.Logger // default: testlog.Logger
+	mux      []MuxOption
+	server   []ServerOption
+	handlers map[byte]func(net.Conn) // more connection types to serve
+}
+
 // startServer serves "Test" on addr ("127.0.0.1:0" for any port) until the
 // test ends or stop is called.
 func startServer(t testing.TB, addr string) *testServer {
 	t.Helper()
-	logger := testlog.Logger(t, "test")
+	return startServerWith(t, addr, serverSetup{})
+}
+
+// startServerWith is startServer configured by setup.
+func startServerWith(t testing.TB, addr string, setup serverSetup) *testServer {
+	t.Helper()
+	logger := setup.logger
+	if logger == nil {
+		logger = testlog.Logger(t, "test")
+	}
 	l, err := net.Listen("tcp", addr)
 	must.NoError(t, err)
 
 	ts := &testServer{
 		addr:     l.Addr().String(),
-		srv:      NewServer(logger),
+		srv:      NewServer(logger, setup.server...),
 		svc:      &testService{slowStarted: make(chan struct{}, 1), slowDone: make(chan error, 16)},
 		sessions: make(chan *yamux.Session, 16),
 	}
 	must.NoError(t, ts.srv.Register("Test", ts.svc))
 
 	ctx, cancel := context.WithCancel(context.Background())
-	mux := NewMux(logger, l)
+	mux := NewMux(logger, l, setup.mux...)
+	ts.mux = mux
+	for typ, fn := range setup.handlers {
+		mux.Handle(typ, fn)
+	}
 	mux.Handle(TypeRPC, func(c net.Conn) {
 		ts.accepted[TypeRPC].Add(1)
 		ts.srv.ServeConn(ctx, c)
@@ -177,6 +208,27 @@ func testCtx(t testing.TB) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	t.Cleanup(cancel)
 	return ctx
+}
+
+// recordedLogger returns a logger whose lines the test can read back; they
+// go to t.Log too if the test fails.
+func recordedLogger(t testing.TB) (hclog.Logger, *testlog.Recorder) {
+	rec := &testlog.Recorder{}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Log(rec.String())
+		}
+	})
+	return rec.Logger("test"), rec
+}
+
+// assertClosed asserts the peer closes conn: a read ends in EOF or a
+// reset, within a bound generous enough for a loaded machine.
+func assertClosed(t testing.TB, conn net.Conn) {
+	t.Helper()
+	must.NoError(t, conn.SetReadDeadline(time.Now().Add(10*time.Second)))
+	_, err := io.Copy(io.Discard, conn)
+	must.True(t, err == nil || isReset(err), must.Sprintf("want the conn closed, got %v", err))
 }
 
 // rawFrame builds a frame from raw header and body bytes.

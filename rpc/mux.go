@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -17,36 +19,83 @@ import (
 const DefaultFirstByteTimeout = 5 * time.Second
 
 // Mux accepts connections on one listener and hands each to the handler of
-// the type its first byte names.
+// the type its first byte names. It caps the connections it holds, in all
+// and per remote IP (see mux_limits.go): past a cap a new connection is
+// closed as soon as it is accepted, so a flood of connections cannot take
+// every file descriptor of the process.
 type Mux struct {
-	// FirstByteTimeout bounds the wait for the type byte, so a silent
-	// connection cannot pin a goroutine. Set it before Serve.
-	FirstByteTimeout time.Duration
+	firstByteTimeout time.Duration
+	limits           *connLimits
 
 	logger hclog.Logger
 	l      net.Listener
 
 	mu       sync.RWMutex
 	handlers map[byte]func(net.Conn)
+
+	accepted atomic.Uint64 // every connection accepted, refused ones too
+	refused  atomic.Uint64 // connections closed at once for a cap
+
+	// Owned by the accept loop: at most refusalLogBurst refusals are
+	// logged per refusalLogWindow; the next line logged says how many
+	// were not.
+	refusalWindow    time.Time
+	refusalsLogged   int
+	refusalsUnlogged int
+}
+
+// MuxOption configures a Mux.
+type MuxOption func(*Mux)
+
+// WithFirstByteTimeout bounds the wait for a new connection's type byte, so
+// a silent connection cannot pin a goroutine and a descriptor; d <= 0
+// keeps DefaultFirstByteTimeout.
+func WithFirstByteTimeout(d time.Duration) MuxOption {
+	return func(m *Mux) {
+		if d > 0 {
+			m.firstByteTimeout = d
+		}
+	}
+}
+
+// WithMaxConns caps the connections the Mux holds at once, of every type;
+// n <= 0 removes the cap. The default is half the process's file
+// descriptor limit (see DefaultMaxConns).
+func WithMaxConns(n int) MuxOption {
+	return func(m *Mux) { m.limits.max = max(n, 0) }
+}
+
+// WithMaxConnsPerIP caps the connections the Mux holds at once from one
+// remote IP; n <= 0 removes the cap. The default is DefaultMaxConnsPerIP,
+// or half the total cap when that is lower.
+func WithMaxConnsPerIP(n int) MuxOption {
+	return func(m *Mux) { m.limits.maxPerIP = max(n, 0) }
 }
 
 // NewMux returns a Mux over l with no handlers.
-func NewMux(logger hclog.Logger, l net.Listener) *Mux {
+func NewMux(logger hclog.Logger, l net.Listener, opts ...MuxOption) *Mux {
 	if logger == nil {
 		logger = hclog.NewNullLogger()
 	}
-	return &Mux{
-		FirstByteTimeout: DefaultFirstByteTimeout,
+	m := &Mux{
+		firstByteTimeout: DefaultFirstByteTimeout,
+		limits:           newConnLimits(),
 		logger:           logger.Named("rpc_mux"),
 		l:                l,
 		handlers:         map[byte]func(net.Conn){},
 	}
+	for _, o := range opts {
+		o(m)
+	}
+	m.limits.setDefaults()
+	return m
 }
 
 // Handle routes connections of type t to fn. fn runs on its own goroutine,
-// owns the conn (the type byte already read) and must close it; Serve does
-// not wait for it, so fn's owner must give it a stop path. A later Handle
-// for the same type replaces the earlier one.
+// owns the conn (the type byte already read) and must close it: closing it
+// frees its place under the caps. Serve does not wait for fn, so fn's
+// owner must give it a stop path. A later Handle for the same type
+// replaces the earlier one.
 func (m *Mux) Handle(t byte, fn func(net.Conn)) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -67,9 +116,12 @@ func (m *Mux) Serve(ctx context.Context) error {
 	var handshakes sync.WaitGroup
 	defer handshakes.Wait()
 
+	m.logger.Info("accepting connections", "addr", m.l.Addr(),
+		"max_conns", m.limits.max, "max_conns_per_ip", m.limits.maxPerIP,
+		"first_byte_timeout", m.firstByteTimeout)
 	var backoff time.Duration
 	for {
-		conn, err := m.l.Accept()
+		raw, err := m.l.Accept()
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil
@@ -88,6 +140,12 @@ func (m *Mux) Serve(ctx context.Context) error {
 			}
 		}
 		backoff = 0
+		m.accepted.Add(1)
+		conn, err := m.limits.admit(raw)
+		if err != nil {
+			m.refuse(raw, err)
+			continue
+		}
 		handshakes.Add(1)
 		go func() {
 			fn := m.handshake(ctx, conn)
@@ -99,18 +157,50 @@ func (m *Mux) Serve(ctx context.Context) error {
 	}
 }
 
+// A flood of refused connections must not flood the log too: at most
+// refusalLogBurst lines per refusalLogWindow.
+const (
+	refusalLogWindow = time.Second
+	refusalLogBurst  = 10
+)
+
+// refuse logs a connection over a cap, naming the peer, and closes it.
+func (m *Mux) refuse(conn net.Conn, cause error) {
+	defer conn.Close()
+	m.refused.Add(1)
+	if now := time.Now(); now.Sub(m.refusalWindow) >= refusalLogWindow {
+		m.refusalWindow, m.refusalsLogged = now, 0
+	}
+	if m.refusalsLogged >= refusalLogBurst {
+		m.refusalsUnlogged++
+		return
+	}
+	m.refusalsLogged++
+	args := []any{"remote_addr", remoteAddr(conn), "error", cause}
+	if m.refusalsUnlogged > 0 {
+		args = append(args, "refused_unlogged", m.refusalsUnlogged)
+		m.refusalsUnlogged = 0
+	}
+	m.logger.Warn("refusing connection", args...)
+}
+
 // handshake reads conn's type byte and returns its handler, or closes conn
 // and returns nil.
 func (m *Mux) handshake(ctx context.Context, conn net.Conn) func(net.Conn) {
 	stop := context.AfterFunc(ctx, func() { _ = conn.Close() })
-	_ = conn.SetReadDeadline(time.Now().Add(m.FirstByteTimeout))
+	_ = conn.SetReadDeadline(time.Now().Add(m.firstByteTimeout))
 	var b [1]byte
 	_, err := io.ReadFull(conn, b[:])
 	if !stop() {
 		return nil // Serve is stopping and closed conn
 	}
 	if err != nil {
-		m.logger.Debug("no connection type received", "remote_addr", remoteAddr(conn), "error", err)
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			m.logger.Warn("closing connection: no connection type received", "remote_addr", remoteAddr(conn),
+				"first_byte_timeout", m.firstByteTimeout)
+		} else {
+			m.logger.Debug("no connection type received", "remote_addr", remoteAddr(conn), "error", err)
+		}
 		_ = conn.Close()
 		return nil
 	}

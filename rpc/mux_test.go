@@ -14,11 +14,11 @@ import (
 )
 
 // startMux serves a Mux on 127.0.0.1 until the test ends.
-func startMux(t *testing.T, setup func(*Mux)) (addr string, stop func() error) {
+func startMux(t *testing.T, setup func(*Mux), opts ...MuxOption) (addr string, stop func() error) {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	must.NoError(t, err)
-	m := NewMux(testlog.Logger(t, "test"), l)
+	m := NewMux(testlog.Logger(t, "test"), l, opts...)
 	setup(m)
 	ctx, cancel := context.WithCancel(context.Background())
 	served := make(chan error, 1)
@@ -71,9 +71,8 @@ func TestMux_Serve_ClosesUnserved(t *testing.T) {
 		{name: "silent", write: nil},
 	}
 	addr, _ := startMux(t, func(m *Mux) {
-		m.FirstByteTimeout = 200 * time.Millisecond
 		m.Handle(TypeRPC, func(c net.Conn) { c.Close() })
-	})
+	}, WithFirstByteTimeout(200*time.Millisecond))
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			conn, err := net.Dial("tcp", addr)
@@ -110,4 +109,30 @@ func TestMux_Serve_Stops(t *testing.T) {
 		must.NoError(t, l.Close())
 		must.ErrorIs(t, <-served, net.ErrClosed)
 	})
+}
+
+// TestMux_Serve_FirstByteDeadline: a connection that never says its type
+// is closed after the first-byte timeout, and the log names it; one that
+// says it in time is served past that timeout.
+func TestMux_Serve_FirstByteDeadline(t *testing.T) {
+	logger, rec := recordedLogger(t)
+	ts := startServerWith(t, "127.0.0.1:0", serverSetup{
+		logger: logger,
+		mux:    []MuxOption{WithFirstByteTimeout(150 * time.Millisecond)},
+	})
+
+	silent, err := net.Dial("tcp", ts.addr)
+	must.NoError(t, err)
+	defer silent.Close()
+	served, err := Dial(testCtx(t), ts.addr, TypeRPC)
+	must.NoError(t, err)
+	defer served.Close()
+
+	assertClosed(t, silent)
+	must.StrContains(t, rec.String(), "no connection type received: remote_addr="+silent.LocalAddr().String())
+	must.StrContains(t, rec.String(), "first_byte_timeout=150ms")
+
+	var reply EchoReply
+	must.NoError(t, CallConn(testCtx(t), served, "Test.Echo", &EchoArgs{Name: "in time"}, &reply))
+	must.Eq(t, "in time", reply.Name)
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -327,4 +328,28 @@ func TestPool_WithLocalIP(t *testing.T) {
 	must.Nil(t, NewPool(nil, 0, WithLocalIP("0.0.0.0")).localIP, must.Sprint("an unspecified address lets the system choose"))
 	must.False(t, isLoopback("10.0.0.1:4747"))
 	must.True(t, isLoopback("127.0.0.1:4747"))
+}
+
+// TestPool_Call_FrameLimit: a message near MaxFrameSize (a big node update,
+// a long list) goes through; args past it are refused by the caller before
+// they are sent, a reply past it is answered with an Internal error that
+// says so, and the session is still good.
+func TestPool_Call_FrameLimit(t *testing.T) {
+	ts := startServer(t, "127.0.0.1:0")
+	p := newPool(t)
+
+	big := strings.Repeat("v", MaxFrameSize-1024)
+	var reply EchoReply
+	must.NoError(t, p.Call(testCtx(t), ts.addr, "Test.Echo", &EchoArgs{Name: big}, &reply))
+	must.Eq(t, len(big), len(reply.Name))
+
+	err := p.Call(testCtx(t), ts.addr, "Test.Echo", &EchoArgs{Name: big + strings.Repeat("v", 2048)}, &reply)
+	assertCoded(t, err, structs.CodeBadRequest, "Test.Echo", errFrameTooLarge.Error())
+
+	err = p.Call(testCtx(t), ts.addr, "Test.Grow", &EchoArgs{N: MaxFrameSize}, &reply)
+	assertCoded(t, err, structs.CodeInternal, "Test.Grow", errFrameTooLarge.Error())
+
+	must.NoError(t, p.Call(testCtx(t), ts.addr, "Test.Echo", &EchoArgs{Name: "small"}, &reply))
+	must.Eq(t, "small", reply.Name)
+	must.Eq(t, 1, ts.accepted[TypeMultiplex].Load(), must.Sprint("one session throughout"))
 }

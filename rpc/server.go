@@ -17,10 +17,17 @@ import (
 	"github.com/berth-csi/berth/structs"
 )
 
+// DefaultFrameTimeout bounds how long the rest of a request may take to
+// arrive once its first byte has: a MaxFrameSize request at 560 KB/s. The
+// wait for a request to start is not bounded; a connection may idle
+// between calls.
+const DefaultFrameTimeout = 30 * time.Second
+
 // Server serves registered receivers over connections (ServeConn), yamux
 // sessions (ServeMultiplex, ServeSession) and in process (Call).
 type Server struct {
-	logger hclog.Logger
+	logger       hclog.Logger
+	frameTimeout time.Duration
 
 	mu       sync.RWMutex
 	services map[string]*service
@@ -34,18 +41,38 @@ type Server struct {
 	wg       sync.WaitGroup // ServeConn/ServeSession/ServeMultiplex/Call in progress
 }
 
+// ServerOption configures a Server.
+type ServerOption func(*Server)
+
+// WithFrameTimeout sets how long the rest of a request may take to arrive
+// once its first byte has; d <= 0 keeps DefaultFrameTimeout. A peer that
+// stalls inside a request loses its connection (or its stream, over a
+// yamux session).
+func WithFrameTimeout(d time.Duration) ServerOption {
+	return func(s *Server) {
+		if d > 0 {
+			s.frameTimeout = d
+		}
+	}
+}
+
 // NewServer returns a server with no services.
-func NewServer(logger hclog.Logger) *Server {
+func NewServer(logger hclog.Logger, opts ...ServerOption) *Server {
 	if logger == nil {
 		logger = hclog.NewNullLogger()
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	return &Server{
-		logger:   logger.Named("rpc"),
-		services: map[string]*service{},
-		ctx:      ctx,
-		cancel:   cancel,
+	s := &Server{
+		logger:       logger.Named("rpc"),
+		frameTimeout: DefaultFrameTimeout,
+		services:     map[string]*service{},
+		ctx:          ctx,
+		cancel:       cancel,
 	}
+	for _, o := range opts {
+		o(s)
+	}
+	return s
 }
 
 // Register serves rcvr's methods as "name.Method". Methods of these forms
@@ -109,7 +136,10 @@ func (s *Server) enter() bool {
 // or the server shuts down, then closes conn. Requests are served
 // concurrently; responses are written whole, one at a time. When the peer
 // stops sending (EOF) it is taken to have hung up: the contexts of its
-// methods in flight are cancelled.
+// methods in flight are cancelled. The peer may idle between requests, but
+// once one starts it must arrive whole within the frame timeout and within
+// MaxFrameSize; otherwise conn is closed and the reason logged with the
+// peer's address.
 func (s *Server) ServeConn(ctx context.Context, conn net.Conn) {
 	if !s.enter() {
 		_ = conn.Close()
@@ -126,7 +156,7 @@ func (s *Server) ServeConn(ctx context.Context, conn net.Conn) {
 	r := bufio.NewReader(conn)
 	var inflight sync.WaitGroup
 	for {
-		h, body, err := readFrame(r)
+		h, body, err := s.readRequest(conn, r)
 		if err != nil {
 			s.logReadError(conn, err)
 			break
@@ -142,13 +172,35 @@ func (s *Server) ServeConn(ctx context.Context, conn net.Conn) {
 	_ = conn.Close()
 }
 
+// readRequest waits, without a deadline, for the first byte of the next
+// request on r (conn, buffered), then reads the request whole within the
+// frame timeout.
+func (s *Server) readRequest(conn net.Conn, r *bufio.Reader) (header, []byte, error) {
+	if _, err := r.Peek(1); err != nil {
+		return header{}, nil, err
+	}
+	_ = conn.SetReadDeadline(time.Now().Add(s.frameTimeout))
+	h, body, err := readFrame(r)
+	if err != nil {
+		var ne net.Error
+		if errors.As(err, &ne) && ne.Timeout() {
+			err = fmt.Errorf("%w: not whole within %s: %w", errFrameTimeout, s.frameTimeout, err)
+		}
+		return h, nil, err
+	}
+	_ = conn.SetReadDeadline(time.Time{})
+	return h, body, nil
+}
+
 // logReadError logs why a connection stopped, quietly for ordinary ends.
 func (s *Server) logReadError(conn net.Conn, err error) {
 	switch {
 	case errors.Is(err, io.EOF), errors.Is(err, net.ErrClosed):
 		return
-	case errors.Is(err, errFrameTooLarge), errors.Is(err, errMalformedHeader):
-		s.logger.Warn("dropping connection: bad frame", "remote_addr", remoteAddr(conn), "error", err)
+	case errors.Is(err, errFrameTooLarge), errors.Is(err, errMalformedHeader), errors.Is(err, errFrameTimeout):
+		s.logger.Warn("dropping connection: bad request", "remote_addr", remoteAddr(conn), "error", err)
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		s.logger.Info("connection closed inside a request", "remote_addr", remoteAddr(conn))
 	default:
 		s.logger.Debug("connection read failed", "remote_addr", remoteAddr(conn), "error", err)
 	}
@@ -167,7 +219,16 @@ func (s *Server) serveRequest(ctx context.Context, sc *serverConn, h *header, bo
 		resp.Error, resp.Code = wireError(err)
 		out = nil
 	}
-	if err := sc.write(&resp, out); err != nil {
+	frame, err := appendFrame(nil, &resp, out)
+	if err != nil {
+		// The reply (or the error) does not fit a frame: say so instead.
+		resp.Error, resp.Code = wireError(structs.NewError(structs.CodeInternal, "rpc: %s: reply: %v", h.ServiceMethod, err))
+		frame, err = appendFrame(nil, &resp, nil)
+	}
+	if err == nil {
+		err = sc.write(frame)
+	}
+	if err != nil {
 		s.logger.Debug("write response failed", "method", h.ServiceMethod, "remote_addr", remoteAddr(sc.conn), "error", err)
 		_ = sc.conn.Close() // the read loop ends and the conn is torn down
 	}
@@ -189,9 +250,6 @@ func (s *Server) dispatchWire(ctx context.Context, serviceMethod string, body []
 		return nil, err
 	}
 	out, err := encode(reply.Interface())
-	if err == nil && len(out) > maxBodyLen {
-		err = errFrameTooLarge
-	}
 	if err != nil {
 		return nil, structs.NewError(structs.CodeInternal, "rpc: %s: encode reply: %v", serviceMethod, err)
 	}
@@ -278,14 +336,10 @@ type serverConn struct {
 	mu   sync.Mutex
 }
 
-func (c *serverConn) write(h *header, body []byte) error {
-	frame, err := appendFrame(nil, h, body)
-	if err != nil {
-		return err
-	}
+func (c *serverConn) write(frame []byte) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	_, err = c.conn.Write(frame)
+	_, err := c.conn.Write(frame)
 	return err
 }
 

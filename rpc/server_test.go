@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hashicorp/yamux"
 	"github.com/shoenig/test/must"
 
 	"github.com/berth-csi/berth/internal/testlog"
@@ -186,4 +187,96 @@ func TestServer_Shutdown(t *testing.T) {
 	// The listener still accepts, but the server no longer serves.
 	err := p.Call(testCtx(t), ts.addr, "Test.Echo", &EchoArgs{}, &EchoReply{})
 	assertCoded(t, err, structs.CodeUnavailable, "Test.Echo", ts.addr)
+}
+
+// TestServer_ServeConn_OversizeFrame: a request that declares more than
+// MaxFrameSize (60 MiB, as in issue 11) costs the sender its connection at
+// once, before any body is read, with a log line naming it; others are
+// still served.
+func TestServer_ServeConn_OversizeFrame(t *testing.T) {
+	logger, rec := recordedLogger(t)
+	ts := startServerWith(t, "127.0.0.1:0", serverSetup{logger: logger})
+	p := newPool(t)
+
+	conn, err := Dial(testCtx(t), ts.addr, TypeRPC)
+	must.NoError(t, err)
+	defer conn.Close()
+	hdr := mustEncode(t, &header{ServiceMethod: "Test.Echo", Seq: 7})
+	_, err = conn.Write(append(declared(hdr, 60<<20), make([]byte, 4096)...))
+	must.NoError(t, err)
+
+	assertClosed(t, conn)
+	logs := rec.String()
+	must.StrContains(t, logs, "frame too large")
+	must.StrContains(t, logs, "remote_addr="+conn.LocalAddr().String())
+
+	var reply EchoReply
+	must.NoError(t, p.Call(testCtx(t), ts.addr, "Test.Echo", &EchoArgs{Name: "other"}, &reply))
+	must.Eq(t, "other", reply.Name)
+}
+
+// TestServer_ServeConn_FrameTimeout: a request started and not finished
+// within the frame timeout costs its connection (or its stream, over a
+// session), with a log line naming the peer. A connection idle between
+// requests and a method slower than the timeout are not cut.
+func TestServer_ServeConn_FrameTimeout(t *testing.T) {
+	const frameTimeout = 150 * time.Millisecond
+	logger, rec := recordedLogger(t)
+	ts := startServerWith(t, "127.0.0.1:0", serverSetup{
+		logger: logger,
+		server: []ServerOption{WithFrameTimeout(frameTimeout)},
+	})
+	p := newPool(t)
+	partial := rawFrame(mustEncode(t, &header{ServiceMethod: "Test.Echo", Seq: 7}), mustEncode(t, &EchoArgs{Name: "x"}))[:12]
+
+	t.Run("stalled inside a request", func(t *testing.T) {
+		conn, err := Dial(testCtx(t), ts.addr, TypeRPC)
+		must.NoError(t, err)
+		defer conn.Close()
+		_, err = conn.Write(partial)
+		must.NoError(t, err)
+
+		assertClosed(t, conn)
+		logs := rec.String()
+		must.StrContains(t, logs, "request too slow")
+		must.StrContains(t, logs, "remote_addr="+conn.LocalAddr().String())
+	})
+
+	t.Run("stalled inside a request on a stream", func(t *testing.T) {
+		conn, err := Dial(testCtx(t), ts.addr, TypeMultiplex)
+		must.NoError(t, err)
+		sess, err := yamux.Client(conn, yamuxConfig(testlog.Logger(t, "client")))
+		must.NoError(t, err)
+		defer sess.Close()
+		st, err := sess.Open()
+		must.NoError(t, err)
+		defer st.Close()
+		_, err = st.Write(partial)
+		must.NoError(t, err)
+
+		must.NoError(t, st.SetReadDeadline(time.Now().Add(10*time.Second)))
+		_, err = io.Copy(io.Discard, st)
+		must.NoError(t, err, must.Sprint("the server closes the stream"))
+
+		var reply EchoReply
+		must.NoError(t, CallSession(testCtx(t), sess, "Test.Echo", &EchoArgs{Name: "same session"}, &reply))
+		must.Eq(t, "same session", reply.Name, must.Sprint("the session is still served"))
+	})
+
+	t.Run("idle between requests", func(t *testing.T) {
+		conn, err := Dial(testCtx(t), ts.addr, TypeRPC)
+		must.NoError(t, err)
+		defer conn.Close()
+		var reply EchoReply
+		must.NoError(t, CallConn(testCtx(t), conn, "Test.Echo", &EchoArgs{Name: "before"}, &reply))
+		time.Sleep(3 * frameTimeout)
+		must.NoError(t, CallConn(testCtx(t), conn, "Test.Echo", &EchoArgs{Name: "after"}, &reply))
+		must.Eq(t, "after", reply.Name)
+	})
+
+	t.Run("method slower than the timeout", func(t *testing.T) {
+		var reply EchoReply
+		must.NoError(t, p.Call(testCtx(t), ts.addr, "Test.Slow", &SlowArgs{Wait: 3 * frameTimeout}, &reply))
+		must.Eq(t, "slept", reply.Name)
+	})
 }
