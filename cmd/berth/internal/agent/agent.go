@@ -177,7 +177,7 @@ func serveHTTP(ctx context.Context, cfg *Config, backend httpapi.Backend, logger
 		return fmt.Errorf("HTTP API: listen on %s: %w (is another agent using -http-port %d?)", httpAddr, err, cfg.Ports.HTTP)
 	}
 	hs := &http.Server{
-		Handler:           httpapi.New(backend, logger.Named("http")),
+		Handler: httpapi.New(backend, logger.Named("http")),
 		// A request's headers must arrive in 10 s, its body within the
 		// handler's own deadline (httpapi); an idle keep-alive connection
 		// is closed after 2 min. There is no write timeout: blocking
