@@ -78,7 +78,7 @@ func twoWriters(t *testing.T, killA string, edit func(pluginJob string) string) 
 		return p != nil && p.NodesHealthy == 2
 	})
 	timedCLI(t, w.bin, w.s, "volume", "create", writeSpec(t, "data.hcl", volumeSpec("data",
-		`topology_request { required { topology { segments = { zone = "c1" } } } }`)))
+		inZoneC1)))
 	timedCLI(t, w.bin, w.s, "job", "run", writeSpec(t, "a.hcl", stubbornWriter("a", "A", killA)))
 	w.a = running(jobAllocs(t, w.bin, w.s, "a"))
 	must.SliceLen(t, 1, w.a)

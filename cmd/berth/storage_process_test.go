@@ -106,6 +106,13 @@ func writeSpec(t *testing.T, name, body string) string {
 	return path
 }
 
+// inZoneC1 is a volume spec's topology_request for zone c1.
+const inZoneC1 = `topology_request {
+  required {
+    topology { segments = { zone = "c1" } }
+  }
+}`
+
 func volumeSpec(id, extra string) string {
 	return fmt.Sprintf(`
 id        = %q

@@ -272,7 +272,7 @@ func TestProcess_Workloads(t *testing.T) {
 
 	// A volume in zone c1: created by c1's instance, placed only on c1.
 	timedCLI(t, bin, s, "volume", "create", writeSpec(t, "data.hcl", volumeSpec("data",
-		`topology_request { required { topology { segments = { zone = "c1" } } } }`)))
+		inZoneC1)))
 
 	start := time.Now()
 	timedCLI(t, bin, s, "job", "run", writeSpec(t, "writer.hcl", volumeJob("writer", 1, "data", "single-node-writer",
@@ -319,7 +319,7 @@ func TestProcess_Workloads(t *testing.T) {
 	// Two allocs on c1 share one staged volume; a restart of c1's agent
 	// unstages nothing and leaves both running.
 	timedCLI(t, bin, s, "volume", "create", writeSpec(t, "shared.hcl", strings.Replace(volumeSpec("shared",
-		`topology_request { required { topology { segments = { zone = "c1" } } } }`), "single-node-writer", "multi-node-multi-writer", 1)))
+		inZoneC1), "single-node-writer", "multi-node-multi-writer", 1)))
 	timedCLI(t, bin, s, "job", "run", writeSpec(t, "pair.hcl", volumeJob("pair", 2, "shared", "multi-node-multi-writer",
 		`echo "$BERTH_ALLOC_ID" >> /data/allocs; exec sleep 1000`)))
 	pair := running(jobAllocs(t, bin, s, "pair"))

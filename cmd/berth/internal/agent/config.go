@@ -7,13 +7,13 @@ import (
 	"io"
 	"strings"
 
-	"github.com/hashicorp/hcl/v2/hclsimple"
-
+	"github.com/berth-csi/berth/cmd/berth/internal/spec"
 	"github.com/berth-csi/berth/server"
 )
 
 // Config is the agent's configuration: the HCL file's shape, which every
-// flag can override.
+// flag can override. The file is decoded by spec.DecodeConfig, with the
+// specs' errors (file, line, field, the name meant); the tags are gohcl's.
 type Config struct {
 	Name     string `hcl:"name,optional"`
 	DataDir  string `hcl:"data_dir,optional"`
@@ -141,7 +141,7 @@ func parseConfig(args []string, stderr io.Writer) (*Config, error) {
 
 	cfg := defaultConfig()
 	if configFile != "" {
-		if err := hclsimple.DecodeFile(configFile, nil, cfg); err != nil {
+		if err := spec.DecodeConfigFile(configFile, cfg); err != nil {
 			return nil, fmt.Errorf("agent config: %w", err)
 		}
 		fillDefaults(cfg)
@@ -191,12 +191,10 @@ func parseConfig(args []string, stderr io.Writer) (*Config, error) {
 	return cfg, nil
 }
 
-// fillDefaults restores defaults for blocks the HCL file left out.
+// fillDefaults restores the defaults the file set to zero or empty. The
+// file is decoded over defaultConfig, so what it leaves out keeps them.
 func fillDefaults(cfg *Config) {
 	def := defaultConfig()
-	if cfg.Ports == nil {
-		cfg.Ports = def.Ports
-	}
 	if cfg.Ports.HTTP == 0 {
 		cfg.Ports.HTTP = def.Ports.HTTP
 	}
@@ -206,14 +204,8 @@ func fillDefaults(cfg *Config) {
 	if cfg.Ports.Serf == 0 {
 		cfg.Ports.Serf = def.Ports.Serf
 	}
-	if cfg.Server == nil {
-		cfg.Server = def.Server
-	}
 	if cfg.Server.BootstrapExpect == 0 {
-		cfg.Server.BootstrapExpect = 1
-	}
-	if cfg.Client == nil {
-		cfg.Client = def.Client
+		cfg.Server.BootstrapExpect = def.Server.BootstrapExpect
 	}
 	if cfg.BindAddr == "" {
 		cfg.BindAddr = def.BindAddr

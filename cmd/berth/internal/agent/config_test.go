@@ -6,9 +6,12 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/shoenig/test/must"
+
+	"github.com/berth-csi/berth/cmd/berth/internal/spec"
 )
 
 func TestParseConfig_Flags(t *testing.T) {
@@ -130,4 +133,105 @@ plugin "x" {
 	must.EqOp(t, 1, Run(context.Background(), []string{"-config", path, "-data-dir", t.TempDir()}, &bytes.Buffer{}, &stderr))
 	must.StrContains(t, stderr.String(), `plugin "x"`)
 	must.StrContains(t, stderr.String(), "sideways")
+}
+
+// The file's errors are the specs': file, line, field and the name meant.
+func TestParseConfig_FileErrors_LineAndSuggestion(t *testing.T) {
+	cases := []struct {
+		name, src string
+		wantLine  int
+		want      string
+	}{
+		{"misspelt field in a block", "server {\n  enabled = true\n  bootstrap_expct = 3\n}\n", 3,
+			`server: unknown field "bootstrap_expct"; did you mean "bootstrap_expect"?`},
+		{"misspelt top-level field", "name = \"s1\"\ndata_dri = \"/d\"\n", 2,
+			`unknown field "data_dri"; did you mean "data_dir"?`},
+		{"misspelt block", "name = \"s1\"\n\nclinet {\n  enabled = true\n}\n", 3,
+			`unknown field "clinet"; did you mean "client"?`},
+		{"unknown field, no guess", "ports {\n  grpc_port_number = 1\n}\n", 2,
+			`ports: unknown field "grpc_port_number"; valid fields are http, rpc, serf`},
+		{"wrong type", "server {\n  bootstrap_expect = \"3\"\n}\n", 2,
+			`server: bootstrap_expect must be a whole number, not a string; leave out the quotes`},
+		{"plugin without socket", "plugin \"ebs\" {\n  type = \"node\"\n}\n", 1, `plugin "ebs": missing socket`},
+		{"one-line block with two arguments", "name = \"s1\"\nports { http = 4746  rpc = 4747 }\n", 2,
+			"put each argument on its own line"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "agent.hcl")
+			must.NoError(t, os.WriteFile(path, []byte(tc.src), 0o600))
+			_, err := parseConfig([]string{"-config", path, "-server"}, &bytes.Buffer{})
+			must.ErrorContains(t, err, tc.want)
+			var se *spec.Error
+			must.True(t, errors.As(err, &se), must.Sprintf("not a *spec.Error: %v", err))
+			must.EqOp(t, path, se.File)
+			must.EqOp(t, tc.wantLine, se.Line, must.Sprint(err))
+			must.StrHasPrefix(t, "agent config: "+path+":", err.Error())
+			var u errUsage
+			must.False(t, errors.As(err, &u), must.Sprint("a bad file is not a usage error"))
+		})
+	}
+}
+
+// HCL's JSON form, which the agent read before it read HCL through the
+// spec package, still decodes the same.
+func TestParseConfig_JSONFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "client.json")
+	must.NoError(t, os.WriteFile(path, []byte(`{
+  "name": "c1",
+  "ports": {"http": 7746},
+  "client": {"enabled": true, "servers": ["127.0.0.1:4747"]},
+  "plugin": {"ebs": {"type": "node", "socket": "/run/csi/ebs.sock"}}
+}`), 0o600))
+	cfg, err := parseConfig([]string{"-config", path, "-data-dir", "/d"}, &bytes.Buffer{})
+	must.NoError(t, err)
+	must.EqOp(t, "c1", cfg.Name)
+	must.Eq(t, PortsConfig{HTTP: 7746, RPC: 4747, Serf: 4748}, *cfg.Ports)
+	must.True(t, cfg.Client.Enabled)
+	must.Eq(t, []*PluginConfig{{ID: "ebs", Type: "node", Socket: "/run/csi/ebs.sock"}}, cfg.Plugins)
+}
+
+// Defaults survive a file that sets a block's fields to zero or leaves
+// them out, as they did when gohcl decoded the file.
+func TestParseConfig_ZeroesKeepDefaults(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "agent.hcl")
+	must.NoError(t, os.WriteFile(path, []byte(`bind_addr = ""
+log_level = ""
+ports {
+  rpc = 0
+}
+server {
+  enabled = true
+}
+`), 0o600))
+	cfg, err := parseConfig([]string{"-config", path}, &bytes.Buffer{})
+	must.NoError(t, err)
+	must.EqOp(t, "127.0.0.1", cfg.BindAddr)
+	must.EqOp(t, "info", cfg.LogLevel)
+	must.Eq(t, PortsConfig{HTTP: 4746, RPC: 4747, Serf: 4748}, *cfg.Ports)
+	must.Eq(t, ServerConfig{Enabled: true, BootstrapExpect: 1}, *cfg.Server)
+	must.Eq(t, ClientConfig{}, *cfg.Client)
+}
+
+// The agent configs in examples/ parse, and say what their comments say.
+func TestParseConfig_Examples(t *testing.T) {
+	paths, err := filepath.Glob(filepath.Join("..", "..", "..", "..", "examples", "agent-*.hcl"))
+	must.NoError(t, err)
+	must.SliceNotEmpty(t, paths)
+	for _, path := range paths {
+		t.Run(filepath.Base(path), func(t *testing.T) {
+			cfg, err := parseConfig([]string{"-config", path}, &bytes.Buffer{})
+			must.NoError(t, err)
+			switch {
+			case strings.HasSuffix(path, "agent-server.hcl"):
+				must.True(t, cfg.Server.Enabled)
+				must.EqOp(t, 3, cfg.Server.BootstrapExpect)
+				must.Eq(t, PortsConfig{HTTP: 4746, RPC: 4747, Serf: 4748}, *cfg.Ports)
+			case strings.HasSuffix(path, "agent-client.hcl"):
+				must.True(t, cfg.Client.Enabled)
+				must.SliceLen(t, 3, cfg.Client.Servers)
+				must.Eq(t, []*PluginConfig{{ID: "hostpath", Type: "monolith", Socket: "/tmp/berth/hostpath.sock"}}, cfg.Plugins)
+			}
+		})
+	}
 }

@@ -154,7 +154,10 @@ func TestJobRun_SendsTheParsedJob(t *testing.T) {
     }
     task "t" {
       driver = "exec"
-      config { command = "/bin/sh"  args = ["-c", "sleep 1"] }
+      config {
+        command = "/bin/sh"
+        args    = ["-c", "sleep 1"]
+      }
       volume_mount {
         volume      = "data"
         destination = "/data"

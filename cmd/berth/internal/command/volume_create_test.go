@@ -22,7 +22,11 @@ capability {
   access_mode     = "single-node-writer"
   attachment_mode = "file-system"
 }
-topology_request { required { topology { segments = { zone = "a" } } } }
+topology_request {
+  required {
+    topology { segments = { zone = "a" } }
+  }
+}
 secrets { token = "s3cret" }
 `
 

@@ -1,16 +1,22 @@
-// Package spec parses the files people write to describe berth objects:
-// volume specs (berth volume register / create), in HCL or JSON, into
-// api.VolumeSpec, and job specs (berth job run), in HCL or the API's JSON
-// form of a job, into structs.Job.
+// Package spec reads the files people write for berth: volume specs (berth
+// volume register / create), in HCL or JSON, into api.VolumeSpec; job
+// specs (berth job run), in HCL or the API's JSON form of a job, into
+// structs.Job; and config files, such as the agent's, into any struct
+// tagged as gohcl's are (DecodeConfig).
 //
-// Both syntaxes are first read into one small tree of values with their
-// line numbers (tree.go), then one decoder walks the tree (volume.go for
-// volumes; job.go, job_task.go and job_check.go for jobs, with
-// job_pascal.go reshaping the API's JSON into the HCL tree), so HCL and
-// JSON accept the same fields and report the same errors. Every error
-// names the file, the line and the field, suggests the field meant when a
-// name is misspelt, and lists the valid values when a value is not one of
-// them.
+// HCL is plain HCL, as hashicorp/hcl/v2 parses it: a block written on one
+// line holds one argument at most, and a file HCL refuses is refused with
+// HCL's own words, at its line, with a hint where they do not say what to
+// do. Both syntaxes are first read into one small tree of values with
+// their line numbers (tree.go, hcl.go, json.go); then a decoder walks the
+// tree: volume.go and topology.go for volumes; job.go, job_task.go and
+// job_check.go for jobs, with job_pascal.go and pascal.go reshaping the
+// API's JSON into the HCL tree; config.go for configs, by their struct
+// tags. Every decoder reads fields with one set of helpers (decode.go), so
+// that HCL and JSON, specs and configs, accept values and report problems
+// alike: every error names the file, the line and the field, suggests the
+// field meant when a name is misspelt, and lists the valid values when a
+// value is not one of them.
 //
 // ParseVolume checks what every spec needs; ParseVolumeFor also checks
 // what its purpose needs (register requires external_id, create refuses

@@ -2,6 +2,7 @@ package spec
 
 import (
 	"fmt"
+	"math/big"
 	"sort"
 	"strings"
 
@@ -11,9 +12,10 @@ import (
 	"github.com/zclconf/go-cty/cty/convert"
 )
 
-// readHCL parses HCL native syntax into the tree.
+// readHCL parses HCL native syntax, as hashicorp/hcl/v2 reads it, into
+// the tree.
 func (p *parser) readHCL(src []byte) *node {
-	f, diags := p.parseHCL(src)
+	f, diags := hclsyntax.ParseConfig(src, p.file, hcl.Pos{Line: 1, Column: 1, Byte: 0})
 	if diags.HasErrors() {
 		p.diags(diags, "")
 		return nil
@@ -88,6 +90,10 @@ func (p *parser) hclExpr(e hclsyntax.Expression, path string) *node {
 		}
 		return n
 	}
+	if hasFor(e) {
+		p.errorf(line, path, "%s: must be a literal value (for expressions are not allowed here)", path)
+		return nil
+	}
 	v, diags := e.Value(templateContext(e, path))
 	if ste, ok := e.(*hclsyntax.ScopeTraversalExpr); ok && diags.HasErrors() && len(ste.Traversal) == 1 {
 		word := ste.Traversal.RootName()
@@ -100,6 +106,20 @@ func (p *parser) hclExpr(e hclsyntax.Expression, path string) *node {
 		return nil
 	}
 	return p.ctyValue(v, line, path)
+}
+
+// hasFor reports whether e holds a for expression. Each level of them
+// can multiply a value's size: a 265-byte spec of six took 20 seconds to
+// read.
+func hasFor(e hclsyntax.Expression) bool {
+	found := false
+	hclsyntax.VisitAll(e, func(n hclsyntax.Node) hcl.Diagnostics {
+		if _, ok := n.(*hclsyntax.ForExpr); ok {
+			found = true
+		}
+		return nil
+	})
+	return found
 }
 
 // templateContext lets a task's command and args keep ${NAME} as
@@ -142,7 +162,12 @@ func (p *parser) ctyValue(v cty.Value, line int, path string) *node {
 	case t == cty.String:
 		return &node{kind: kindString, line: line, str: v.AsString()}
 	case t == cty.Number:
-		return &node{kind: kindNumber, line: line, str: v.AsBigFloat().Text('f', -1)}
+		text, ok := numberText(v.AsBigFloat())
+		if !ok {
+			p.errorf(line, path, "%s: the number is too large or too small; no field takes one beyond 1e308 or below 1e-308", path)
+			return nil
+		}
+		return &node{kind: kindNumber, line: line, str: text}
 	case t == cty.Bool:
 		return &node{kind: kindBool, line: line, b: v.True()}
 	case t.IsListType() || t.IsTupleType() || t.IsSetType():
@@ -168,6 +193,19 @@ func (p *parser) ctyValue(v cty.Value, line int, path string) *node {
 	return nil
 }
 
+// numberText is f written out in decimal, or false when f is beyond
+// float64's range, as no field's value is: HCL reads 1e-1000000 exactly,
+// and writing it out would take minutes.
+func numberText(f *big.Float) (string, bool) {
+	if f.IsInf() {
+		return "", false
+	}
+	if exp := f.MantExp(nil); f.Sign() != 0 && (exp > 1024 || exp < -1021) {
+		return "", false
+	}
+	return f.Text('f', -1), true
+}
+
 // diags records HCL diagnostics as spec errors.
 func (p *parser) diags(diags hcl.Diagnostics, path string) {
 	for _, d := range diags {
@@ -179,11 +217,27 @@ func (p *parser) diags(diags hcl.Diagnostics, path string) {
 			line = d.Subject.Start.Line
 		}
 		msg := diagText(d)
+		if hint := diagHints[d.Summary]; hint != "" && !strings.Contains(d.Detail, "per line") {
+			msg += "; " + hint
+		}
 		if path != "" {
 			msg = path + ": " + msg
 		}
 		p.errorf(line, path, "%s", msg)
 	}
+}
+
+// diagHints say what to do about the HCL errors people meet most, when
+// HCL's own words do not. A block written on one line holds at most one
+// argument in HCL, and no nested block:
+//
+//	mount_options { fs_type = "ext4"  mount_flags = ["noatime"] }
+//
+// is refused, where the same on three lines is not.
+var diagHints = map[string]string{
+	"Invalid single-argument block definition": "put each argument on its own line",
+	"Missing newline after argument":           "put each argument on its own line",
+	"Missing newline after block definition":   "put each block on its own line",
 }
 
 func diagText(d *hcl.Diagnostic) string {
@@ -195,12 +249,4 @@ func diagText(d *hcl.Diagnostic) string {
 		s += ": " + d.Detail
 	}
 	return strings.TrimSuffix(s, ".")
-}
-
-// join builds a dotted field path.
-func join(path, name string) string {
-	if path == "" {
-		return name
-	}
-	return path + "." + name
 }

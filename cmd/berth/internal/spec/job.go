@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/berth-csi/berth/structs"
@@ -28,23 +27,13 @@ func ParseJobFile(path string) (*structs.Job, error) {
 // the nodes exist.
 func ParseJob(filename string, src []byte) (*structs.Job, error) {
 	p := &parser{file: filename, noun: "job"}
-	trimmed := bytes.TrimSpace(src)
-	if len(trimmed) == 0 {
-		p.errorf(1, "job", `the job spec is empty; it needs a job "name" { group "name" { task "name" { ... } } } block`)
+	if len(bytes.TrimSpace(src)) == 0 {
+		p.errorf(1, "job", `the job spec is empty; it needs a job "name" { ... } block, holding a group "name" { ... } block that holds a task "name" { ... } block`)
 		return nil, joinErrors(p.errs)
 	}
-	var root *node
-	if strings.EqualFold(filepath.Ext(filename), ".json") || trimmed[0] == '{' {
-		root = p.readJSON(src)
-		if root != nil && root.kind != kindObject {
-			p.errorf(root.line, "", "the JSON must be one object holding the job, not %s", root.describe())
-			root = nil
-		}
-		if root != nil {
-			root = p.pascalJob(root)
-		}
-	} else {
-		root = p.readHCL(src)
+	root, fromJSON := p.read(src)
+	if root != nil && fromJSON {
+		root = p.pascalJob(root)
 	}
 	if root == nil || len(p.errs) > 0 {
 		return nil, joinErrors(p.errs)
@@ -82,7 +71,7 @@ func (p *parser) jobFile(root *node) *structs.Job {
 			continue
 		}
 		firstLine = f.line
-		id, ok := p.jobLabel(f, scope{})
+		id, ok := p.label(f, scope{})
 		if !ok {
 			continue
 		}
@@ -93,7 +82,7 @@ func (p *parser) jobFile(root *node) *structs.Job {
 		job = p.job(f, id)
 	}
 	if firstLine == 0 {
-		p.errorf(1, "job", `no job block; a job spec holds one job "name" { group "name" { task "name" { ... } } } block`)
+		p.errorf(1, "job", `no job block; a job spec holds one job "name" { ... } block, with its groups and their tasks inside it`)
 	}
 	return job
 }
@@ -115,7 +104,7 @@ func (p *parser) job(jf *field, id string) *structs.Job {
 			groups = append(groups, f)
 			continue
 		}
-		if !p.jobOnce(seen, f, s) {
+		if !p.once(seen, f, s) {
 			continue
 		}
 		switch f.name {
@@ -124,22 +113,22 @@ func (p *parser) job(jf *field, id string) *structs.Job {
 				job.Type = t
 			}
 		case "name":
-			job.Name, _ = p.jobStr(f, s)
+			job.Name, _ = p.str(f, s)
 		case "namespace":
-			job.Namespace, _ = p.jobStr(f, s)
+			job.Namespace, _ = p.str(f, s)
 		default:
-			guessedGroup = guessedGroup || p.jobUnknown(f, s, jobFields) == "group"
+			guessedGroup = guessedGroup || p.unknown(f, s, jobFields) == "group"
 		}
 	}
 	if job.Name == "" {
 		job.Name = id
 	}
 	if len(groups) == 0 && !guessedGroup {
-		p.badIn(jf.line, s, `has no group; add group "name" { task "name" { ... } }`)
+		p.badIn(jf.line, s, `has no group; add a group "name" { ... } block holding a task "name" { ... } block`)
 	}
 	names := map[string]int{}
 	for _, f := range groups {
-		name, ok := p.jobLabel(f, scope{})
+		name, ok := p.label(f, scope{})
 		if !ok {
 			continue
 		}
@@ -179,11 +168,11 @@ func (p *parser) group(gf *field, name, jobType string) *structs.TaskGroup {
 		}
 		switch f.name {
 		case "count":
-			if !p.jobOnce(seen, f, s) {
+			if !p.once(seen, f, s) {
 				continue
 			}
 			countLine = f.line
-			if n, ok := p.jobInt(f, s); ok {
+			if n, ok := p.integer(f, s); ok {
 				if n < 0 {
 					p.bad(f.line, s, "count", "must be 0 or more, not %d", n)
 					continue
@@ -191,7 +180,7 @@ func (p *parser) group(gf *field, name, jobType string) *structs.TaskGroup {
 				tg.Count = n
 			}
 		case "volume":
-			alias, ok := p.jobLabel(f, s)
+			alias, ok := p.label(f, s)
 			if !ok {
 				continue
 			}
@@ -203,13 +192,13 @@ func (p *parser) group(gf *field, name, jobType string) *structs.TaskGroup {
 		case "task":
 			tasks = append(tasks, f)
 		case "disconnect":
-			if p.jobOnce(seen, f, s) {
-				if b := p.jobBlock(f, s); b != nil {
+			if p.once(seen, f, s) {
+				if b := p.block(f, s); b != nil {
 					tg.Disconnect = p.disconnect(b, s.sub("disconnect"))
 				}
 			}
 		default:
-			guessedTask = guessedTask || p.jobUnknown(f, s, groupFields) == "task"
+			guessedTask = guessedTask || p.unknown(f, s, groupFields) == "task"
 		}
 	}
 	if len(vols) > 0 {
@@ -221,11 +210,11 @@ func (p *parser) group(gf *field, name, jobType string) *structs.TaskGroup {
 	p.checkGroupVolumes(tg, vols, jobType, countLine)
 
 	if len(tasks) == 0 && !guessedTask {
-		p.badIn(gf.line, s, `has no task; add task "name" { driver = "exec"  config { command = "..." } }`)
+		p.badIn(gf.line, s, `has no task; add a task "name" { ... } block with driver = "exec" and a config block`)
 	}
 	names := map[string]int{}
 	for _, f := range tasks {
-		tname, ok := p.jobLabel(f, s)
+		tname, ok := p.label(f, s)
 		if !ok {
 			continue
 		}
@@ -244,15 +233,15 @@ func (p *parser) disconnect(b *node, s scope) *structs.DisconnectStrategy {
 	d := &structs.DisconnectStrategy{}
 	seen := map[string]int{}
 	for _, f := range b.fields {
-		if f.val.kind == kindNull || !p.jobOnce(seen, f, s) {
+		if f.val.kind == kindNull || !p.once(seen, f, s) {
 			continue
 		}
 		switch f.name {
 		case "stop_on_client":
-			stop := p.jobBool(f, s)
+			stop, _ := p.boolean(f, s)
 			d.StopOnClient = &stop
 		default:
-			p.jobUnknown(f, s, disconnectKeys)
+			p.unknown(f, s, disconnectKeys)
 		}
 	}
 	return d
@@ -267,19 +256,19 @@ func (p *parser) volumeRequest(vf *field, alias string, gs scope) *groupVolume {
 		if f.val.kind == kindNull {
 			continue
 		}
-		if !p.jobOnce(v.lines, f, s) {
+		if !p.once(v.lines, f, s) {
 			continue
 		}
 		switch f.name {
 		case "type":
-			if t, ok := p.jobStr(f, s); ok {
+			if t, ok := p.str(f, s); ok {
 				if t != "csi" {
 					p.bad(f.line, s, "type", `%q is not supported; berth volumes are type = "csi"`, t)
 				}
 				v.req.Type = t
 			}
 		case "source":
-			if src, ok := p.jobStr(f, s); ok {
+			if src, ok := p.str(f, s); ok {
 				if strings.TrimSpace(src) == "" {
 					p.bad(f.line, s, "source", "is empty; name the volume's ID, as berth volume status lists it")
 				}
@@ -294,52 +283,27 @@ func (p *parser) volumeRequest(vf *field, alias string, gs scope) *groupVolume {
 				v.req.AttachmentMode = structs.CSIVolumeAttachmentMode(m)
 			}
 		case "read_only":
-			v.req.ReadOnly = p.jobBool(f, s)
+			v.req.ReadOnly, _ = p.boolean(f, s)
 		case "per_alloc":
-			v.req.PerAlloc = p.jobBool(f, s)
+			v.req.PerAlloc, _ = p.boolean(f, s)
 		case "mount_options":
-			if b := p.jobBlock(f, s); b != nil {
-				v.req.MountOptions = p.jobMountOptions(b, s.sub("mount_options"))
+			if b := p.block(f, s); b != nil {
+				v.req.MountOptions = p.mountOptions(b, s.sub("mount_options"))
 			}
 		default:
 			fs.unknown(p, f, s, volumeReqField)
 		}
 	}
-	missing := []struct{ name, hint string }{
+	required := []struct{ name, hint string }{
 		{"type", `add type = "csi"`},
 		{"source", `name the volume's ID, e.g. source = "data" (see berth volume status)`},
 		{"access_mode", "one of " + quoteList(accessModeNames())},
 		{"attachment_mode", "one of " + quoteList(attachmentModeNames)},
 	}
-	for _, m := range missing {
-		if !fs.has(m.name) {
-			p.badIn(vf.line, s, "missing %s; %s", m.name, m.hint)
+	for _, r := range required {
+		if !fs.has(r.name) {
+			p.missing(vf.line, s, r.name, r.hint)
 		}
 	}
 	return v
-}
-
-// jobMountOptions reads a volume's mount_options block.
-func (p *parser) jobMountOptions(b *node, s scope) *structs.CSIMountOptions {
-	m := &structs.CSIMountOptions{}
-	seen := map[string]int{}
-	for _, f := range b.fields {
-		if f.val.kind == kindNull || !p.jobOnce(seen, f, s) {
-			continue
-		}
-		switch f.name {
-		case "fs_type":
-			m.FSType, _ = p.jobStr(f, s)
-		case "mount_flags":
-			m.MountFlags = p.jobStrList(f, s)
-			for i, flag := range m.MountFlags {
-				if flag == structs.Redacted {
-					p.bad(f.line, s, fmt.Sprintf("mount_flags[%d]", i), "is %q, as the API shows every mount flag; put the real flag back", flag)
-				}
-			}
-		default:
-			p.jobUnknown(f, s, mountFields)
-		}
-	}
-	return m
 }

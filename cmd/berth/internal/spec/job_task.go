@@ -54,33 +54,33 @@ func (p *parser) task(tf *field, name string, gs scope, jobType string, vols map
 			mounts = append(mounts, f)
 			continue
 		}
-		if !p.jobOnce(seen, f, s) {
+		if !p.once(seen, f, s) {
 			continue
 		}
 		switch f.name {
 		case "driver":
-			if d, ok := p.jobStr(f, s); ok {
+			if d, ok := p.str(f, s); ok {
 				if d != "exec" {
 					p.bad(f.line, s, "driver", `%q is not supported; berth runs tasks with driver = "exec"`, d)
 				}
 				t.Driver = d
 			}
 		case "config":
-			if b := p.jobBlock(f, s); b != nil {
+			if b := p.block(f, s); b != nil {
 				t.Config = p.execConfig(b, f.line, s.sub("config"))
 			}
 		case "env":
-			t.Env = p.jobStrMap(f, s)
+			t.Env = p.strMap(f, s)
 		case "restart":
-			if b := p.jobBlock(f, s); b != nil {
+			if b := p.block(f, s); b != nil {
 				t.Restart = p.restart(b, s.sub("restart"), jobType)
 			}
 		case "kill_timeout":
-			if d, ok := p.jobDuration(f, s); ok && d > 0 {
+			if d, ok := p.duration(f, s); ok && d > 0 {
 				t.KillTimeout = d
 			}
 		case "csi_plugin":
-			if b := p.jobBlock(f, s); b != nil {
+			if b := p.block(f, s); b != nil {
 				t.CSIPluginConfig = p.csiPlugin(b, s.sub("csi_plugin"))
 			}
 		default:
@@ -88,17 +88,17 @@ func (p *parser) task(tf *field, name string, gs scope, jobType string, vols map
 		}
 	}
 	if !fs.has("driver") {
-		p.badIn(tf.line, s, `missing driver; add driver = "exec"`)
+		p.missing(tf.line, s, "driver", `add driver = "exec"`)
 	}
 	if !fs.has("config") {
-		p.badIn(tf.line, s, `missing config; add config { command = "/path/to/program"  args = ["..."] }`)
+		p.missing(tf.line, s, "config", `add a config block with command = "/path/to/program"`)
 	}
 	if t.Restart == nil {
 		t.Restart = DefaultRestartPolicy(jobType)
 	}
 	dests := map[string]int{}
 	for _, f := range mounts {
-		for _, b := range p.jobBlocks(f, s) {
+		for _, b := range p.blocks(f, s) {
 			if vm := p.volumeMount(b, s.sub("volume_mount"), gs, vols); vm != nil {
 				if first, dup := dests[path.Clean(vm.Destination)]; dup && vm.Destination != "" {
 					p.bad(b.line, s.sub("volume_mount"), "destination", "%q is already mounted by the volume_mount at line %d; give each its own destination", vm.Destination, first)
@@ -112,38 +112,18 @@ func (p *parser) task(tf *field, name string, gs scope, jobType string, vols map
 	return t
 }
 
-// jobBlocks reads a block that may repeat (volume_mount): one object or,
-// in JSON, a list of them.
-func (p *parser) jobBlocks(f *field, s scope) []*node {
-	if f.val.kind != kindList {
-		if b := p.jobBlock(f, s); b != nil {
-			return []*node{b}
-		}
-		return nil
-	}
-	var out []*node
-	for _, item := range f.val.items {
-		if item.kind != kindObject {
-			p.bad(item.line, s, f.name, "must be a block (%s { ... }), not %s", f.name, item.describe())
-			continue
-		}
-		out = append(out, item)
-	}
-	return out
-}
-
 // execConfig reads the exec driver's config block.
 func (p *parser) execConfig(b *node, line int, s scope) map[string]any {
 	cfg := map[string]any{}
 	fs := newFields()
 	seen := fs.seen
 	for _, f := range b.fields {
-		if f.val.kind == kindNull || !p.jobOnce(seen, f, s) {
+		if f.val.kind == kindNull || !p.once(seen, f, s) {
 			continue
 		}
 		switch f.name {
 		case "command":
-			if c, ok := p.jobStr(f, s); ok {
+			if c, ok := p.str(f, s); ok {
 				if strings.TrimSpace(c) == "" {
 					p.bad(f.line, s, "command", "is empty; name the program to run, e.g. \"/bin/sh\"")
 					continue
@@ -151,13 +131,13 @@ func (p *parser) execConfig(b *node, line int, s scope) map[string]any {
 				cfg["command"] = c
 			}
 		case "args":
-			cfg["args"] = p.jobStrList(f, s)
+			cfg["args"] = p.strList(f, s)
 		default:
 			fs.unknown(p, f, s, execConfigFields)
 		}
 	}
 	if !fs.has("command") {
-		p.badIn(line, s, `missing command; name the program to run, e.g. command = "/bin/sh"`)
+		p.missing(line, s, "command", `name the program to run, e.g. command = "/bin/sh"`)
 	}
 	return cfg
 }
@@ -168,12 +148,12 @@ func (p *parser) restart(b *node, s scope, jobType string) *structs.RestartPolic
 	r := DefaultRestartPolicy(jobType)
 	seen := map[string]int{}
 	for _, f := range b.fields {
-		if f.val.kind == kindNull || !p.jobOnce(seen, f, s) {
+		if f.val.kind == kindNull || !p.once(seen, f, s) {
 			continue
 		}
 		switch f.name {
 		case "attempts":
-			if n, ok := p.jobInt(f, s); ok {
+			if n, ok := p.integer(f, s); ok {
 				if n < 0 {
 					p.bad(f.line, s, "attempts", "must be 0 or more, not %d", n)
 					continue
@@ -181,11 +161,11 @@ func (p *parser) restart(b *node, s scope, jobType string) *structs.RestartPolic
 				r.Attempts = n
 			}
 		case "interval":
-			if d, ok := p.jobDuration(f, s); ok {
+			if d, ok := p.duration(f, s); ok {
 				r.Interval = d
 			}
 		case "delay":
-			if d, ok := p.jobDuration(f, s); ok {
+			if d, ok := p.duration(f, s); ok {
 				r.Delay = d
 			}
 		case "mode":
@@ -193,7 +173,7 @@ func (p *parser) restart(b *node, s scope, jobType string) *structs.RestartPolic
 				r.Mode = m
 			}
 		default:
-			p.jobUnknown(f, s, restartFields)
+			p.unknown(f, s, restartFields)
 		}
 	}
 	switch {
@@ -216,21 +196,21 @@ func (p *parser) volumeMount(b *node, s, gs scope, vols map[string]*groupVolume)
 	fs := newFields()
 	seen := fs.seen
 	for _, f := range b.fields {
-		if f.val.kind == kindNull || !p.jobOnce(seen, f, s) {
+		if f.val.kind == kindNull || !p.once(seen, f, s) {
 			continue
 		}
 		switch f.name {
 		case "volume":
-			vm.Volume, _ = p.jobStr(f, s)
+			vm.Volume, _ = p.str(f, s)
 		case "destination":
-			if d, ok := p.jobStr(f, s); ok {
+			if d, ok := p.str(f, s); ok {
 				if strings.TrimSpace(d) == "" {
 					p.bad(f.line, s, "destination", `is empty; give the path the volume appears at in the task, e.g. "/data"`)
 				}
 				vm.Destination = d
 			}
 		case "read_only":
-			vm.ReadOnly = p.jobBool(f, s)
+			vm.ReadOnly, _ = p.boolean(f, s)
 		case "propagation_mode":
 			if m, ok := p.oneOf(f, s, propagationModes); ok {
 				vm.PropagationMode = m
@@ -240,10 +220,10 @@ func (p *parser) volumeMount(b *node, s, gs scope, vols map[string]*groupVolume)
 		}
 	}
 	if !fs.has("volume") {
-		p.badIn(b.line, s, "missing volume; name one of the group's volume blocks%s", volumeHint(vols))
+		p.missing(b.line, s, "volume", "name one of the group's volume blocks"+volumeHint(vols))
 	}
 	if !fs.has("destination") {
-		p.badIn(b.line, s, `missing destination; give the path the volume appears at in the task, e.g. destination = "/data"`)
+		p.missing(b.line, s, "destination", `give the path the volume appears at in the task, e.g. destination = "/data"`)
 	}
 	gv := vols[vm.Volume]
 	if vm.Volume != "" && gv == nil {
@@ -251,7 +231,7 @@ func (p *parser) volumeMount(b *node, s, gs scope, vols map[string]*groupVolume)
 		aliases := volumeAliases(vols)
 		switch sg := suggest(vm.Volume, aliases); {
 		case len(aliases) == 0:
-			msg += fmt.Sprintf(`, which has no volume blocks; add volume %q { type = "csi"  source = "..." ... } to the group`, vm.Volume)
+			msg += fmt.Sprintf(`, which has no volume blocks; add a volume %q { ... } block to the group, with type = "csi" and the volume's source`, vm.Volume)
 		case sg != "":
 			msg += fmt.Sprintf("; did you mean %q?", sg)
 		default:
@@ -283,7 +263,7 @@ func volumeAliases(vols map[string]*groupVolume) []string {
 
 func volumeHint(vols map[string]*groupVolume) string {
 	if len(vols) == 0 {
-		return ` (the group has none yet: add volume "name" { type = "csi" ... })`
+		return ` (the group has none yet: add a volume "name" { ... } block)`
 	}
 	return ": " + quoteList(volumeAliases(vols))
 }
@@ -294,12 +274,12 @@ func (p *parser) csiPlugin(b *node, s scope) *structs.TaskCSIPluginConfig {
 	fs := newFields()
 	seen := fs.seen
 	for _, f := range b.fields {
-		if f.val.kind == kindNull || !p.jobOnce(seen, f, s) {
+		if f.val.kind == kindNull || !p.once(seen, f, s) {
 			continue
 		}
 		switch f.name {
 		case "id":
-			if id, ok := p.jobStr(f, s); ok {
+			if id, ok := p.str(f, s); ok {
 				if strings.TrimSpace(id) == "" || strings.ContainsAny(id, "/ \t\n") {
 					p.bad(f.line, s, "id", "%q must be a plugin ID without '/' or spaces, e.g. \"hostpath\"", id)
 				}
@@ -310,14 +290,14 @@ func (p *parser) csiPlugin(b *node, s scope) *structs.TaskCSIPluginConfig {
 				c.Type = structs.CSIPluginType(t)
 			}
 		case "mount_dir":
-			if d, ok := p.jobStr(f, s); ok {
+			if d, ok := p.str(f, s); ok {
 				if !path.IsAbs(d) {
 					p.bad(f.line, s, "mount_dir", "%q must be an absolute path in the task, e.g. \"/csi\"", d)
 				}
 				c.MountDir = d
 			}
 		case "health_timeout":
-			if d, ok := p.jobDuration(f, s); ok {
+			if d, ok := p.duration(f, s); ok {
 				if d == 0 {
 					p.bad(f.line, s, "health_timeout", "must be longer than 0s")
 					continue
@@ -329,18 +309,10 @@ func (p *parser) csiPlugin(b *node, s scope) *structs.TaskCSIPluginConfig {
 		}
 	}
 	if !fs.has("id") {
-		p.badIn(b.line, s, `missing id; name the plugin volumes will use, e.g. id = "hostpath"`)
+		p.missing(b.line, s, "id", `name the plugin volumes will use, e.g. id = "hostpath"`)
 	}
 	if !fs.has("type") {
-		p.badIn(b.line, s, "missing type; one of %s", quoteList(csiPluginTypes))
+		p.missing(b.line, s, "type", "one of "+quoteList(csiPluginTypes))
 	}
 	return c
-}
-
-// lineOr is the line field was set at, else def.
-func lineOr(seen map[string]int, name string, def int) int {
-	if l, ok := seen[name]; ok {
-		return l
-	}
-	return def
 }

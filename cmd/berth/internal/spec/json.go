@@ -22,7 +22,7 @@ func (p *parser) readJSON(src []byte) *node {
 		return nil
 	}
 	if _, err := r.dec.Token(); err != io.EOF {
-		p.errorf(r.line(), "", "malformed JSON: more data after the %s's object; a spec holds one %s", p.noun, p.noun)
+		p.errorf(r.line(), "", "malformed JSON: more data after the %s's object; the file holds one %s", p.noun, p.noun)
 		return nil
 	}
 	return n

@@ -53,25 +53,14 @@ func ParseVolume(filename string, src []byte) (*api.VolumeSpec, error) {
 // reporting those problems with the others.
 func ParseVolumeFor(filename string, src []byte, purpose Purpose) (*api.VolumeSpec, error) {
 	p := &parser{file: filename, noun: "volume"}
-	trimmed := bytes.TrimSpace(src)
-	if len(trimmed) == 0 {
+	if len(bytes.TrimSpace(src)) == 0 {
 		p.errorf(1, "", "the volume spec is empty; it needs at least id, type, plugin_id and a capability block")
 		return nil, joinErrors(p.errs)
 	}
-	var root *node
-	pascal := false
-	if strings.EqualFold(filepath.Ext(filename), ".json") || trimmed[0] == '{' {
-		root = p.readJSON(src)
-		if root != nil && root.kind != kindObject {
-			p.errorf(root.line, "", "the JSON must be one object holding the volume's fields, not %s", root.describe())
-			root = nil
-		}
-		if isPascal(root) {
-			pascalToSpec(root)
-			pascal = true
-		}
-	} else {
-		root = p.readHCL(src)
+	root, fromJSON := p.read(src)
+	pascal := fromJSON && isPascal(root)
+	if pascal {
+		pascalToSpec(root)
 	}
 	if root == nil || len(p.errs) > 0 {
 		return nil, joinErrors(p.errs)
@@ -85,18 +74,31 @@ func ParseVolumeFor(filename string, src []byte, purpose Purpose) (*api.VolumeSp
 
 // parser collects the problems of one file.
 type parser struct {
-	file    string
-	errs    []*Error
-	lineMap func(int) int // back to the file's lines when parseHCL added some; nil otherwise
-	pascal  bool          // reading the API's JSON form, whose durations are nanoseconds
-	noun    string        // what the spec describes, "volume" or "job"
+	file   string
+	errs   []*Error
+	pascal bool   // reading the API's JSON form, whose durations are nanoseconds
+	noun   string // what the file describes: "volume", "job" or "config"
+}
+
+// read reads src into the tree: JSON when the file's name ends in .json or
+// its text starts with '{', HCL otherwise; fromJSON says which. A JSON
+// file must hold one object. root is nil when src cannot be read, the
+// problems recorded.
+func (p *parser) read(src []byte) (root *node, fromJSON bool) {
+	trimmed := bytes.TrimSpace(src)
+	if !strings.EqualFold(filepath.Ext(p.file), ".json") && (len(trimmed) == 0 || trimmed[0] != '{') {
+		return p.readHCL(src), false
+	}
+	root = p.readJSON(src)
+	if root != nil && root.kind != kindObject {
+		p.errorf(root.line, "", "the JSON must be one object holding the %s, not %s", p.noun, root.describe())
+		return nil, true
+	}
+	return root, true
 }
 
 // errorf records a problem; msg should name the field.
 func (p *parser) errorf(line int, field, format string, args ...any) {
-	if p.lineMap != nil {
-		line = p.lineMap(line)
-	}
 	if line < 1 {
 		line = 1
 	}

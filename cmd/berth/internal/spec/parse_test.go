@@ -188,30 +188,32 @@ func TestParseVolume_Errors_NameFileLineField(t *testing.T) {
 	}{
 		{"empty file", "v.hcl", "  \n", 1, "", "the volume spec is empty"},
 		{"hcl syntax", "v.hcl", base + "capability {\n  access_mode = \n}\n", 5, "", "v.hcl:5:"},
-		{"unknown top-level field", "v.hcl", base + goodCap + "plugin = \"x\"\n", 8, "plugin", `unknown field "plugin" in the volume spec; did you mean "plugin_id"?`},
+		{"unknown top-level field", "v.hcl", base + goodCap + "plugin = \"x\"\n", 8, "plugin", `v.hcl:8: unknown field "plugin"; did you mean "plugin_id"?`},
 		{"unknown field far from any", "v.hcl", base + goodCap + "zzzzzzzz = 1\n", 8, "zzzzzzzz", `valid fields are id, name`},
 		{"misspelt capability field", "data.hcl", base + "capability {\n  acess_mode = \"single-node-writer\"\n  attachment_mode = \"file-system\"\n}\n",
-			5, "capability.acess_mode", `data.hcl:5: unknown field "acess_mode" in capability; did you mean "access_mode"?`},
+			5, "capability.acess_mode", `data.hcl:5: capability: unknown field "acess_mode"; did you mean "access_mode"?`},
 		{"missing id", "v.hcl", "type = \"csi\"\nplugin_id = \"hp\"\n" + goodCap, 1, "id", "id: missing"},
 		{"missing plugin_id", "v.hcl", "id = \"data\"\ntype = \"csi\"\n" + goodCap, 1, "plugin_id", "plugin_id: missing"},
 		{"missing type", "v.hcl", "id = \"data\"\nplugin_id = \"hp\"\n" + goodCap, 1, "type", `type: missing; add type = "csi"`},
-		{"type not csi", "v.hcl", "id = \"data\"\ntype = \"host\"\nplugin_id = \"hp\"\n" + goodCap, 2, "type", `type: "host" is not supported`},
+		{"type not csi", "v.hcl", "id = \"data\"\ntype = \"host\"\nplugin_id = \"hp\"\n" + goodCap, 2, "type", `type "host" is not supported; berth volumes are type = "csi"`},
 		{"missing capability", "v.hcl", base, 1, "capability", "capability: missing"},
-		{"id not a string", "v.hcl", "id = 5\ntype = \"csi\"\nplugin_id = \"hp\"\n" + goodCap, 1, "id", "id: must be a string, not a number; put it in quotes"},
-		{"id with slash", "v.hcl", "id = \"a/b\"\ntype = \"csi\"\nplugin_id = \"hp\"\n" + goodCap, 1, "id", `id: "a/b" must not contain '/'`},
+		{"id not a string", "v.hcl", "id = 5\ntype = \"csi\"\nplugin_id = \"hp\"\n" + goodCap, 1, "id", "id must be a string, not a number; put it in quotes"},
+		{"id empty", "v.hcl", "id = \"\"\ntype = \"csi\"\nplugin_id = \"hp\"\n" + goodCap, 1, "id", `id is empty; every volume needs one`},
+		{"plugin_id empty", "v.hcl", "id = \"data\"\ntype = \"csi\"\nplugin_id = \" \"\n" + goodCap, 3, "plugin_id", `plugin_id is empty; name the CSI plugin`},
+		{"id with slash", "v.hcl", "id = \"a/b\"\ntype = \"csi\"\nplugin_id = \"hp\"\n" + goodCap, 1, "id", `id "a/b" must not contain '/'`},
 		{"id set twice (json)", "v.json", `{"id": "a",` + "\n" + `"id": "b", "type": "csi", "plugin_id": "hp", "capability": {"access_mode": "single-node-writer", "attachment_mode": "file-system"}}`,
-			2, "id", "id: set twice (first at line 1)"},
+			2, "id", "id is set twice (first at line 1)"},
 		{"bad access mode", "v.hcl", base + "capability {\n  access_mode = \"single-node-write\"\n  attachment_mode = \"file-system\"\n}\n",
-			5, "capability.access_mode", `capability.access_mode: "single-node-write" is not one of "single-node-reader-only", "single-node-writer", "multi-node-reader-only", "multi-node-single-writer", "multi-node-multi-writer"; did you mean "single-node-writer"?`},
+			5, "capability.access_mode", `capability: access_mode "single-node-write" is not valid; one of "single-node-reader-only", "single-node-writer", "multi-node-reader-only", "multi-node-single-writer", "multi-node-multi-writer"; did you mean "single-node-writer"?`},
 		{"bad attachment mode", "v.hcl", base + "capability {\n  access_mode = \"single-node-writer\"\n  attachment_mode = \"filesystem\"\n}\n",
-			6, "capability.attachment_mode", `capability.attachment_mode: "filesystem" is not one of "file-system", "block-device"; did you mean "file-system"?`},
+			6, "capability.attachment_mode", `capability: attachment_mode "filesystem" is not valid; one of "file-system", "block-device"; did you mean "file-system"?`},
 		{"capability missing attachment mode", "v.hcl", base + "capability {\n  access_mode = \"single-node-writer\"\n}\n",
 			4, "capability.attachment_mode", `capability: missing attachment_mode; one of "file-system", "block-device"`},
-		{"capability as string", "v.hcl", base + "capability = \"rw\"\n", 4, "capability", "capability: must be a block (capability { ... }), not a string"},
-		{"capability with label", "v.hcl", base + "capability \"x\" {\n}\n", 4, "capability", `capability: takes no label; write capability { ... } without "x"`},
+		{"capability as string", "v.hcl", base + "capability = \"rw\"\n", 4, "capability", "capability must be a block (capability { ... }), not a string"},
+		{"capability with label", "v.hcl", base + "capability \"x\" {\n}\n", 4, "capability", `capability takes no label; write capability { ... } without "x"`},
 		{"bad size unit", "v.hcl", base + goodCap + "capacity_min = \"1GiG\"\n", 8, "capacity_min", `capacity_min: "1GiG" has an unknown unit "GiG"; use one of B, KB, KiB, MB, MiB, GB, GiB, TB, TiB`},
 		{"bad size", "v.hcl", base + goodCap + "capacity_max = \"lots\"\n", 8, "capacity_max", `capacity_max: "lots" has an unknown unit`},
-		{"size as bool", "v.hcl", base + goodCap + "capacity_max = true\n", 8, "capacity_max", `capacity_max: must be a size such as "10GiB" or a number of bytes, not a bool`},
+		{"size as bool", "v.hcl", base + goodCap + "capacity_max = true\n", 8, "capacity_max", `capacity_max must be a size such as "10GiB" or a number of bytes, not a bool`},
 		{"min above max", "v.hcl", base + goodCap + "capacity_min = \"2GiB\"\ncapacity_max = \"1GiB\"\n", 8, "capacity_min", "capacity_min: 2147483648 bytes is more than capacity_max (1073741824 bytes)"},
 		{"snapshot and clone", "v.hcl", base + goodCap + "snapshot_id = \"s\"\nclone_id = \"c\"\n", 9, "clone_id",
 			"clone_id: set snapshot_id or clone_id, not both (snapshot_id is set at line 8)"},
@@ -223,27 +225,27 @@ func TestParseVolume_Errors_NameFileLineField(t *testing.T) {
 		{"unknown size unit", "v.hcl", base + goodCap + "capacity_min = \"10QB\"\n", 8, "capacity_min", `capacity_min: "10QB" has an unknown unit "QB"`},
 		{"max below min", "v.hcl", base + goodCap + "capacity_max = \"1GiB\"\ncapacity_min = \"10 GiB\"\n", 9, "capacity_min",
 			"capacity_min: 10737418240 bytes is more than capacity_max (1073741824 bytes)"},
-		{"mount flags not a list", "v.hcl", base + goodCap + "mount_options {\n  mount_flags = \"noatime\"\n}\n", 9, "mount_options.mount_flags", `mount_options.mount_flags: must be a list of strings such as ["noatime"], not a string`},
-		{"mount options unknown field", "v.hcl", base + goodCap + "mount_options {\n  fstype = \"ext4\"\n}\n", 9, "mount_options.fstype", `unknown field "fstype" in mount_options; did you mean "fs_type"?`},
-		{"secret value not a string", "v.hcl", base + goodCap + "secrets {\n  token = [\"a\"]\n}\n", 9, "secrets.token", "secrets.token: must be a string, not a list"},
+		{"mount flags not a list", "v.hcl", base + goodCap + "mount_options {\n  mount_flags = \"noatime\"\n}\n", 9, "mount_options.mount_flags", `mount_options: mount_flags must be a list of strings such as ["a", "b"], not a string`},
+		{"mount options unknown field", "v.hcl", base + goodCap + "mount_options {\n  fstype = \"ext4\"\n}\n", 9, "mount_options.fstype", `mount_options: unknown field "fstype"; did you mean "fs_type"?`},
+		{"secret value not a string", "v.hcl", base + goodCap + "secrets {\n  token = [\"a\"]\n}\n", 9, "secrets.token", "secrets: token must be a string, not a list"},
 		{"bare word", "v.hcl", "id = \"data\"\ntype = csi\nplugin_id = \"hp\"\n" + goodCap, 2, "type", `type: csi is a bare word; put it in quotes: "csi"`},
-		{"id as a block", "v.hcl", "id \"x\" {\n}\ntype = \"csi\"\nplugin_id = \"hp\"\n" + goodCap, 1, "id", "id: must be a string, not a block"},
-		{"error after one-line blocks keeps its line", "v.hcl", base + goodCap + "mount_options { fs_type = \"ext4\"  mount_flags = [\"noatime\"] }\ntopology_request { required { topology { segments = { zone = \"a\" } } } }\ncontext { a = \"b\", c = \"d\" }\nbogus = 1\n",
-			11, "bogus", `unknown field "bogus"`},
+		{"id as a block", "v.hcl", "id \"x\" {\n}\ntype = \"csi\"\nplugin_id = \"hp\"\n" + goodCap, 1, "id", "id must be a string, not a block"},
 		{"variables not allowed", "v.hcl", base + goodCap + "external_id = var.x\n", 8, "external_id", "external_id: must be a literal value"},
+		{"for expressions not allowed", "v.hcl", base + goodCap + "parameters {\n  n = [for x in [1, 2]: [for y in [1, 2]: x]]\n}\n", 9, "parameters.n",
+			"parameters.n: must be a literal value (for expressions are not allowed here)"},
 		{"preferred topology", "v.hcl", base + goodCap + "topology_request {\n  preferred {\n    topology { segments = { zone = \"a\" } }\n  }\n}\n",
 			9, "topology_request.preferred", "preferred topologies are not supported yet"},
 		{"topology missing segments", "v.hcl", base + goodCap + "topology_request {\n  required {\n    topology {\n    }\n  }\n}\n",
-			10, "topology_request.required.topology.segments", "topology_request.required.topology: missing segments"},
+			10, "topology_request.required.topology.segments", "topology_request: required: topology: missing segments"},
 		{"topology segment misspelt", "v.hcl", base + goodCap + "topology_request {\n  required {\n    topology { segment = { zone = \"a\" } }\n  }\n}\n",
-			10, "topology_request.required.topology.segment", `unknown field "segment" in topology_request.required.topology; did you mean "segments"?`},
+			10, "topology_request.required.topology.segment", `topology_request: required: topology: unknown field "segment"; did you mean "segments"?`},
 		{"json syntax", "v.json", "{\n  \"id\": \"data\",\n  \"type\": \"csi\",,\n}", 3, "", "v.json:3: malformed JSON"},
 		{"json truncated", "v.json", "{\n  \"id\": \"data\",\n", 3, "", "the file ends early"},
 		{"json not an object", "v.json", "[1, 2]", 1, "", "must be one object"},
 		{"json trailing data", "v.json", "{\"id\": \"a\"}\n{}", 2, "", "more data after the volume's object"},
-		{"json unknown field", "v.json", "{\n  \"id\": \"data\",\n  \"type\": \"csi\",\n  \"plugin_idd\": \"hp\"\n}", 4, "plugin_idd", `unknown field "plugin_idd" in the volume spec; did you mean "plugin_id"?`},
-		{"json wrong type", "v.json", "{\n  \"id\": \"data\",\n  \"type\": \"csi\",\n  \"plugin_id\": [\"hp\"]\n}", 4, "plugin_id", "plugin_id: must be a string, not a list"},
-		{"api json bad mode", "v.json", "{\"ID\": \"data\", \"PluginID\": \"hp\",\n \"RequestedCapabilities\": [{\"AccessMode\": \"rw\",\n \"AttachmentMode\": \"file-system\"}]}", 2, "capability.access_mode", `capability.access_mode: "rw" is not one of`},
+		{"json unknown field", "v.json", "{\n  \"id\": \"data\",\n  \"type\": \"csi\",\n  \"plugin_idd\": \"hp\"\n}", 4, "plugin_idd", `v.json:4: unknown field "plugin_idd"; did you mean "plugin_id"?`},
+		{"json wrong type", "v.json", "{\n  \"id\": \"data\",\n  \"type\": \"csi\",\n  \"plugin_id\": [\"hp\"]\n}", 4, "plugin_id", "plugin_id must be a string, not a list"},
+		{"api json bad mode", "v.json", "{\"ID\": \"data\", \"PluginID\": \"hp\",\n \"RequestedCapabilities\": [{\"AccessMode\": \"rw\",\n \"AttachmentMode\": \"file-system\"}]}", 2, "capability.access_mode", `capability: access_mode "rw" is not valid`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -297,41 +299,60 @@ capability {
 	must.Len(t, 4, lines, must.Sprint(err))
 	must.StrHasPrefix(t, "v.hcl:1: plugin_id: missing", lines[0])
 	must.StrContains(t, err.Error(), `v.hcl:3: capability: missing access_mode`)
-	must.StrContains(t, err.Error(), `v.hcl:4: unknown field "acess_mode"`)
+	must.StrContains(t, err.Error(), `v.hcl:4: capability: unknown field "acess_mode"`)
 }
 
-func TestParseVolume_OneLineBlocks_AsInInterface(t *testing.T) {
-	src := `id        = "data"
-type      = "csi"
-plugin_id = "hostpath"
-capability { access_mode = "single-node-writer" }
-capability {
-  access_mode     = "single-node-reader-only"
-  attachment_mode = "file-system"
+// A block on one line holds one argument, as HCL has it: more is refused
+// at its line, saying what to do, and the same blocks on lines of their
+// own parse.
+func TestParseVolume_OneLineBlocks_RefusedAtTheirLine(t *testing.T) {
+	cases := []struct {
+		name, block string
+		want        string
+	}{
+		{"two arguments", `mount_options { fs_type = "ext4"  mount_flags = ["noatime"] }`,
+			"data.hcl:8: invalid single-argument block definition: A single-line block definition must end with a closing brace immediately after its single argument definition; put each argument on its own line"},
+		{"two arguments with a comma", `secrets { token = "s3cret", user = "admin" }`,
+			"data.hcl:8: invalid single-argument block definition: Single-line block syntax can include only one argument definition. To define multiple arguments, use the multi-line block syntax with one argument definition per line"},
+		{"a nested block", `topology_request { required { topology { segments = { zone = "a" } } } }`,
+			"data.hcl:8: argument definition required: A single-line block definition can contain only a single argument"},
+		{"a block after another", `secrets { token = "s3cret" } context { a = "b" }`,
+			"data.hcl:8: missing newline after block definition"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := ParseVolume("data.hcl", []byte(base+goodCap+tc.block+"\n"))
+			must.ErrorContains(t, err, tc.want)
+			var se *Error
+			must.True(t, errors.As(err, &se))
+			must.EqOp(t, 8, se.Line)
+		})
+	}
+
+	src := base + goodCap + `mount_options {
+  fs_type     = "ext4"
+  mount_flags = ["noatime"]
 }
-mount_options { fs_type = "ext4"  mount_flags = ["noatime"] }
-topology_request { required { topology { segments = { zone = "a" } } } }
-secrets    { token = "s3cret", user = "admin" }
+topology_request {
+  required {
+    topology { segments = { zone = "a", rack = "r1" } }
+  }
+}
+secrets {
+  token = "s3cret"
+  user  = "admin"
+}
 `
-	_, err := ParseVolume("data.hcl", []byte(src))
-	// The first capability really lacks attachment_mode: its line is still 4.
-	must.EqError(t, err, `data.hcl:4: capability: missing attachment_mode; one of "file-system", "block-device"`)
-
-	src = strings.Replace(src, `capability { access_mode = "single-node-writer" }`,
-		`capability {
-  access_mode     = "single-node-writer"
-  attachment_mode = "file-system"
-}`, 1)
 	got, err := ParseVolume("data.hcl", []byte(src))
 	must.NoError(t, err)
 	must.Eq(t, &api.MountOptions{FSType: "ext4", MountFlags: []string{"noatime"}}, got.MountOptions)
-	must.Eq(t, []*structs.CSITopology{{Segments: map[string]string{"zone": "a"}}}, got.Topologies)
+	must.Eq(t, []*structs.CSITopology{{Segments: map[string]string{"zone": "a", "rack": "r1"}}}, got.Topologies)
 	must.Eq(t, map[string]string{"token": "s3cret", "user": "admin"}, got.Secrets)
-	must.Len(t, 2, got.RequestedCapabilities)
 }
 
-// interfaceExample is INTERFACE.md's volume spec as written there, with its
-// "{ ... }" placeholders emptied.
+// interfaceExample is INTERFACE.md's volume spec, with its "{ ... }"
+// placeholders emptied and every block that holds more than one argument,
+// or a block, on lines of its own, as HCL needs.
 const interfaceExample = `id           = "data"
 name         = "data"
 type         = "csi"
@@ -344,8 +365,15 @@ capability {
   access_mode     = "single-node-writer"   # single-node-reader-only | multi-node-reader-only | multi-node-single-writer | multi-node-multi-writer
   attachment_mode = "file-system"          # or block-device
 }
-mount_options { fs_type = "ext4"  mount_flags = ["noatime"] }
-topology_request { required { topology { segments = { zone = "a" } } } }
+mount_options {
+  fs_type     = "ext4"
+  mount_flags = ["noatime"]
+}
+topology_request {
+  required {
+    topology { segments = { zone = "a" } }
+  }
+}
 secrets    { token = "..." }
 parameters { }
 context    { }
@@ -447,7 +475,11 @@ capability {
   access_mode     = "single-node-writer"
   attachment_mode = "file-system"
 }
-topology_request { required { topology { segments = { zone = "a" } } } }
+topology_request {
+  required {
+    topology { segments = { zone = "a" } }
+  }
+}
 secrets { token = "s3cret" }
 `
 	got, err := ParseVolumeFor("data.hcl", []byte(src), ForCreate)

@@ -50,17 +50,19 @@ func ParseSize(s string) (int64, error) {
 			return 0, fmt.Errorf("%q has an unknown unit %q; use one of %s (e.g. \"10GiB\")", s, unit, validUnits())
 		}
 	}
-	// big.Rat reads decimals exactly ("1.1KB" is 1100 bytes, not 1100.0000000000002),
-	// but also fractions and exponents, which a size should not be.
-	if num == "" || strings.ContainsAny(num, "/eE") {
+	// big.Rat reads decimals exactly ("1.1KB" is 1100 bytes, not
+	// 1100.0000000000002), but also fractions, exponents, "0x10", "1_000"
+	// and "0x1p4", which a size should not be.
+	digits, negative := strings.CutPrefix(num, "-")
+	if !isDecimal(digits) {
 		return 0, notSize
 	}
-	r, ok := new(big.Rat).SetString(num)
+	if negative { // "-0" too: a size has no sign
+		return 0, fmt.Errorf("%q is negative; a size is 0 or more bytes", s)
+	}
+	r, ok := new(big.Rat).SetString(digits)
 	if !ok {
 		return 0, notSize
-	}
-	if r.Sign() < 0 {
-		return 0, fmt.Errorf("%q is negative; a size is 0 or more bytes", s)
 	}
 	r.Mul(r, new(big.Rat).SetInt64(mult))
 	if !r.IsInt() {
@@ -70,4 +72,20 @@ func ParseSize(s string) (int64, error) {
 		return 0, fmt.Errorf("%q is too large", s)
 	}
 	return r.Num().Int64(), nil
+}
+
+// isDecimal reports whether s is digits with at most one '.' among them.
+func isDecimal(s string) bool {
+	digits, dots := 0, 0
+	for _, c := range s {
+		switch {
+		case c >= '0' && c <= '9':
+			digits++
+		case c == '.':
+			dots++
+		default:
+			return false
+		}
+	}
+	return digits > 0 && dots <= 1
 }

@@ -30,10 +30,26 @@ func TestParseSize_Values(t *testing.T) {
 		{in: "GiB", wantErr: "is not a size"},
 		{in: "1PiB", wantErr: `unknown unit "PiB"`},
 		{in: "-1GiB", wantErr: "is negative"},
+		{in: "-0", wantErr: "is negative"},
 		{in: "0.5B", wantErr: "not a whole number of bytes"},
 		{in: "1e9", wantErr: "is not a size"},
 		{in: "1/2GiB", wantErr: "is not a size"},
 		{in: "99999999TiB", wantErr: "too large"},
+		{in: " 10 kb ", want: 10000},
+		{in: ".5KB", want: 500},
+		{in: "9223372036854775807", want: 1<<63 - 1},
+		{in: "9223372036854775808", wantErr: "too large"},
+		{in: "8388608TiB", wantErr: "too large"},
+		// Go's other number forms, which big.Rat reads, are not sizes.
+		{in: "0x10", wantErr: "is not a size"},
+		{in: "0b101", wantErr: "is not a size"},
+		{in: "0o17KiB", wantErr: "is not a size"},
+		{in: "1_000", wantErr: "is not a size"},
+		{in: "0x1p4", wantErr: "is not a size"},
+		{in: "+5", wantErr: "is not a size"},
+		{in: "1.2.3", wantErr: "is not a size"},
+		{in: ".", wantErr: "is not a size"},
+		{in: "-", wantErr: "is not a size"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.in, func(t *testing.T) {

@@ -8,9 +8,14 @@ import (
 	"time"
 )
 
-// scope is where in a job spec a field is: how messages name it
-// (group "db": volume "data") and its dotted path for Error.Field
-// (group[db].volume[data]).
+// The helpers every decoder of the package reads the tree with: the volume
+// spec's (volume.go), the job spec's (job*.go) and the config decoder's
+// (config.go). Each reads one field, reports what is wrong with it at its
+// line in the words of its scope, and returns what it could read.
+
+// scope is where a field is: how messages name it (group "db": volume
+// "data") and its dotted path for Error.Field (group[db].volume[data]).
+// The zero scope is the file's top level.
 type scope struct {
 	human  string
 	dotted string
@@ -47,6 +52,14 @@ func joinHuman(a, b string) string {
 	return a + ": " + b
 }
 
+// join builds a dotted field path.
+func join(path, name string) string {
+	if path == "" {
+		return name
+	}
+	return path + "." + name
+}
+
 // bad records a problem with field name of s: the message reads
 // `<scope>: <name> <what>`.
 func (p *parser) bad(line int, s scope, name, format string, args ...any) {
@@ -58,8 +71,22 @@ func (p *parser) badIn(line int, s scope, format string, args ...any) {
 	p.errorf(line, s.dotted, "%s%s", s.prefix(), fmt.Sprintf(format, args...))
 }
 
-// jobOnce records a field of s that may appear once; a repeat is an error.
-func (p *parser) jobOnce(seen map[string]int, f *field, s scope) bool {
+// missing records a required field of s that is not set, at line (the
+// block's): `<scope>: missing <name>; <hint>`, or at the top level, where
+// there is no scope to name, `<name>: missing; <hint>`.
+func (p *parser) missing(line int, s scope, name, hint string) {
+	if hint != "" {
+		hint = "; " + hint
+	}
+	if s.human == "" {
+		p.errorf(line, name, "%s: missing%s", name, hint)
+		return
+	}
+	p.errorf(line, s.field(name), "%smissing %s%s", s.prefix(), name, hint)
+}
+
+// once records a field of s that may appear once; a repeat is an error.
+func (p *parser) once(seen map[string]int, f *field, s scope) bool {
 	if first, dup := seen[f.name]; dup {
 		p.bad(f.line, s, f.name, "is set twice (first at line %d)", first)
 		return false
@@ -68,14 +95,14 @@ func (p *parser) jobOnce(seen map[string]int, f *field, s scope) bool {
 	return true
 }
 
-// jobUnknown reports a field s does not have, with the likeliest intended
+// unknown reports a field s does not have, with the likeliest intended
 // name, which it returns ("" for none).
-func (p *parser) jobUnknown(f *field, s scope, known []string) string {
+func (p *parser) unknown(f *field, s scope, known []string) string {
 	if sg := suggest(f.name, known); sg != "" {
-		p.badIn(f.line, s, "unknown field %q; did you mean %q?", f.name, sg)
+		p.errorf(f.line, s.field(f.name), "%sunknown field %q; did you mean %q?", s.prefix(), f.name, sg)
 		return sg
 	}
-	p.badIn(f.line, s, "unknown field %q; valid fields are %s", f.name, strings.Join(known, ", "))
+	p.errorf(f.line, s.field(f.name), "%sunknown field %q; valid fields are %s", s.prefix(), f.name, strings.Join(known, ", "))
 	return ""
 }
 
@@ -91,7 +118,7 @@ func newFields() *fields { return &fields{seen: map[string]int{}, guessed: map[s
 
 // unknown reports f as unknown in s and remembers the name it suggests.
 func (fs *fields) unknown(p *parser, f *field, s scope, known []string) {
-	if sg := p.jobUnknown(f, s, known); sg != "" {
+	if sg := p.unknown(f, s, known); sg != "" {
 		fs.guessed[sg] = true
 	}
 }
@@ -102,8 +129,8 @@ func (fs *fields) has(name string) bool {
 	return ok || fs.guessed[name]
 }
 
-// jobStr reads a string.
-func (p *parser) jobStr(f *field, s scope) (string, bool) {
+// str reads a string.
+func (p *parser) str(f *field, s scope) (string, bool) {
 	if f.val.kind == kindString {
 		return f.val.str, true
 	}
@@ -115,21 +142,21 @@ func (p *parser) jobStr(f *field, s scope) (string, bool) {
 	return "", false
 }
 
-// jobBool reads a bool.
-func (p *parser) jobBool(f *field, s scope) bool {
+// boolean reads a bool.
+func (p *parser) boolean(f *field, s scope) (bool, bool) {
 	if f.val.kind == kindBool {
-		return f.val.b
+		return f.val.b, true
 	}
 	hint := ""
 	if f.val.kind == kindString && (f.val.str == "true" || f.val.str == "false") {
 		hint = "; leave out the quotes"
 	}
 	p.bad(f.line, s, f.name, "must be true or false, not %s%s", f.val.describe(), hint)
-	return false
+	return false, false
 }
 
-// jobInt reads a whole number.
-func (p *parser) jobInt(f *field, s scope) (int, bool) {
+// integer reads a whole number that fits in 32 bits.
+func (p *parser) integer(f *field, s scope) (int, bool) {
 	if f.val.kind != kindNumber {
 		hint := ""
 		if f.val.kind == kindString {
@@ -148,9 +175,9 @@ func (p *parser) jobInt(f *field, s scope) (int, bool) {
 	return int(n), true
 }
 
-// jobDuration reads a duration written as "30s" or "5m". The API's JSON
+// duration reads a duration written as "30s" or "5m". The API's JSON
 // form writes durations in nanoseconds, so a number is taken as such there.
-func (p *parser) jobDuration(f *field, s scope) (time.Duration, bool) {
+func (p *parser) duration(f *field, s scope) (time.Duration, bool) {
 	switch f.val.kind {
 	case kindString:
 		d, err := time.ParseDuration(strings.TrimSpace(f.val.str))
@@ -179,8 +206,25 @@ func (p *parser) jobDuration(f *field, s scope) (time.Duration, bool) {
 	return 0, false
 }
 
-// jobStrList reads a list of strings.
-func (p *parser) jobStrList(f *field, s scope) []string {
+// size reads a byte count from a size string or a number of bytes. Its
+// message is ParseSize's, which quotes the value: `<scope>: <name>: "1GiG"
+// has an unknown unit ...`.
+func (p *parser) size(f *field, s scope) (int64, bool) {
+	switch f.val.kind {
+	case kindString, kindNumber:
+		n, err := ParseSize(f.val.str)
+		if err != nil {
+			p.badIn(f.line, s.sub(f.name), "%v", err)
+			return 0, false
+		}
+		return n, true
+	}
+	p.bad(f.line, s, f.name, "must be a size such as \"10GiB\" or a number of bytes, not %s", f.val.describe())
+	return 0, false
+}
+
+// strList reads a list of strings.
+func (p *parser) strList(f *field, s scope) []string {
 	if f.val.kind != kindList {
 		p.bad(f.line, s, f.name, "must be a list of strings such as [\"a\", \"b\"], not %s", f.val.describe())
 		return nil
@@ -196,51 +240,11 @@ func (p *parser) jobStrList(f *field, s scope) []string {
 	return out
 }
 
-// jobBlock reads a block that appears once and takes no label (config,
-// restart, csi_plugin). A one-object list is the JSON form of one block.
-func (p *parser) jobBlock(f *field, s scope) *node {
-	if len(f.val.labels) > 0 {
-		p.bad(f.val.line, s, f.name, "takes no label; write %s { ... } without %q", f.name, f.val.labels[0])
-		return nil
-	}
-	if f.val.kind == kindList && len(f.val.items) == 1 && f.val.items[0].kind == kindObject {
-		return f.val.items[0]
-	}
-	if f.val.kind != kindObject {
-		p.bad(f.line, s, f.name, "must be a block (%s { ... }), not %s", f.name, f.val.describe())
-		return nil
-	}
-	return f.val
-}
-
-// jobLabel reads the one label of a labelled block (group "db"). ok is
-// false, the problem reported, when it has none or several.
-func (p *parser) jobLabel(f *field, s scope) (string, bool) {
-	if f.val.kind != kindObject {
-		p.bad(f.line, s, f.name, "must be a block (%s \"name\" { ... }), not %s", f.name, f.val.describe())
-		return "", false
-	}
-	switch len(f.val.labels) {
-	case 0:
-		p.bad(f.line, s, f.name, "needs a name; write %s \"name\" { ... }", f.name)
-		return "", false
-	case 1:
-	default:
-		p.bad(f.line, s, f.name, "takes one name, not %d; write %s %q { ... }", len(f.val.labels), f.name, f.val.labels[0])
-		return "", false
-	}
-	label := f.val.labels[0]
-	if strings.TrimSpace(label) == "" {
-		p.bad(f.line, s, f.name, "has an empty name; write %s \"name\" { ... }", f.name)
-		return "", false
-	}
-	return label, true
-}
-
-// jobStrMap reads a block of name = "value" pairs (env). Numbers and
-// bools are taken as their text.
-func (p *parser) jobStrMap(f *field, s scope) map[string]string {
-	b := p.jobBlock(f, s)
+// strMap reads a block or an object of name = "value" pairs (env,
+// secrets, segments). Numbers and bools are taken as their text; nulls
+// are left out.
+func (p *parser) strMap(f *field, s scope) map[string]string {
+	b := p.block(f, s)
 	if b == nil {
 		return nil
 	}
@@ -266,19 +270,72 @@ func (p *parser) jobStrMap(f *field, s scope) map[string]string {
 	return out
 }
 
-// badValue reports a value that is not one of valid, suggesting the
-// closest.
-func (p *parser) badValue(f *field, s scope, valid []string) {
-	msg := fmt.Sprintf("%q is not valid; one of %s", f.val.str, quoteList(valid))
-	if sg := suggest(f.val.str, valid); sg != "" {
-		msg += fmt.Sprintf("; did you mean %q?", sg)
+// block reads a block that appears once and takes no label (config,
+// capability, mount_options). A one-object list is the JSON form of one
+// block.
+func (p *parser) block(f *field, s scope) *node {
+	if len(f.val.labels) > 0 {
+		p.bad(f.val.line, s, f.name, "takes no label; write %s { ... } without %q", f.name, f.val.labels[0])
+		return nil
 	}
-	p.bad(f.line, s, f.name, "%s", msg)
+	if f.val.kind == kindList && len(f.val.items) == 1 && f.val.items[0].kind == kindObject {
+		return f.val.items[0]
+	}
+	if f.val.kind != kindObject {
+		p.bad(f.line, s, f.name, "must be a block (%s { ... }), not %s", f.name, f.val.describe())
+		return nil
+	}
+	return f.val
 }
 
-// oneOf reads a string that must be one of valid.
+// blocks reads one occurrence of a block that may repeat (capability,
+// volume_mount): one block or, in JSON, a list of them.
+func (p *parser) blocks(f *field, s scope) []*node {
+	if f.val.kind != kindList {
+		if b := p.block(f, s); b != nil {
+			return []*node{b}
+		}
+		return nil
+	}
+	var out []*node
+	for _, item := range f.val.items {
+		if item.kind != kindObject {
+			p.bad(item.line, s, f.name, "must be a block (%s { ... }), not %s", f.name, item.describe())
+			continue
+		}
+		out = append(out, item)
+	}
+	return out
+}
+
+// label reads the one label of a labelled block (group "db"). ok is
+// false, the problem reported, when it has none or several.
+func (p *parser) label(f *field, s scope) (string, bool) {
+	if f.val.kind != kindObject {
+		p.bad(f.line, s, f.name, "must be a block (%s \"name\" { ... }), not %s", f.name, f.val.describe())
+		return "", false
+	}
+	switch len(f.val.labels) {
+	case 0:
+		p.bad(f.line, s, f.name, "needs a name; write %s \"name\" { ... }", f.name)
+		return "", false
+	case 1:
+	default:
+		p.bad(f.line, s, f.name, "takes one name, not %d; write %s %q { ... }", len(f.val.labels), f.name, f.val.labels[0])
+		return "", false
+	}
+	label := f.val.labels[0]
+	if strings.TrimSpace(label) == "" {
+		p.bad(f.line, s, f.name, "has an empty name; write %s \"name\" { ... }", f.name)
+		return "", false
+	}
+	return label, true
+}
+
+// oneOf reads a string that must be one of valid, suggesting the closest
+// when it is not.
 func (p *parser) oneOf(f *field, s scope, valid []string) (string, bool) {
-	v, ok := p.jobStr(f, s)
+	v, ok := p.str(f, s)
 	if !ok {
 		return "", false
 	}
@@ -287,6 +344,18 @@ func (p *parser) oneOf(f *field, s scope, valid []string) (string, bool) {
 			return v, true
 		}
 	}
-	p.badValue(f, s, valid)
+	msg := fmt.Sprintf("%q is not valid; one of %s", v, quoteList(valid))
+	if sg := suggest(v, valid); sg != "" {
+		msg += fmt.Sprintf("; did you mean %q?", sg)
+	}
+	p.bad(f.line, s, f.name, "%s", msg)
 	return "", false
+}
+
+// lineOr is the line field name was set at, else def.
+func lineOr(seen map[string]int, name string, def int) int {
+	if l, ok := seen[name]; ok {
+		return l
+	}
+	return def
 }
