@@ -16,6 +16,11 @@ const (
 	DefaultSerfPort = 4748
 )
 
+// DefaultJobMaxCount is the default of Config.JobMaxCount: more than a
+// cluster of berth's size runs, small enough that a typo of a count is
+// refused rather than planned.
+const DefaultJobMaxCount = 10_000
+
 // Config is what a server needs to start. Build it from DefaultConfig.
 type Config struct {
 	// NodeName names the server in gossip and raft listings; it defaults to
@@ -52,6 +57,12 @@ type Config struct {
 	// detection); for tests and single-machine clusters.
 	GossipLocal bool
 
+	// JobMaxCount is the most allocations one job may ask for, all its
+	// groups' counts added up; a job over it is refused (400). Placement
+	// work grows with nodes and allocations placed, not with count, but
+	// every placed allocation is state, so count is capped too.
+	JobMaxCount int
+
 	// ReconcileInterval is how often the leader reconciles gossip members
 	// with the raft configuration, besides reacting to gossip events.
 	ReconcileInterval time.Duration
@@ -75,6 +86,7 @@ func DefaultConfig() *Config {
 		RaftSnapshotInterval:   2 * time.Minute,
 		RaftTrailingLogs:       10240,
 		ReconcileInterval:      30 * time.Second,
+		JobMaxCount:            DefaultJobMaxCount,
 		Logger:                 hclog.NewNullLogger(),
 	}
 }
@@ -115,6 +127,9 @@ func (c *Config) Validate() error {
 	}
 	if c.RaftLeaderLeaseTimeout > c.RaftHeartbeatTimeout {
 		errs = append(errs, errors.New("server: raft leader lease timeout must not exceed the heartbeat timeout"))
+	}
+	if c.JobMaxCount < 1 {
+		errs = append(errs, fmt.Errorf("server: job_max_count must be at least 1, got %d", c.JobMaxCount))
 	}
 	return errors.Join(errs...)
 }

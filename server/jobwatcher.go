@@ -81,6 +81,12 @@ func (s *Server) placeWaiting(job *structs.Job) error {
 	if err != nil || cur == nil || cur.Stop || cur.ModifyIndex != job.ModifyIndex {
 		return err
 	}
+	// A job stored before the count limit was set, or lowered, is not
+	// placed by the leader unasked: running it again applies the limit.
+	if err := cur.ValidateCount(s.config.JobMaxCount); err != nil {
+		s.logger.Debug("jobwatcher: job is over the count limit; not placing it", "job_id", cur.ID, "namespace", cur.Namespace, "error", err)
+		return nil
+	}
 	plan, _, err := s.schedule(cur, true)
 	if err != nil || len(plan.Allocs) == 0 {
 		return err

@@ -25,6 +25,7 @@ type planner struct {
 	plan   *structs.PlanApplyRequest
 	auto   bool      // the jobwatcher's pass: see schedule
 	now    time.Time // the claims' timestamp
+	checks int       // feasibility checks made (calls of fits), for the log and tests
 }
 
 // schedule plans the job's missing allocations. The plan carries the job
@@ -33,12 +34,27 @@ type planner struct {
 // are not replaced (see liveAllocs) and the plan carries only the
 // placements. The caller holds planMu.
 func (s *Server) schedule(job *structs.Job, auto bool) (*structs.PlanApplyRequest, []*structs.PlacementFailure, error) {
-	st := s.State()
-	p := &planner{st: st, job: job, auto: auto, vols: map[string]*structs.CSIVolume{}, onNode: map[string]map[string]string{},
-		plan: &structs.PlanApplyRequest{Job: job, WriteRequest: structs.WriteRequest{Namespace: job.Namespace}}, now: time.Now()}
-	iter, err := st.Nodes(nil)
+	p := s.newPlanner(job, auto)
+	failures, err := p.run()
 	if err != nil {
 		return nil, nil, err
+	}
+	s.logger.Trace("scheduler: planned job", "job_id", job.ID, "namespace", job.Namespace,
+		"placed", len(p.plan.Allocs), "checks", p.checks)
+	return p.plan, failures, nil
+}
+
+func (s *Server) newPlanner(job *structs.Job, auto bool) *planner {
+	return &planner{st: s.State(), job: job, auto: auto, vols: map[string]*structs.CSIVolume{}, onNode: map[string]map[string]string{},
+		plan: &structs.PlanApplyRequest{Job: job, WriteRequest: structs.WriteRequest{Namespace: job.Namespace}}, now: time.Now()}
+}
+
+// run makes the pass: it fills p.plan and returns why some allocations
+// could not be placed, per group.
+func (p *planner) run() ([]*structs.PlacementFailure, error) {
+	iter, err := p.st.Nodes(nil)
+	if err != nil {
+		return nil, err
 	}
 	for raw := iter.Next(); raw != nil; raw = iter.Next() {
 		if n := raw.(*structs.Node); n.Ready() {
@@ -48,23 +64,23 @@ func (s *Server) schedule(job *structs.Job, auto bool) (*structs.PlanApplyReques
 	sort.Slice(p.nodes, func(i, j int) bool { return p.nodes[i].ID < p.nodes[j].ID })
 	live, err := p.liveAllocs()
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	if auto {
+	if p.auto {
 		// Placements only, for the job as it is now (see PlanApplyRequest).
-		p.plan.Job, p.plan.JobID, p.plan.JobModifyIndex = nil, job.ID, job.ModifyIndex
+		p.plan.Job, p.plan.JobID, p.plan.JobModifyIndex = nil, p.job.ID, p.job.ModifyIndex
 	}
 	var failures []*structs.PlacementFailure
-	for _, tg := range job.TaskGroups {
+	for _, tg := range p.job.TaskGroups {
 		f, err := p.placeGroup(tg, live[tg.Name])
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		if f != nil {
 			failures = append(failures, f)
 		}
 	}
-	return p.plan, failures, nil
+	return failures, nil
 }
 
 // liveAllocs lists, by group, the job's allocations that hold their
@@ -100,34 +116,41 @@ func (p *planner) liveAllocs() (map[string][]*structs.Allocation, error) {
 }
 
 // placeGroup plans the group's missing allocations: up to Count, or one
-// per eligible node for a system job.
+// per eligible node for a system job. Its work grows with the nodes and
+// the allocations it places, never with Count alone: a placement that
+// fits on no node ends the group's pass, since the next one would ask the
+// same nodes the same question (the same index; nothing was added to the
+// plan) and get the same answers.
 func (p *planner) placeGroup(tg *structs.TaskGroup, live []*structs.Allocation) (*structs.PlacementFailure, error) {
-	used := map[int]bool{}
+	idx := newIndexes()
 	onNode := map[string]bool{}
 	for _, a := range live {
-		if idx, ok := structs.AllocIndex(a.Name); ok {
-			used[idx] = true
+		if i, ok := structs.AllocIndex(a.Name); ok {
+			idx.use(i)
 		}
 		onNode[a.NodeID] = true
 	}
-	reasons := map[string]int{} // reason -> nodes that gave it
+	reasons := map[string]map[string]bool{} // reason -> IDs of the nodes that gave it
 	// place puts the group's next allocation on the first candidate it
 	// fits, and reports whether one did.
-	place := func(candidates []*structs.Node) (bool, error) {
-		idx := freeIndex(used)
+	place := func(candidates []*structs.Node) (*structs.Node, error) {
+		i := idx.free()
 		for _, n := range candidates {
-			claims, why, err := p.fits(tg, n, idx)
+			claims, why, err := p.fits(tg, n, i)
 			if err != nil {
-				return false, err
+				return nil, err
 			}
 			if why != "" {
-				reasons[why]++
+				if reasons[why] == nil {
+					reasons[why] = map[string]bool{}
+				}
+				reasons[why][n.ID] = true
 				continue
 			}
-			used[idx] = true
-			return true, p.add(tg, n, idx, claims)
+			idx.use(i)
+			return n, p.add(tg, n, i, claims)
 		}
-		return false, nil
+		return nil, nil
 	}
 	missing := 0
 	if p.job.Type == structs.JobTypeSystem {
@@ -138,11 +161,11 @@ func (p *planner) placeGroup(tg *structs.TaskGroup, live []*structs.Allocation) 
 			if onNode[n.ID] {
 				continue
 			}
-			ok, err := place([]*structs.Node{n})
+			placed, err := place([]*structs.Node{n})
 			if err != nil {
 				return nil, err
 			}
-			if ok {
+			if placed != nil {
 				running++
 			}
 		}
@@ -150,14 +173,17 @@ func (p *planner) placeGroup(tg *structs.TaskGroup, live []*structs.Allocation) 
 			missing = 1
 		}
 	} else {
-		for i := len(live); i < tg.Count; i++ {
-			ok, err := place(p.spread(tg.Name, live))
+		sp := p.newSpread(live)
+		for want := tg.Count - len(live); want > 0; want-- {
+			placed, err := place(sp.order())
 			if err != nil {
 				return nil, err
 			}
-			if !ok {
-				missing++
+			if placed == nil {
+				missing = want
+				break
 			}
+			sp.add(placed)
 		}
 	}
 	if missing == 0 {
@@ -167,28 +193,62 @@ func (p *planner) placeGroup(tg *structs.TaskGroup, live []*structs.Allocation) 
 	if len(p.nodes) == 0 {
 		f.Reasons = append(f.Reasons, "no node is ready")
 	}
-	for why, n := range reasons {
-		f.Reasons = append(f.Reasons, fmt.Sprintf("%s (%d node%s)", why, n, plural(n)))
+	for why, nodes := range reasons {
+		f.Reasons = append(f.Reasons, fmt.Sprintf("%s (%d node%s)", why, len(nodes), plural(len(nodes))))
 	}
 	sort.Strings(f.Reasons)
 	return f, nil
 }
 
 // spread orders the ready nodes by how many of the group's allocations
-// the state (live) and the plan put on each, fewest first.
-func (p *planner) spread(group string, live []*structs.Allocation) []*structs.Node {
-	count := map[string]int{}
+// the state (live) and the plan put on each, fewest first. It is kept up
+// to date as the group's allocations are placed, so that ordering costs
+// the nodes, not the allocations placed so far.
+type spread struct {
+	nodes []*structs.Node
+	count map[string]int
+}
+
+func (p *planner) newSpread(live []*structs.Allocation) *spread {
+	sp := &spread{nodes: append([]*structs.Node(nil), p.nodes...), count: map[string]int{}}
 	for _, a := range live {
-		count[a.NodeID]++
+		sp.count[a.NodeID]++
 	}
-	for _, a := range p.plan.Allocs {
-		if a.TaskGroup == group {
-			count[a.NodeID]++
+	return sp
+}
+
+// order returns the nodes, fewest of the group's allocations first; ties
+// keep the order by node ID.
+func (sp *spread) order() []*structs.Node {
+	sort.SliceStable(sp.nodes, func(i, j int) bool {
+		ci, cj := sp.count[sp.nodes[i].ID], sp.count[sp.nodes[j].ID]
+		if ci != cj {
+			return ci < cj
 		}
+		return sp.nodes[i].ID < sp.nodes[j].ID
+	})
+	return sp.nodes
+}
+
+func (sp *spread) add(n *structs.Node) { sp.count[n.ID]++ }
+
+// indexes hands out a group's allocation indexes: the smallest index
+// that no live or planned allocation uses. Indexes are only ever added
+// in a pass, so the search resumes where it stopped.
+type indexes struct {
+	used map[int]bool
+	next int // every index below is used
+}
+
+func newIndexes() *indexes { return &indexes{used: map[int]bool{}} }
+
+func (x *indexes) use(i int) { x.used[i] = true }
+
+func (x *indexes) free() int {
+	for x.used[x.next] {
+		x.next++
 	}
-	nodes := append([]*structs.Node(nil), p.nodes...)
-	sort.SliceStable(nodes, func(i, j int) bool { return count[nodes[i].ID] < count[nodes[j].ID] })
-	return nodes
+	return x.next
 }
 
 // fits checks whether allocation idx of the group can run on node n: the
@@ -198,6 +258,7 @@ func (p *planner) spread(group string, live []*structs.Allocation) []*structs.No
 // names the volume, the node and, for a held claim, the alloc and node
 // holding it.
 func (p *planner) fits(tg *structs.TaskGroup, n *structs.Node, idx int) ([]structs.CSIVolumeClaimRequest, string, error) {
+	p.checks++
 	var claims []structs.CSIVolumeClaimRequest
 	aliases := make([]string, 0, len(tg.Volumes))
 	for alias := range tg.Volumes {
@@ -349,15 +410,6 @@ func (p *planner) volume(id string) (*structs.CSIVolume, error) {
 	}
 	p.vols[id] = v
 	return v, nil
-}
-
-// freeIndex returns the smallest index not in used.
-func freeIndex(used map[int]bool) int {
-	for i := 0; ; i++ {
-		if !used[i] {
-			return i
-		}
-	}
 }
 
 func plural(n int) string {

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -432,4 +433,81 @@ func TestCSIVolume_Publish_ConfirmsTheReservedClaim(t *testing.T) {
 	_, err = publish(placed.ID, placed.NodeID)
 	must.ErrorIs(t, err, structs.ErrConflict)
 	must.StrContains(t, err.Error(), "being released")
+}
+
+// oneNodeWorld is one server with one ready node running the hostpath
+// node plugin, and no volume.
+func oneNodeWorld(t *testing.T, opts ...func(*Config)) *Server {
+	s := testServer(t, append([]func(*Config){func(c *Config) { c.HeartbeatTTL = 10 * time.Minute }}, opts...)...)
+	must.NoError(t, rpcCall(t, s, "Node.Register", &structs.NodeRegisterRequest{
+		Node: statetest.NodeWithPlugin("node-1", "hostpath", false, true, true)}, &structs.NodeUpdateResponse{}))
+	return s
+}
+
+// TestJob_Register_CountAtTheCapCostsTheNodes: a job asking for the most
+// allocations a job may have, none of which fits on the one node, asks
+// that node once, not once per count: in the user's run and in every
+// jobwatcher pass after it. The reason counts nodes.
+func TestJob_Register_CountAtTheCapCostsTheNodes(t *testing.T) {
+	s := oneNodeWorld(t)
+	job := writerJob("huge", "nope")
+	job.TaskGroups[0].Count = DefaultJobMaxCount
+	var reg structs.JobRegisterResponse
+	must.NoError(t, rpcCall(t, s, "Job.Register", &structs.JobRegisterRequest{Job: job}, &reg))
+	must.SliceEmpty(t, reg.Placed)
+	must.SliceLen(t, 1, reg.Failures)
+	must.EqOp(t, DefaultJobMaxCount, reg.Failures[0].Missing)
+	must.Eq(t, []string{`volume "data" (nope): not registered; create or register it first (1 node)`}, reg.Failures[0].Reasons)
+
+	stored, err := s.State().JobByID(nil, structs.DefaultNamespace, "huge")
+	must.NoError(t, err)
+	for _, auto := range []bool{false, true} {
+		s.planMu.Lock()
+		p := s.newPlanner(stored, auto)
+		failures, err := p.run()
+		s.planMu.Unlock()
+		must.NoError(t, err)
+		must.EqOp(t, 1, p.checks, must.Sprintf("auto=%v: one check of the one node", auto))
+		must.EqOp(t, DefaultJobMaxCount, failures[0].Missing)
+	}
+}
+
+// TestJob_Register_PlacementWorkGrowsWithPlacements: count allocations
+// that fit take count checks on one node, and the indexes are 0..count-1.
+func TestJob_Register_PlacementWorkGrowsWithPlacements(t *testing.T) {
+	const limit = 50
+	s := oneNodeWorld(t, func(c *Config) { c.JobMaxCount = limit })
+	job := writerJob("many", "")
+	job.TaskGroups[0].Count = limit
+	job.TaskGroups[0].Volumes = nil
+	job.TaskGroups[0].Tasks[0].VolumeMounts = nil
+	s.planMu.Lock()
+	p := s.newPlanner(job, false)
+	failures, err := p.run()
+	s.planMu.Unlock()
+	must.NoError(t, err)
+	must.SliceEmpty(t, failures)
+	must.EqOp(t, limit, p.checks)
+	names := map[string]bool{}
+	for _, a := range p.plan.Allocs {
+		names[a.Name] = true
+	}
+	for i := 0; i < limit; i++ {
+		must.MapContainsKey(t, names, fmt.Sprintf("many.db[%d]", i))
+	}
+}
+
+// TestJob_Register_ReasonCountsNodes: a group that fits nowhere says how
+// many nodes gave each reason, whatever its count.
+func TestJob_Register_ReasonCountsNodes(t *testing.T) {
+	s := schedWorld(t)
+	must.NoError(t, rpcCall(t, s, "Job.Register", &structs.JobRegisterRequest{Job: writerJob("first", "data")}, &structs.JobRegisterResponse{}))
+	second := writerJob("second", "data")
+	second.TaskGroups[0].Count = 100
+	var reg structs.JobRegisterResponse
+	must.NoError(t, rpcCall(t, s, "Job.Register", &structs.JobRegisterRequest{Job: second}, &reg))
+	must.SliceLen(t, 1, reg.Failures)
+	must.EqOp(t, 100, reg.Failures[0].Missing)
+	must.SliceLen(t, 1, reg.Failures[0].Reasons)
+	must.StrHasSuffix(t, " (2 nodes)", reg.Failures[0].Reasons[0])
 }

@@ -75,8 +75,15 @@ func TestCSIVolume_Validate(t *testing.T) {
 		want string
 	}{
 		{"valid", func(*CSIVolume) {}, ""},
-		{"no id", func(v *CSIVolume) { v.ID = "" }, "missing id"},
+		{"no id", func(v *CSIVolume) { v.ID = "" }, "volume ID is missing"},
 		{"slash in id", func(v *CSIVolume) { v.ID = "a/b" }, "must not contain"},
+		{"per_alloc id", func(v *CSIVolume) { v.ID = "data[0]" }, ""},
+		{"NUL in id", func(v *CSIVolume) { v.ID = "a\x00b" }, `volume ID "a\x00b" must not contain '\x00'`},
+		{"dot-dot id", func(v *CSIVolume) { v.ID = ".." }, `volume ID ".." must not start with '.'`},
+		{"bad namespace", func(v *CSIVolume) { v.Namespace = "a/b" }, `namespace "a/b" must not contain '/'`},
+		{"bad plugin id", func(v *CSIVolume) { v.PluginID = "../x" }, `plugin_id: plugin ID "../x" must not start with '.'`},
+		{"null capability", func(v *CSIVolume) { v.RequestedCapabilities = append(v.RequestedCapabilities, nil) }, "capability 2 is null"},
+		{"null topology", func(v *CSIVolume) { v.Topologies = []*CSITopology{nil} }, "topology 1 is null"},
 		{"no plugin", func(v *CSIVolume) { v.PluginID = "" }, "missing plugin_id"},
 		{"no external id", func(v *CSIVolume) { v.ExternalID = "" }, "missing external_id"},
 		{"no capability", func(v *CSIVolume) { v.RequestedCapabilities = nil }, "at least one capability"},

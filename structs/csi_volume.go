@@ -1,10 +1,5 @@
 package structs
 
-import (
-	"fmt"
-	"strings"
-)
-
 // CSIVolume is a volume berth knows, registered by hand or created through
 // a plugin's controller. Plugin health (Schedulable, the counts, Provider)
 // and the claiming allocations (ReadAllocs, WriteAllocs) are joined in on
@@ -63,8 +58,10 @@ func (v *CSIVolume) Copy() *CSIVolume {
 	if v.RequestedCapabilities != nil {
 		c.RequestedCapabilities = make([]*CSIVolumeCapability, len(v.RequestedCapabilities))
 		for i, rc := range v.RequestedCapabilities {
-			cc := *rc
-			c.RequestedCapabilities[i] = &cc
+			if rc != nil { // Validate reports it
+				cc := *rc
+				c.RequestedCapabilities[i] = &cc
+			}
 		}
 	}
 	c.MountOptions = v.MountOptions.Copy()
@@ -121,43 +118,49 @@ func (v *CSIVolume) HasCapability(a CSIVolumeAccessMode, m CSIVolumeAttachmentMo
 	return false
 }
 
-// Validate checks what a registration must carry. Errors name the volume
-// and the field.
+// Validate checks what a registration must carry: no null entries, the
+// IDs (ValidateName) and the capabilities. Errors name the volume and the
+// field.
 func (v *CSIVolume) Validate() error {
-	var errs []string
-	if v.ID == "" {
-		errs = append(errs, "missing id")
-	} else if strings.ContainsAny(v.ID, "/ \t\n") {
-		errs = append(errs, fmt.Sprintf("id %q must not contain '/' or spaces", v.ID))
+	var p problems
+	p.addErr("", ValidateName(NameVolumeID, v.ID))
+	if v.Namespace != "" {
+		p.addErr("", ValidateName(NameNamespace, v.Namespace))
 	}
 	if v.PluginID == "" {
-		errs = append(errs, "missing plugin_id")
+		p.add("missing plugin_id")
+	} else {
+		p.addErr("plugin_id: ", ValidateName(NamePluginID, v.PluginID))
 	}
 	if v.ExternalID == "" {
-		errs = append(errs, "missing external_id")
+		p.add("missing external_id")
 	}
 	if len(v.RequestedCapabilities) == 0 {
-		errs = append(errs, "needs at least one capability block (access_mode, attachment_mode)")
+		p.add("needs at least one capability block (access_mode, attachment_mode)")
 	}
 	for i, c := range v.RequestedCapabilities {
 		if c == nil {
-			errs = append(errs, fmt.Sprintf("capability %d is empty", i+1))
+			p.add("capability %d is null", i+1)
 			continue
 		}
 		if err := c.Validate(); err != nil {
-			errs = append(errs, fmt.Sprintf("capability %d: %v", i+1, err))
+			p.add("capability %d: %v", i+1, err)
+		}
+	}
+	for i, t := range v.Topologies {
+		if t == nil {
+			p.add("topology %d is null", i+1)
 		}
 	}
 	if v.RequestedCapacityMax > 0 && v.RequestedCapacityMin > v.RequestedCapacityMax {
-		errs = append(errs, fmt.Sprintf("capacity_min (%d) is larger than capacity_max (%d)",
-			v.RequestedCapacityMin, v.RequestedCapacityMax))
+		p.add("capacity_min (%d) is larger than capacity_max (%d)", v.RequestedCapacityMin, v.RequestedCapacityMax)
 	}
-	if len(errs) > 0 {
-		name := v.ID
-		if name == "" {
+	if len(p.list) > 0 {
+		name := QuoteName(v.ID)
+		if v.ID == "" {
 			name = "(no id)"
 		}
-		return NewError(CodeBadRequest, "volume %q: %s", name, strings.Join(errs, "; "))
+		return NewError(CodeBadRequest, "volume %s: %s", name, p.String())
 	}
 	return nil
 }

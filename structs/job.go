@@ -55,6 +55,9 @@ func (tg *TaskGroup) StopsOnClient() bool {
 // WritesVolumes reports whether the group claims any volume for writing.
 func (tg *TaskGroup) WritesVolumes() bool {
 	for _, req := range tg.Volumes {
+		if req == nil {
+			continue
+		}
 		if m, err := ClaimModeFor(req.AccessMode, req.ReadOnly); err == nil && m == CSIVolumeClaimWrite {
 			return true
 		}
@@ -99,8 +102,11 @@ func (j *Job) CSIPluginIDs() []string {
 	seen := map[string]bool{}
 	var ids []string
 	for _, tg := range j.TaskGroups {
+		if tg == nil {
+			continue
+		}
 		for _, t := range tg.Tasks {
-			if t.CSIPluginConfig != nil && t.CSIPluginConfig.ID != "" && !seen[t.CSIPluginConfig.ID] {
+			if t != nil && t.CSIPluginConfig != nil && t.CSIPluginConfig.ID != "" && !seen[t.CSIPluginConfig.ID] {
 				seen[t.CSIPluginConfig.ID] = true
 				ids = append(ids, t.CSIPluginConfig.ID)
 			}
@@ -141,38 +147,57 @@ func (tg *TaskGroup) Copy() *TaskGroup {
 	if tg.Volumes != nil {
 		c.Volumes = make(map[string]*VolumeRequest, len(tg.Volumes))
 		for k, v := range tg.Volumes {
-			vc := *v
-			vc.MountOptions = v.MountOptions.Copy()
-			c.Volumes[k] = &vc
+			c.Volumes[k] = v.Copy()
 		}
 	}
 	if tg.Tasks != nil {
 		c.Tasks = make([]*Task, len(tg.Tasks))
 		for i, t := range tg.Tasks {
-			tc := *t
-			tc.Env = copyStringMap(t.Env)
-			if t.Config != nil {
-				tc.Config = make(map[string]any, len(t.Config))
-				for k, v := range t.Config {
-					tc.Config[k] = v
-				}
+			c.Tasks[i] = t.Copy()
+		}
+	}
+	return &c
+}
+
+// Copy returns a deep copy.
+func (r *VolumeRequest) Copy() *VolumeRequest {
+	if r == nil {
+		return nil
+	}
+	c := *r
+	c.MountOptions = r.MountOptions.Copy()
+	return &c
+}
+
+// Copy returns a deep copy. A null entry of a list stays null: Validate
+// reports it.
+func (t *Task) Copy() *Task {
+	if t == nil {
+		return nil
+	}
+	c := *t
+	c.Env = copyStringMap(t.Env)
+	if t.Config != nil {
+		c.Config = make(map[string]any, len(t.Config))
+		for k, v := range t.Config {
+			c.Config[k] = v
+		}
+	}
+	if t.CSIPluginConfig != nil {
+		pc := *t.CSIPluginConfig
+		c.CSIPluginConfig = &pc
+	}
+	if t.Restart != nil {
+		rp := *t.Restart
+		c.Restart = &rp
+	}
+	if t.VolumeMounts != nil {
+		c.VolumeMounts = make([]*VolumeMount, len(t.VolumeMounts))
+		for i, vm := range t.VolumeMounts {
+			if vm != nil {
+				vmc := *vm
+				c.VolumeMounts[i] = &vmc
 			}
-			if t.CSIPluginConfig != nil {
-				pc := *t.CSIPluginConfig
-				tc.CSIPluginConfig = &pc
-			}
-			if t.Restart != nil {
-				rp := *t.Restart
-				tc.Restart = &rp
-			}
-			if t.VolumeMounts != nil {
-				tc.VolumeMounts = make([]*VolumeMount, len(t.VolumeMounts))
-				for j, vm := range t.VolumeMounts {
-					vmc := *vm
-					tc.VolumeMounts[j] = &vmc
-				}
-			}
-			c.Tasks[i] = &tc
 		}
 	}
 	return &c

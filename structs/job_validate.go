@@ -4,115 +4,257 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
-	"unicode"
+	"time"
 )
 
-// Validate checks what the servers need of a job: IDs, types, drivers and
-// that every volume_mount names a group volume. The jobspec parser checks
-// the same and more, with file and line; this is the servers' guard for
-// jobs that arrive as JSON.
+// Restart policy bounds. A task restarts at most Attempts times per
+// Interval and waits Delay before each restart; with Delay at least a
+// second and Attempts*Delay within Interval, a crashing task restarts at
+// most once a second, never hundreds of times in a few seconds.
+const (
+	MinRestartInterval = 5 * time.Second
+	MinRestartDelay    = time.Second
+)
+
+// maxProblems is how many problems one validation error lists; the rest
+// are counted, so that a huge request makes a short error.
+const maxProblems = 20
+
+// problems collects what is wrong with a request.
+type problems struct {
+	list []string
+	more int
+}
+
+func (p *problems) add(format string, args ...any) {
+	if len(p.list) >= maxProblems {
+		p.more++
+		return
+	}
+	p.list = append(p.list, fmt.Sprintf(format, args...))
+}
+
+func (p *problems) addErr(prefix string, err error) {
+	if err != nil {
+		p.add("%s%v", prefix, err)
+	}
+}
+
+func (p *problems) String() string {
+	s := strings.Join(p.list, "; ")
+	if p.more > 0 {
+		s += fmt.Sprintf("; and %d more", p.more)
+	}
+	return s
+}
+
+// Validate checks what the servers need of a job: no null entries, IDs
+// and names (ValidateName), types, drivers, restart policies and that
+// every volume_mount names a group volume. The jobspec parser checks the
+// same and more, with file and line; this is the servers' guard for jobs
+// that arrive as JSON, and it runs before anything reads the job's
+// groups and tasks.
 func (j *Job) Validate() error {
-	var errs []string
-	if j.ID == "" {
-		errs = append(errs, "missing id")
-	} else if strings.ContainsAny(j.ID, "/ \t\n[]") {
-		errs = append(errs, fmt.Sprintf("id %q must not contain '/', '[', ']' or spaces", j.ID))
+	var p problems
+	p.addErr("", ValidateName(NameJobID, j.ID))
+	if j.Namespace != "" {
+		p.addErr("", ValidateName(NameNamespace, j.Namespace))
 	}
 	switch j.Type {
 	case JobTypeService, JobTypeBatch, JobTypeSystem:
 	default:
-		errs = append(errs, fmt.Sprintf("type %q must be %q, %q or %q", j.Type, JobTypeService, JobTypeBatch, JobTypeSystem))
+		p.add("type %s must be %q, %q or %q", QuoteName(j.Type), JobTypeService, JobTypeBatch, JobTypeSystem)
 	}
 	if len(j.TaskGroups) == 0 {
-		errs = append(errs, "needs at least one group")
+		p.add("needs at least one group")
 	}
 	seen := map[string]bool{}
-	for _, tg := range j.TaskGroups {
+	for i, tg := range j.TaskGroups {
 		if tg == nil {
-			errs = append(errs, "a group is empty")
+			p.add("group %d is null", i)
 			continue
 		}
 		if seen[tg.Name] {
-			errs = append(errs, fmt.Sprintf("group %q is given twice", tg.Name))
+			p.add("group %s is given twice", QuoteName(tg.Name))
 		}
 		seen[tg.Name] = true
-		errs = append(errs, tg.validate()...)
+		tg.validate(&p)
 	}
-	if len(errs) > 0 {
-		return NewError(CodeBadRequest, "job %q: %s", j.ID, strings.Join(errs, "; "))
+	if len(p.list) > 0 {
+		return NewError(CodeBadRequest, "job %s: %s", QuoteName(j.ID), p.String())
 	}
 	return nil
 }
 
-func (tg *TaskGroup) validate() []string {
-	var errs []string
-	at := fmt.Sprintf("group %q: ", tg.Name)
-	if tg.Name == "" {
-		errs = append(errs, "a group has no name")
+// ValidateCount refuses a job that asks for more than max allocations,
+// counting every group's count. The servers' job_max_count is max.
+func (j *Job) ValidateCount(max int) error {
+	total := 0
+	for _, tg := range j.TaskGroups {
+		if tg == nil {
+			continue
+		}
+		if tg.Count > max {
+			return NewError(CodeBadRequest, "job %s: group %s: count %d is over this cluster's limit of %d allocations per job; "+
+				"lower count, or raise the servers' job_max_count", QuoteName(j.ID), QuoteName(tg.Name), tg.Count, max)
+		}
+		total += tg.Count
+		if total > max {
+			return NewError(CodeBadRequest, "job %s: the groups' counts add up to more than this cluster's limit of %d allocations per job; "+
+				"lower count, or raise the servers' job_max_count", QuoteName(j.ID), max)
+		}
 	}
+	return nil
+}
+
+func (tg *TaskGroup) validate(p *problems) {
+	at := fmt.Sprintf("group %s: ", QuoteName(tg.Name))
+	p.addErr(at, ValidateName(NameGroup, tg.Name))
 	if tg.Count < 0 {
-		errs = append(errs, at+fmt.Sprintf("count %d must not be negative", tg.Count))
+		p.add("%scount %d must not be negative", at, tg.Count)
 	}
 	for alias, v := range tg.Volumes {
-		if v == nil || v.Type != "csi" {
-			errs = append(errs, at+fmt.Sprintf("volume %q: type must be \"csi\"", alias))
+		vat := at + fmt.Sprintf("volume %s: ", QuoteName(alias))
+		if v == nil {
+			p.add("%svolume %s is null", at, QuoteName(alias))
+			continue
+		}
+		p.addErr(at, ValidateName(NameVolumeAlias, alias))
+		if v.Type != "csi" {
+			p.add("%stype must be \"csi\"", vat)
 			continue
 		}
 		if v.Source == "" {
-			errs = append(errs, at+fmt.Sprintf("volume %q: missing source (the volume's ID)", alias))
+			p.add("%smissing source (the volume's ID)", vat)
+		} else {
+			p.addErr(vat+"source: ", ValidateName(NameVolumeID, v.Source))
 		}
 		if _, err := ClaimModeFor(v.AccessMode, v.ReadOnly); err != nil {
-			errs = append(errs, at+fmt.Sprintf("volume %q (source %q): %v", alias, v.Source, err))
+			p.add("%s%v", vat, err)
 		}
 	}
 	if len(tg.Tasks) == 0 {
-		errs = append(errs, at+"needs at least one task")
+		p.add("%sneeds at least one task", at)
 	}
-	for _, t := range tg.Tasks {
-		tat := at + fmt.Sprintf("task %q: ", t.Name)
-		if t.Driver != "exec" {
-			errs = append(errs, tat+fmt.Sprintf("driver %q is not supported; use \"exec\"", t.Driver))
+	names := map[string]bool{}
+	for i, t := range tg.Tasks {
+		if t == nil {
+			p.add("%stask %d is null", at, i)
+			continue
 		}
-		if cmd, _ := t.Config["command"].(string); cmd == "" {
-			errs = append(errs, tat+"config: missing command")
+		if names[t.Name] {
+			p.add("%stask %s is given twice", at, QuoteName(t.Name))
 		}
-		for _, vm := range t.VolumeMounts {
-			req, ok := tg.Volumes[vm.Volume]
-			if !ok {
-				errs = append(errs, tat+fmt.Sprintf("volume_mount: volume %q is not a volume of the group", vm.Volume))
-				continue
-			}
-			switch vm.PropagationMode {
-			case "", PropagationPrivate, PropagationHostToTask:
-			case PropagationBidirectional:
-				if req.ReadOnly || vm.ReadOnly {
-					errs = append(errs, tat+fmt.Sprintf("volume_mount %q: propagation_mode bidirectional needs a read-write volume", vm.Volume))
-				}
-			default:
-				errs = append(errs, tat+fmt.Sprintf("volume_mount %q: propagation_mode %q must be private, host-to-task or bidirectional",
-					vm.Volume, vm.PropagationMode))
-			}
-			if vm.Destination == "" {
-				errs = append(errs, tat+fmt.Sprintf("volume_mount %q: missing destination", vm.Volume))
-			}
+		names[t.Name] = true
+		t.validate(p, tg, at+fmt.Sprintf("task %s: ", QuoteName(t.Name)))
+	}
+}
+
+func (t *Task) validate(p *problems, tg *TaskGroup, at string) {
+	p.addErr(at, ValidateName(NameTask, t.Name))
+	if t.Driver != "exec" {
+		p.add("%sdriver %s is not supported; use \"exec\"", at, QuoteName(t.Driver))
+	}
+	validateExecConfig(p, t.Config, at+"config: ")
+	if t.KillTimeout < 0 {
+		p.add("%skill_timeout %s must not be negative (0 is the default, 5s)", at, t.KillTimeout)
+	}
+	if t.Restart != nil {
+		t.Restart.validate(p, at+"restart: ")
+	}
+	for i, vm := range t.VolumeMounts {
+		if vm == nil {
+			p.add("%svolume_mount %d is null", at, i)
+			continue
 		}
-		if p := t.CSIPluginConfig; p != nil {
-			switch p.Type {
-			case CSIPluginTypeController, CSIPluginTypeNode, CSIPluginTypeMonolith:
-			default:
-				errs = append(errs, tat+fmt.Sprintf("csi_plugin: type %q must be controller, node or monolith", p.Type))
+		req, ok := tg.Volumes[vm.Volume]
+		if !ok || req == nil {
+			p.add("%svolume_mount: volume %s is not a volume of the group", at, QuoteName(vm.Volume))
+			continue
+		}
+		switch vm.PropagationMode {
+		case "", PropagationPrivate, PropagationHostToTask:
+		case PropagationBidirectional:
+			if req.ReadOnly || vm.ReadOnly {
+				p.add("%svolume_mount %s: propagation_mode bidirectional needs a read-write volume", at, QuoteName(vm.Volume))
 			}
-			switch {
-			case p.ID == "":
-				errs = append(errs, tat+"csi_plugin: missing id")
-			case strings.HasPrefix(p.ID, ".") || strings.ContainsFunc(p.ID, func(r rune) bool { return r == '/' || unicode.IsSpace(r) || unicode.IsControl(r) }):
-				// It names the plugin's dir on each client.
-				errs = append(errs, tat+fmt.Sprintf("csi_plugin: id %q must be a plain name: no '/', spaces or leading '.'", p.ID))
-			}
-			if p.MountDir == "" || !filepath.IsAbs(p.MountDir) {
-				errs = append(errs, tat+fmt.Sprintf("csi_plugin: mount_dir %q must be an absolute path", p.MountDir))
-			}
+		default:
+			p.add("%svolume_mount %s: propagation_mode %s must be private, host-to-task or bidirectional",
+				at, QuoteName(vm.Volume), QuoteName(vm.PropagationMode))
+		}
+		if vm.Destination == "" {
+			p.add("%svolume_mount %s: missing destination", at, QuoteName(vm.Volume))
 		}
 	}
-	return errs
+	if c := t.CSIPluginConfig; c != nil {
+		switch c.Type {
+		case CSIPluginTypeController, CSIPluginTypeNode, CSIPluginTypeMonolith:
+		default:
+			p.add("%scsi_plugin: type %s must be controller, node or monolith", at, QuoteName(string(c.Type)))
+		}
+		// It names the plugin's dir on each client.
+		p.addErr(at+"csi_plugin: ", ValidateName(NamePluginID, c.ID))
+		if c.MountDir == "" || !filepath.IsAbs(c.MountDir) {
+			p.add("%scsi_plugin: mount_dir %s must be an absolute path", at, QuoteName(c.MountDir))
+		}
+		if c.HealthTimeout < 0 {
+			p.add("%scsi_plugin: health_timeout %s must not be negative", at, time.Duration(c.HealthTimeout))
+		}
+	}
+}
+
+// The exec driver's config keys.
+const (
+	execConfigCommand = "command"
+	execConfigArgs    = "args"
+)
+
+// validateExecConfig checks the exec driver's config as the client reads
+// it: command a string, args a list of strings, nothing else.
+func validateExecConfig(p *problems, cfg map[string]any, at string) {
+	if cmd, _ := cfg[execConfigCommand].(string); cmd == "" {
+		p.add("%smissing command", at)
+	}
+	switch args := cfg[execConfigArgs].(type) {
+	case nil, []string:
+	case []any:
+		for i, a := range args {
+			if _, ok := a.(string); !ok {
+				p.add("%sargs[%d] must be a string", at, i)
+				break
+			}
+		}
+	default:
+		p.add("%sargs must be a list of strings", at)
+	}
+	for k := range cfg {
+		if k != execConfigCommand && k != execConfigArgs {
+			p.add("%sunknown key %s; exec takes command and args", at, QuoteName(k))
+		}
+	}
+}
+
+// validate checks the bounds of a restart policy (see MinRestartDelay).
+func (r *RestartPolicy) validate(p *problems, at string) {
+	switch r.Mode {
+	case "", RestartModeFail, RestartModeDelay:
+	default:
+		p.add("%smode %s must be %q or %q", at, QuoteName(r.Mode), RestartModeFail, RestartModeDelay)
+	}
+	switch {
+	case r.Attempts < 0:
+		p.add("%sattempts %d must be 0 or more", at, r.Attempts)
+	case r.Interval < MinRestartInterval:
+		p.add("%sinterval %s is too short; it must be at least %s", at, r.Interval, MinRestartInterval)
+	case r.Attempts == 0 && r.Delay < 0:
+		p.add("%sdelay %s must not be negative", at, r.Delay)
+	case r.Attempts > 0 && r.Delay < MinRestartDelay:
+		p.add("%sdelay %s is too short; it must be at least %s, so that a failing task restarts at most once a second", at, r.Delay, MinRestartDelay)
+	case r.Attempts > 0 && int64(r.Attempts) > int64(r.Interval/r.Delay):
+		p.add("%s%d attempts with a delay of %s do not fit in an interval of %s; lower attempts or delay, or raise interval",
+			at, r.Attempts, r.Delay, r.Interval)
+	}
+	if r.Attempts == 0 && r.Mode == RestartModeDelay {
+		p.add(`%smode "delay" with 0 attempts never restarts the task and never fails it; set attempts, or mode = "fail"`, at)
+	}
 }

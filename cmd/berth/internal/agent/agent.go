@@ -109,6 +109,9 @@ func startServer(cfg *Config, logger hclog.Logger) (*server.Server, error) {
 	scfg.SerfPort = cfg.Ports.Serf
 	scfg.BootstrapExpect = cfg.Server.BootstrapExpect
 	scfg.Join = cfg.Server.Join
+	if cfg.Server.JobMaxCount != 0 {
+		scfg.JobMaxCount = cfg.Server.JobMaxCount
+	}
 	scfg.GossipLocal = cfg.Dev
 	scfg.Logger = logger
 	return server.New(scfg)

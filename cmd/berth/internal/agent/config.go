@@ -41,6 +41,9 @@ type ServerConfig struct {
 	Enabled         bool     `hcl:"enabled,optional"`
 	BootstrapExpect int      `hcl:"bootstrap_expect,optional"`
 	Join            []string `hcl:"join,optional"`
+	// JobMaxCount caps the allocations one job may ask for (0: the
+	// server's default, 10,000).
+	JobMaxCount int `hcl:"job_max_count,optional"`
 }
 
 // ClientConfig is the `client { }` block.

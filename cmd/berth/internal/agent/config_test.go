@@ -37,6 +37,7 @@ server {
   enabled          = true
   bootstrap_expect = 3
   join             = ["127.0.0.1:4748"]
+  job_max_count    = 500
 }
 `), 0o600))
 	cfg, err := parseConfig([]string{"-config", path, "-data-dir", "/override"}, &bytes.Buffer{})
@@ -47,6 +48,7 @@ server {
 	must.Eq(t, 4747, cfg.Ports.RPC, must.Sprint("ports left out keep their defaults"))
 	must.True(t, cfg.Server.Enabled)
 	must.Eq(t, []string{"127.0.0.1:4748"}, cfg.Server.Join)
+	must.Eq(t, 500, cfg.Server.JobMaxCount)
 }
 
 func TestParseConfig_Errors(t *testing.T) {

@@ -9,7 +9,9 @@
 //
 // It owns routing, query parsing (blocking queries: ?index=&wait=, ?stale,
 // ?prefix=, ?namespace=), the mapping of structs error codes to HTTP status,
-// and the JSON error body {"Code", "Message"}. It decides nothing about the
+// and the JSON error body {"Code", "Message"}. Request bodies are read by
+// decodeBody alone: at most 8 MiB, unknown fields refused (400 naming the
+// field), arriving within bodyReadTimeout (408). It decides nothing about the
 // objects themselves: validation and sanitizing (no secrets in answers)
 // belong to the server's endpoints. It must not add secrets back.
 //

@@ -42,11 +42,14 @@ func writeError(w http.ResponseWriter, err error) int {
 	code := structs.ErrorCodeOf(err)
 	var mbe *http.MaxBytesError
 	var me *methodError
+	var te *timeoutError
 	switch {
 	case errors.As(err, &mbe):
 		status, code = http.StatusRequestEntityTooLarge, structs.CodeBadRequest
 	case errors.As(err, &me):
 		status, code = http.StatusMethodNotAllowed, structs.CodeBadRequest
+	case errors.As(err, &te):
+		status, code = http.StatusRequestTimeout, structs.CodeBadRequest
 	}
 	if !structs.KnownErrorCode(code) {
 		code = structs.CodeInternal
@@ -77,6 +80,12 @@ func errMethod(r *http.Request, allow string) error {
 type methodError struct{ msg string }
 
 func (e *methodError) Error() string { return e.msg }
+
+// timeoutError is a 408: the request body did not arrive in time. Like
+// methodError it is the HTTP layer's own, made by no RPC.
+type timeoutError struct{ msg string }
+
+func (e *timeoutError) Error() string { return e.msg }
 
 func allowHeader(rt route) string {
 	methods := make([]string, 0, len(rt))

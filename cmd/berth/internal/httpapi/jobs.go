@@ -25,28 +25,39 @@ func (h *handler) jobList(w http.ResponseWriter, r *http.Request) error {
 // a job that could not be fully placed is still registered, and Failures
 // says why, per group.
 func (h *handler) jobRegister(w http.ResponseWriter, r *http.Request) error {
-	var args structs.JobRegisterRequest
-	if err := decodeBody(r, w, `object {"Job": {...}}`, &args); err != nil {
+	args, err := decodeJobRegister(w, r)
+	if err != nil {
 		return err
 	}
-	writeNamespace(r, &args.WriteRequest)
-	if args.Job == nil {
-		return badRequest(`request body has no job; send {"Job": {"ID": "web", "TaskGroups": [...]}}`)
-	}
-	if args.Job.ID == "" {
-		return badRequest(`request body's job has no ID; set "ID", e.g. {"Job": {"ID": "web", ...}}`)
-	}
-	if args.Job.Namespace == "" {
-		args.Job.Namespace = args.Namespace
-	}
 	var reply structs.JobRegisterResponse
-	if err := h.rpc(r, "Job.Register", &args, &reply); err != nil {
+	if err := h.rpc(r, "Job.Register", args, &reply); err != nil {
 		return err
 	}
 	setIndex(w, reply.Index)
 	reply.Placed = nonNil(reply.Placed)
 	reply.Failures = nonNil(reply.Failures)
 	return writeJSON(w, r, &reply)
+}
+
+// decodeJobRegister reads the register request from the body and the
+// query. The server validates the job (structs.Job.Validate); this only
+// refuses a body with no job to validate.
+func decodeJobRegister(w http.ResponseWriter, r *http.Request) (*structs.JobRegisterRequest, error) {
+	var args structs.JobRegisterRequest
+	if err := decodeBody(r, w, `object {"Job": {...}}`, &args); err != nil {
+		return nil, err
+	}
+	writeNamespace(r, &args.WriteRequest)
+	if args.Job == nil {
+		return nil, badRequest(`request body has no job; send {"Job": {"ID": "web", "TaskGroups": [...]}}`)
+	}
+	if args.Job.ID == "" {
+		return nil, badRequest(`request body's job has no ID; set "ID", e.g. {"Job": {"ID": "web", ...}}`)
+	}
+	if args.Job.Namespace == "" {
+		args.Job.Namespace = args.Namespace
+	}
+	return &args, nil
 }
 
 // GET /v1/job/:id: one job, 404 when it does not exist.

@@ -1,7 +1,14 @@
 package httpapi
 
 import (
+	"bytes"
+	"errors"
 	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -183,6 +190,138 @@ func TestHandler_JobAndAllocRoutes_WrongMethod(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.method+" "+tc.target, func(t *testing.T) {
 			mustNotAllowed(t, tc.method, tc.target, tc.wantAllow)
+		})
+	}
+}
+
+// fuzzJobMaxCount stands for the servers' job_max_count (its default).
+const fuzzJobMaxCount = 10_000
+
+// FuzzJobRegisterBody decodes a job register body as the handler does,
+// then validates the job as the server does (copy, default namespace,
+// Validate, ValidateCount). It must never panic; it must either refuse
+// the body with a BadRequest (or 413) or hand on a job that is whole:
+// no null entries, valid names, bounded counts, and one that survives a
+// copy and the msgpack round trip of a raft entry. Seeds are in
+// testdata/fuzz/FuzzJobRegisterBody.
+func FuzzJobRegisterBody(f *testing.F) {
+	f.Fuzz(func(t *testing.T, body []byte) {
+		req := httptest.NewRequest("PUT", "/v1/jobs?namespace=prod", bytes.NewReader(body))
+		args, err := decodeJobRegister(httptest.NewRecorder(), req)
+		if err != nil {
+			var mbe *http.MaxBytesError
+			if !errors.As(err, &mbe) {
+				must.ErrorIs(t, err, structs.ErrBadRequest)
+			}
+			return
+		}
+		job := args.Job.Copy()
+		if job.Namespace == "" {
+			job.Namespace = args.RequestNamespace()
+		}
+		err = job.Validate()
+		if err == nil {
+			err = job.ValidateCount(fuzzJobMaxCount)
+		}
+		if err != nil {
+			must.ErrorIs(t, err, structs.ErrBadRequest)
+			must.Less(t, 8192, len(err.Error()), must.Sprint("errors stay short"))
+			return
+		}
+		mustBeWhole(t, job)
+		must.Eq(t, job, job.Copy())
+
+		buf, err := structs.Encode(structs.PlanApplyRequestType, &structs.PlanApplyRequest{Job: job})
+		must.NoError(t, err)
+		var out structs.PlanApplyRequest
+		must.NoError(t, structs.Decode(buf[1:], &out))
+		must.NoError(t, out.Job.Validate(), must.Sprint("a raft entry's job stays valid"))
+	})
+}
+
+// mustBeWhole checks what the servers rely on in a job Validate accepted.
+func mustBeWhole(t *testing.T, job *structs.Job) {
+	t.Helper()
+	must.NoError(t, structs.ValidateName(structs.NameJobID, job.ID))
+	must.SliceNotEmpty(t, job.TaskGroups)
+	total := 0
+	for _, tg := range job.TaskGroups {
+		must.NotNil(t, tg)
+		must.NoError(t, structs.ValidateName(structs.NameGroup, tg.Name))
+		must.Between(t, 0, tg.Count, fuzzJobMaxCount)
+		total += tg.Count
+		for alias, v := range tg.Volumes {
+			must.NotNil(t, v, must.Sprint(alias))
+			must.NoError(t, structs.ValidateName(structs.NameVolumeID, v.Source))
+		}
+		_ = tg.WritesVolumes()
+		must.SliceNotEmpty(t, tg.Tasks)
+		for _, task := range tg.Tasks {
+			must.NotNil(t, task)
+			must.NoError(t, structs.ValidateName(structs.NameTask, task.Name))
+			must.NonNegative(t, task.KillTimeout)
+			if r := task.Restart; r != nil && r.Attempts > 0 {
+				// At most one restart a second.
+				must.GreaterEq(t, time.Second, r.Delay)
+				must.LessEq(t, r.Interval/r.Delay, time.Duration(r.Attempts))
+			}
+			for _, vm := range task.VolumeMounts {
+				must.NotNil(t, vm)
+				must.MapContainsKey(t, tg.Volumes, vm.Volume)
+			}
+		}
+	}
+	must.LessEq(t, fuzzJobMaxCount, total)
+	_ = job.CSIPluginIDs()
+}
+
+// TestJobRegisterBody_Seeds: the fuzz seeds say what they are meant to:
+// the valid ones pass, each of the others is refused for its reason.
+func TestJobRegisterBody_Seeds(t *testing.T) {
+	want := map[string]string{
+		"valid":         "",
+		"system_plugin": "",
+		"null_tasks":    `group "g": task 0 is null`,
+		"null_group":    "group 0 is null",
+		"null_mount":    `task "t": volume_mount 0 is null`,
+		"null_volume":   `volume "a" is null`,
+		"huge_count":    "count 2147483648 is over this cluster's limit of 10000",
+		"unknown_field": `unknown field "Counts"; did you mean "Count"?`,
+		"nul_id":        `job ID "we\x00b\r" must not contain '\x00'`,
+		"dotdot_task":   `task name ".." must not start with '.'`,
+		"fast_restart":  "restart: delay 0s is too short",
+		"negative_kill": "kill_timeout -1ns must not be negative",
+		"trailing_data": "found more data after it",
+		"cut_short":     "ends early",
+	}
+	dir := filepath.Join("testdata", "fuzz", "FuzzJobRegisterBody")
+	entries, err := os.ReadDir(dir)
+	must.NoError(t, err)
+	must.EqOp(t, len(want), len(entries))
+	for _, e := range entries {
+		t.Run(e.Name(), func(t *testing.T) {
+			raw, err := os.ReadFile(filepath.Join(dir, e.Name()))
+			must.NoError(t, err)
+			header, value, _ := strings.Cut(strings.TrimSpace(string(raw)), "\n")
+			must.EqOp(t, "go test fuzz v1", header)
+			body, err := strconv.Unquote(strings.TrimSuffix(strings.TrimPrefix(value, "[]byte("), ")"))
+			must.NoError(t, err)
+
+			req := httptest.NewRequest("PUT", "/v1/jobs", strings.NewReader(body))
+			args, err := decodeJobRegister(httptest.NewRecorder(), req)
+			if err == nil {
+				if err = args.Job.Validate(); err == nil {
+					err = args.Job.ValidateCount(fuzzJobMaxCount)
+				}
+			}
+			w, ok := want[e.Name()]
+			must.True(t, ok, must.Sprintf("seed %s has no expectation here", e.Name()))
+			if w == "" {
+				must.NoError(t, err)
+				return
+			}
+			must.ErrorIs(t, err, structs.ErrBadRequest)
+			must.StrContains(t, err.Error(), w)
 		})
 	}
 }

@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/berth-csi/berth/structs"
@@ -138,27 +140,80 @@ func nonNil[T any](s []T) []T {
 	return s
 }
 
-// decodeBody reads a JSON request body into v. Errors name what is wrong
-// and where.
+// bodyReadTimeout bounds how long a request body may take to arrive: a
+// client that sends less than its Content-Length holds its connection
+// no longer. A variable so that tests can shorten it.
+var bodyReadTimeout = 30 * time.Second
+
+// decodeBody reads a JSON request body into v. A field v does not have is
+// refused, not dropped (a typo of "Count" must not register a job of
+// none); so is anything but white space after the value. The body must
+// arrive within bodyReadTimeout. Errors name what is wrong and where.
 func decodeBody(r *http.Request, w http.ResponseWriter, what string, v any) error {
-	body := http.MaxBytesReader(w, r.Body, maxBodyBytes)
-	dec := json.NewDecoder(body)
-	if err := dec.Decode(v); err != nil {
-		return bodyError(what, err)
+	// The deadline covers this body only: it is cleared after, so a
+	// kept-alive connection's next request, or a blocking query, is not
+	// cut short. An http.Server without deadlines (a test recorder) has
+	// none to set.
+	rc := http.NewResponseController(w)
+	deadline := rc.SetReadDeadline(time.Now().Add(bodyReadTimeout)) == nil
+	err := readJSON(http.MaxBytesReader(w, r.Body, maxBodyBytes), what, v)
+	if err != nil {
+		// Close the body while the deadline holds: otherwise the server
+		// would wait, with none, for the rest of a body that may never
+		// come before it answers. A rest left unread closes the
+		// connection.
+		_ = r.Body.Close()
 	}
-	if dec.More() {
-		return badRequest("request body: want one JSON %s, found more data after it", what)
+	if deadline {
+		_ = rc.SetReadDeadline(time.Time{})
+	}
+	return err
+}
+
+func readJSON(body io.Reader, what string, v any) error {
+	dec := json.NewDecoder(body)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return bodyError(what, v, err)
+	}
+	// Read to the end, so that a body shorter than its Content-Length
+	// is caught here, under the deadline.
+	if _, err := io.Copy(blankOnly{}, io.MultiReader(dec.Buffered(), body)); err != nil {
+		if errors.Is(err, errNotBlank) {
+			return badRequest("request body: want one JSON %s, found more data after it", what)
+		}
+		return bodyError(what, v, err)
 	}
 	return nil
 }
 
-func bodyError(what string, err error) error {
+var errNotBlank = errors.New("not white space")
+
+// blankOnly takes JSON white space and refuses anything else.
+type blankOnly struct{}
+
+func (blankOnly) Write(p []byte) (int, error) {
+	for i, c := range p {
+		if c != ' ' && c != '\t' && c != '\n' && c != '\r' {
+			return i, errNotBlank
+		}
+	}
+	return len(p), nil
+}
+
+// unknownFieldPrefix starts encoding/json's error for a field the target
+// does not have; the field's quoted name follows.
+const unknownFieldPrefix = "json: unknown field "
+
+func bodyError(what string, v any, err error) error {
 	var (
 		syn *json.SyntaxError
 		typ *json.UnmarshalTypeError
 		mbe *http.MaxBytesError
 	)
 	switch {
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		return &timeoutError{msg: fmt.Sprintf("request body did not arrive within %s; send the whole body (as long as its Content-Length) at once", bodyReadTimeout)}
 	case errors.Is(err, io.EOF):
 		return badRequest("request body is empty; want a JSON %s", what)
 	case errors.As(err, &mbe):
@@ -173,6 +228,18 @@ func bodyError(what string, err error) error {
 		return badRequest("request body: field %s must be %s, not a JSON %s", field, typ.Type, typ.Value)
 	case errors.Is(err, io.ErrUnexpectedEOF):
 		return badRequest("request body: JSON %s ends early", what)
+	case strings.HasPrefix(err.Error(), unknownFieldPrefix):
+		name, uerr := strconv.Unquote(strings.TrimPrefix(err.Error(), unknownFieldPrefix))
+		if uerr != nil {
+			break
+		}
+		msg := fmt.Sprintf("request body: unknown field %s", structs.QuoteName(name))
+		if s := suggestField(name, v); s != "" {
+			msg += fmt.Sprintf("; did you mean %q?", s)
+		} else {
+			msg += "; see docs/http-api.md for this route's fields"
+		}
+		return badRequest("%s", msg)
 	}
 	return badRequest("request body: %v", err)
 }

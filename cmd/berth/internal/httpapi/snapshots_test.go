@@ -54,13 +54,11 @@ func TestHandler_SnapshotCreate_Body(t *testing.T) {
 			},
 		},
 		{
-			name:       "forwarded flag from the body is dropped",
+			name:       "forwarded flag in the body is refused, never forwarded",
 			target:     "/v1/volumes/snapshot",
 			body:       `{"VolumeID":"data","Forwarded":true}`,
-			wantStatus: http.StatusOK,
-			check: func(t *testing.T, args *structs.CSISnapshotCreateRequest) {
-				must.False(t, args.Forwarded)
-			},
+			wantStatus: http.StatusBadRequest,
+			wantMsg:    `request body: unknown field "Forwarded"`,
 		},
 		{
 			name:       "no volume ID",
