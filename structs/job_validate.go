@@ -130,7 +130,8 @@ func (tg *TaskGroup) validate(p *problems) {
 			p.addErr(vat+"source: ", ValidateName(NameVolumeID, v.Source))
 		}
 		if _, err := ClaimModeFor(v.AccessMode, v.ReadOnly); err != nil {
-			p.add("%s%v", vat, err)
+			// Named by source too: the volume, not only the group's alias.
+			p.add("%svolume %s (source %s): %v", at, QuoteName(alias), QuoteName(v.Source), err)
 		}
 	}
 	if len(tg.Tasks) == 0 {
