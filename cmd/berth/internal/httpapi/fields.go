@@ -3,6 +3,8 @@ package httpapi
 import (
 	"reflect"
 	"strings"
+
+	"github.com/agext/levenshtein"
 )
 
 // suggestField finds, among the JSON field names anywhere in v's type,
@@ -65,23 +67,5 @@ func collectFields(t reflect.Type, names map[string]bool, seen map[reflect.Type]
 	}
 }
 
-// editDistance is the Levenshtein distance between a and b, in bytes.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
-}
+// editDistance is the Levenshtein distance between a and b.
+func editDistance(a, b string) int { return levenshtein.Distance(a, b, nil) }
