@@ -15,7 +15,6 @@ const (
 	DefaultKillTimeout    = 5 * time.Second
 	DefaultHealthTimeout  = 30 * time.Second
 	DefaultPluginMountDir = "/csi"
-	minRestartInterval    = 5 * time.Second
 )
 
 // DefaultRestartPolicy is the restart policy of a task of a job of type
@@ -177,8 +176,11 @@ func (p *parser) restart(b *node, s scope, jobType string) *structs.RestartPolic
 		}
 	}
 	switch {
-	case r.Interval < minRestartInterval:
-		p.bad(lineOr(seen, "interval", b.line), s, "interval", "%s is too short; it must be at least %s", r.Interval, minRestartInterval)
+	case r.Interval < structs.MinRestartInterval:
+		p.bad(lineOr(seen, "interval", b.line), s, "interval", "%s is too short; it must be at least %s", r.Interval, structs.MinRestartInterval)
+	case r.Attempts > 0 && r.Delay < structs.MinRestartDelay:
+		p.bad(lineOr(seen, "delay", b.line), s, "delay", "%s is too short; it must be at least %s, so that a failing task restarts at most once a second",
+			r.Delay, structs.MinRestartDelay)
 	case time.Duration(r.Attempts)*r.Delay > r.Interval:
 		p.badIn(b.line, s, "%d attempts with a delay of %s do not fit in an interval of %s; lower attempts or delay, or raise interval",
 			r.Attempts, r.Delay, r.Interval)

@@ -369,6 +369,11 @@ func TestParseJob_Errors(t *testing.T) {
 			"group[db].task[server].kill_timeout", `kill_timeout "10 secs" is not a duration`},
 		{"restart interval too short", "web.hcl", jobWith("", "", `restart { interval = "1s" }`), 13,
 			"group[db].task[server].restart.interval", `restart: interval 1s is too short; it must be at least 5s`},
+		{"restart delay too short", "web.hcl", jobWith("", "", `restart {
+        attempts = 3
+        delay    = "0s"
+      }`), 15, "group[db].task[server].restart.delay",
+			`restart: delay 0s is too short; it must be at least 1s, so that a failing task restarts at most once a second`},
 		{"restart does not fit", "web.hcl", jobWith("", "", `restart {
         attempts = 10
         delay    = "5m"
