@@ -206,6 +206,7 @@ func (c *Client) do(method, endpoint string, params url.Values, header http.Head
 	resp, err := c.http.Do(req)
 	if !timer.Stop() && err == nil {
 		<-timedOut // the timer fired as the answer came: its body is cut
+		_ = resp.Body.Close()
 		err = context.Canceled
 	}
 	if err != nil {

@@ -237,9 +237,9 @@ func TestRunner_Volumes_Failures(t *testing.T) {
 		must.Eq(t, `volume "data": confirm the claim of alloc `+alloc.ID+` on node node-1: volume "data" has the maximum number of writers`,
 			r.Alloc().ClientDescription)
 		must.SliceLen(t, 6, h.rec.Calls(), must.Sprint("get and publish, three times"))
-		must.Eq(t, []string{"Setting Up Volumes", "Setting Up Volumes", "Setting Up Volumes", "Setup Failure"},
+		must.Eq(t, []string{"Setting Up Volumes", "Retrying Volume Setup", "Retrying Volume Setup", "Setup Failure"},
 			eventTypes(r.Alloc().TaskStates["web"])[1:])
-		must.StrContains(t, eventMessages(r.Alloc().TaskStates["web"], EventSettingUpVolumes)[1], "try 1 of 3 failed: volume \"data\": confirm the claim")
+		must.StrContains(t, eventMessages(r.Alloc().TaskStates["web"], EventRetryingVolumes)[0], "try 1 of 3 failed: volume \"data\": confirm the claim")
 	})
 	t.Run("no plugin on the node", func(t *testing.T) {
 		h := newHarness(t)

@@ -18,6 +18,7 @@ import (
 const (
 	EventReceived         = "Received"
 	EventSettingUpVolumes = "Setting Up Volumes"
+	EventRetryingVolumes  = "Retrying Volume Setup"
 	EventSetupFailure     = "Setup Failure"
 	EventDriverFailure    = "Driver Failure"
 	EventStarted          = "Started"

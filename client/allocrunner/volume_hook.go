@@ -100,7 +100,7 @@ func (r *Runner) setupVolumesRetrying(ctx context.Context, runners []*taskRunner
 		wait := volumeRetryDelays[attempt]
 		r.logger.Warn("volume setup failed; retrying", "error", err, "in", wait)
 		for _, tr := range runners {
-			r.updateTask(tr.task.Name, nil, event(EventSettingUpVolumes,
+			r.updateTask(tr.task.Name, nil, event(EventRetryingVolumes,
 				fmt.Sprintf("try %d of %d failed: %v; trying again in %s", attempt+1, len(volumeRetryDelays)+1, err, wait)))
 		}
 		select {

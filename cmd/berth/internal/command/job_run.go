@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/berth-csi/berth/api"
+	"github.com/berth-csi/berth/client/allocrunner"
 	"github.com/berth-csi/berth/structs"
 )
 
@@ -136,8 +136,9 @@ type eventMark struct {
 // not running yet: a task that exited and restarts, a setup that failed
 // and is tried again.
 var notableEvents = map[string]bool{
-	"Terminated": true, "Restarting": true, "Not Restarting": true,
-	"Driver Failure": true, "Setup Failure": true, "Fenced": true,
+	allocrunner.EventTerminated: true, allocrunner.EventRestarting: true, allocrunner.EventNotRestarting: true,
+	allocrunner.EventDriverFailure: true, allocrunner.EventSetupFailure: true, allocrunner.EventRetryingVolumes: true,
+	allocrunner.EventFenced: true,
 }
 
 // taskNews prints the notable task events of an allocation that is not
@@ -177,8 +178,7 @@ func (f *follower) taskNews(a *structs.AllocListStub) {
 				continue
 			}
 			f.shown[key] = mark
-			notable := notableEvents[e.Type] || e.Type == "Setting Up Volumes" && strings.Contains(e.Message, "failed")
-			if notable {
+			if notableEvents[e.Type] {
 				fmt.Fprintf(f.m.stdout, "    Allocation %q, task %q: %s\n", shortID(a.ID, false), name, eventText(e))
 				f.news = true
 			}

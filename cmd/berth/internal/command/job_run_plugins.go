@@ -38,11 +38,14 @@ func jobPlugins(job *structs.Job, allocs []*structs.AllocListStub) ([]pluginNeed
 	needs := map[string]*pluginNeed{}
 	wait := pluginWaitDefault
 	for _, tg := range job.TaskGroups {
+		if tg == nil || running[tg.Name] == 0 {
+			continue
+		}
 		for _, t := range tg.Tasks {
-			pc := t.CSIPluginConfig
-			if tg == nil || t == nil || pc == nil || running[tg.Name] == 0 {
+			if t == nil || t.CSIPluginConfig == nil {
 				continue
 			}
+			pc := t.CSIPluginConfig
 			n := needs[pc.ID]
 			if n == nil {
 				n = &pluginNeed{id: pc.ID}
