@@ -41,6 +41,9 @@ type allocWatcher struct {
 	runners map[string]*allocrunner.Runner
 	// cleanups are the cleanup runners not yet done (see sync).
 	cleanups []*allocrunner.Runner
+	// draining are the workload runners being stopped (by any sync) and
+	// not yet done: a plugin is stopped only once they are.
+	draining []*allocrunner.Runner
 
 	updMu   sync.Mutex
 	pending map[string]*structs.Allocation // client views not yet sent, by alloc ID
@@ -302,10 +305,13 @@ func (w *allocWatcher) sync(allocs []*structs.Allocation) (before []*allocrunner
 			stopping = append(stopping, r)
 		}
 	}
+	// Plugins wait for every workload still stopping, this sync's and
+	// those of earlier ones (a job stop, then its plugin's a moment later).
+	draining := w.drain(stopping)
 	for _, r := range cleanups {
 		go func() {
 			if r.RunsPlugin() {
-				waitAll(stopping, cleanupWait)
+				waitAll(draining, cleanupWait)
 			}
 			r.Run()
 			if err := r.Destroy(); err != nil {
@@ -315,7 +321,7 @@ func (w *allocWatcher) sync(allocs []*structs.Allocation) (before []*allocrunner
 	}
 	if len(later) > 0 {
 		go func() {
-			waitAll(stopping, cleanupWait)
+			waitAll(draining, cleanupWait)
 			for _, f := range later {
 				f()
 			}
@@ -332,6 +338,20 @@ func (w *allocWatcher) sync(allocs []*structs.Allocation) (before []*allocrunner
 	}
 	notify(w.reconcileKick)
 	return before
+}
+
+// drain adds stopping to the workloads being stopped and returns those
+// not yet done.
+func (w *allocWatcher) drain(stopping []*allocrunner.Runner) []*allocrunner.Runner {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, r := range stopping {
+		if !slices.Contains(w.draining, r) {
+			w.draining = append(w.draining, r)
+		}
+	}
+	w.draining = slices.DeleteFunc(w.draining, func(r *allocrunner.Runner) bool { return isDone(r.Done()) })
+	return slices.Clone(w.draining)
 }
 
 // settleAfter settles the client once the runners a sync stopped or

@@ -15,6 +15,8 @@ import (
 	"github.com/shoenig/test/wait"
 
 	"github.com/berth-csi/berth/client/allocrunner"
+	"github.com/berth-csi/berth/client/csitest"
+	"github.com/berth-csi/berth/client/drivers/exec"
 	"github.com/berth-csi/berth/internal/testlog"
 	"github.com/berth-csi/berth/rpc"
 	"github.com/berth-csi/berth/structs"
@@ -430,4 +432,70 @@ func TestClientAllocations_Logs(t *testing.T) {
 		must.ErrorIs(t, err, tc.code)
 		must.EqError(t, err, tc.msg)
 	}
+}
+
+// TestAllocWatcher_PluginOutlivesWorkloadsStoppedEarlier: a workload is
+// purged (the servers' list no longer names it; it ignores SIGTERM and
+// dies at its kill_timeout), then, in a later sync, a plugin is stopped: the plugin's task is stopped
+// only once the workload's is dead, so that its volumes can be unmounted
+// while the plugin runs.
+func TestAllocWatcher_PluginOutlivesWorkloadsStoppedEarlier(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: a plugin task runs in a mount namespace with its plugin dir bound")
+	}
+	f := startFakeServers(t)
+	dataDir := csitest.SocketDir(t)
+	t.Cleanup(func() { _, _ = exec.DetachMountsUnder(dataDir, nil) })
+	c, _ := startClient(t, f, dataDir, nil)
+
+	plugin := watcherAlloc(c.NodeID(), structs.JobTypeSystem, "")
+	plugin.JobID, plugin.Job.ID = "plugin", "plugin"
+	plugin.Job.TaskGroups[0].Tasks[0] = &structs.Task{Name: "web", Driver: "exec",
+		Config:      map[string]any{"command": csitest.HostpathBinary(t), "args": []any{"-root", t.TempDir(), "-node-id", "n1"}},
+		Restart:     &structs.RestartPolicy{Attempts: 0, Interval: time.Minute, Mode: structs.RestartModeFail},
+		KillTimeout: 2 * time.Second,
+		CSIPluginConfig: &structs.TaskCSIPluginConfig{ID: "hostpath", Type: structs.CSIPluginTypeMonolith,
+			MountDir: "/csi", HealthTimeout: int64(20 * time.Second)}}
+	workload := watcherAlloc(c.NodeID(), structs.JobTypeService, `trap '' TERM; while :; do sleep 0.05; done`)
+	workload.Job.TaskGroups[0].Tasks[0].KillTimeout = 2 * time.Second
+	f.set(plugin)
+	f.set(workload)
+	waitUntil(t, "the plugin runs", f.statusIs(plugin.ID, structs.AllocClientStatusRunning))
+	waitUntil(t, "the workload runs", f.statusIs(workload.ID, structs.AllocClientStatusRunning))
+
+	stop := func(id string) {
+		a := f.alloc(id)
+		a.DesiredStatus = structs.AllocDesiredStatusStop
+		f.set(a)
+	}
+	// The workload is purged: the next lists no longer name it.
+	wr := c.allocs.runner(workload.ID)
+	must.NotNil(t, wr)
+	f.remove(workload.ID)
+	waitUntil(t, "the workload is being killed", func() bool { return eventAt(wr.Alloc(), allocrunner.EventKilling) != nil })
+	stop(plugin.ID) // a later sync
+	waitUntil(t, "the plugin is stopped", f.statusIs(plugin.ID, structs.AllocClientStatusComplete))
+	<-wr.Done()
+
+	killed := eventAt(wr.Alloc(), allocrunner.EventKilled)
+	pluginKilling := eventAt(f.alloc(plugin.ID), allocrunner.EventKilling)
+	must.NotNil(t, killed)
+	must.NotNil(t, pluginKilling)
+	must.False(t, pluginKilling.Time.Before(killed.Time),
+		must.Sprintf("the plugin was stopped at %s, before the workload died at %s", pluginKilling.Time, killed.Time))
+}
+
+// eventAt is the alloc's first task event of type typ, or nil.
+func eventAt(a *structs.Allocation, typ string) *structs.TaskEvent {
+	if a == nil {
+		return nil
+	}
+	for _, ts := range a.TaskStates {
+		for _, e := range ts.Events {
+			if e.Type == typ {
+				return e
+			}
+		}
+	}
+	return nil
 }
