@@ -178,8 +178,8 @@ func (w *allocWatcher) watch(ctx context.Context) {
 		}
 		index = resp.Index
 		before := w.sync(resp.Allocs)
-		if !w.c.settled.Load() {
-			go w.settleAfter(ctx, before)
+		if !w.c.settled.Load() && !w.c.settling.Swap(true) {
+			go w.settleAfter(ctx, before) // the first sync names every past alloc
 		}
 	}
 }

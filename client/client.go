@@ -34,12 +34,14 @@ type Client struct {
 	allocs   *allocWatcher
 	fence    fence
 
-	// settled is false while allocations of this client's past (before a
-	// restart, or a loss of contact long enough to fence) may still have
-	// tasks or mounts here: the client reports itself initializing, not
-	// ready, until it has cleaned them up. settledKick wakes the heartbeat
-	// when it settles.
+	// settled is false while allocations of this client's past (from
+	// before it started) may still have tasks or mounts here: the client
+	// reports itself initializing, not ready, until the first sync of the
+	// servers' list has cleaned them up (or cleanupWait passed). settling
+	// is set once that cleanup is under way; settledKick wakes the
+	// heartbeat when it settles.
 	settled     atomic.Bool
+	settling    atomic.Bool
 	settledKick chan struct{}
 	// heartbeatTried is set once the first heartbeat round has ended:
 	// the fence waits for it.

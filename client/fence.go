@@ -11,6 +11,7 @@ import (
 
 	"github.com/berth-csi/berth/client/allocrunner"
 	"github.com/berth-csi/berth/client/internal/atomicfile"
+	"github.com/berth-csi/berth/structs"
 )
 
 // fenceCheck is how often the fence looks at the time since the last
@@ -73,16 +74,19 @@ func (f *fence) knownTTL() time.Duration {
 // contact records a heartbeat the servers answered, sent at sent.
 func (f *fence) contact(sent time.Time, ttl time.Duration) error {
 	f.mu.Lock()
-	defer f.mu.Unlock()
 	if sent.After(f.last) {
 		f.last = sent
 	}
 	f.ttl = ttl
 	f.fenced = false
+	st := fenceState{LastContact: f.last, TTL: f.ttl}
+	f.mu.Unlock()
 	if f.path == "" {
 		return nil
 	}
-	b, err := json.Marshal(fenceState{LastContact: f.last, TTL: f.ttl})
+	// Written outside the lock: due, polled every fenceCheck, never waits
+	// on the disk. Only the heartbeat loop writes, one at a time.
+	b, err := json.Marshal(st)
 	if err != nil {
 		return err
 	}
@@ -143,7 +147,7 @@ func (w *allocWatcher) fenceLoop(ctx context.Context) {
 			}
 		}
 		if fire {
-			ids = append(ids, w.fenceOrphans(ctx, within)...)
+			ids = append(ids, w.fenceOrphans(ctx, why, within)...)
 			w.c.logger.Warn("no server reached for half the heartbeat TTL: stopping the allocations that hold write claims",
 				"allocs", ids, "kill_within", within)
 		}
@@ -152,22 +156,34 @@ func (w *allocWatcher) fenceLoop(ctx context.Context) {
 
 // fenceOrphans fences the allocs this client left running before a
 // restart and has no runner for yet (it has not reached the servers since
-// it started): their tasks are killed and their volumes unmounted. It
+// it started): all their tasks are killed at once, their volumes
+// unmounted, and each is reported lost with why, as a fenced runner is. It
 // returns the allocs it fenced.
-func (w *allocWatcher) fenceOrphans(ctx context.Context, within time.Duration) []string {
-	var ids []string
+func (w *allocWatcher) fenceOrphans(ctx context.Context, why string, within time.Duration) []string {
+	var (
+		mu  sync.Mutex
+		ids []string
+		wg  sync.WaitGroup
+	)
 	for _, id := range allocrunner.LocalAllocs(w.c.config.DataDir) {
 		if w.runner(id) != nil {
 			continue
 		}
-		killed, err := allocrunner.FenceOrphan(w.c.config.DataDir, id, within)
-		if err != nil {
-			w.c.logger.Error("cannot fence an allocation left from before this client started", "alloc_id", id, "error", err)
-		}
-		if !killed {
-			continue
-		}
-		ids = append(ids, id)
+		wg.Go(func() {
+			killed, err := allocrunner.FenceOrphan(ctx, w.c.config.DataDir, id, within)
+			if err != nil {
+				w.c.logger.Error("cannot fence an allocation left from before this client started", "alloc_id", id, "error", err)
+			}
+			if killed {
+				mu.Lock()
+				ids = append(ids, id)
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	for _, id := range ids {
+		w.onUpdate(&structs.Allocation{ID: id, ClientStatus: structs.AllocClientStatusLost, ClientDescription: why})
 		for _, u := range w.c.volumes.Uses() {
 			if u.AllocID != id {
 				continue

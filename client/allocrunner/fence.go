@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -84,40 +86,47 @@ func LocalAllocs(dataDir string) []string {
 
 // FenceOrphan fences an alloc this client has no runner for yet (it
 // restarted while cut off from the servers): if the alloc is fenceable,
-// its tasks still running from before get SIGTERM and SIGKILL within
-// killWithin, and their handles are forgotten. It reports whether it
-// killed anything. The alloc's volumes are the caller's to unmount.
-func FenceOrphan(dataDir, allocID string, killWithin time.Duration) (bool, error) {
+// its tasks still running from before all get SIGTERM at once and SIGKILL
+// within killWithin, and their handles are forgotten. It reports whether
+// it killed anything. The alloc's volumes are the caller's to unmount.
+func FenceOrphan(ctx context.Context, dataDir, allocID string, killWithin time.Duration) (bool, error) {
 	st, err := openState(stateFile(dataDir, allocID))
 	if err != nil {
 		return false, fmt.Errorf("allocrunner: alloc %s: %w", allocID, err)
 	}
 	st.mu.Lock()
 	fenceable := st.state.Fenceable
-	handles := make(map[string]exec.HandleState, len(st.state.Handles))
-	for k, v := range st.state.Handles {
-		handles[k] = v
-	}
+	handles := maps.Clone(st.state.Handles)
 	st.mu.Unlock()
 	if !fenceable {
 		return false, nil
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), killWithin+5*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, killWithin+5*time.Second)
 	defer cancel()
-	killed := false
-	var errs []error
+	var (
+		mu     sync.Mutex
+		killed bool
+		errs   []error
+		wg     sync.WaitGroup
+	)
 	for task, hs := range handles {
-		h, err := exec.Reattach(hs)
-		if err == nil {
-			if err := h.Stop(ctx, syscall.SIGTERM, killWithin); err != nil {
-				errs = append(errs, fmt.Errorf("alloc %s: task %q: %w", allocID, task, err))
-				continue
+		wg.Go(func() { // all at once: one deadline for them all
+			h, rerr := exec.Reattach(hs) // an error: it runs no more
+			var err error
+			if rerr == nil {
+				err = h.Stop(ctx, syscall.SIGTERM, killWithin)
 			}
-			killed = true
-		}
-		if err := st.setHandle(task, nil); err != nil {
-			errs = append(errs, fmt.Errorf("alloc %s: task %q: %w", allocID, task, err))
-		}
+			if err == nil {
+				err = st.setHandle(task, nil)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			killed = killed || rerr == nil && err == nil
+			if err != nil {
+				errs = append(errs, fmt.Errorf("alloc %s: task %q: %w", allocID, task, err))
+			}
+		})
 	}
+	wg.Wait()
 	return killed, errors.Join(errs...)
 }

@@ -97,14 +97,14 @@ func TestFenceOrphan(t *testing.T) {
 	reader, readerPid := start(true)
 	must.SliceContainsAll(t, []string{writer.ID(), reader.ID()}, LocalAllocs(h.dataDir))
 
-	killed, err := FenceOrphan(h.dataDir, writer.ID(), 100*time.Millisecond)
+	killed, err := FenceOrphan(t.Context(), h.dataDir, writer.ID(), 100*time.Millisecond)
 	must.NoError(t, err)
 	must.True(t, killed)
 	must.False(t, pidAlive(writerPid))
 	_, ok := mustState(t, h.dataDir, writer.ID()).handle("web")
 	must.False(t, ok, must.Sprint("the killed task's handle is forgotten"))
 
-	killed, err = FenceOrphan(h.dataDir, reader.ID(), 100*time.Millisecond)
+	killed, err = FenceOrphan(t.Context(), h.dataDir, reader.ID(), 100*time.Millisecond)
 	must.NoError(t, err)
 	must.False(t, killed)
 	must.True(t, pidAlive(readerPid), must.Sprint("a reader is not fenced"))
