@@ -15,6 +15,7 @@ import (
 
 	"github.com/shoenig/test/must"
 
+	"github.com/berth-csi/berth/client/csi"
 	"github.com/berth-csi/berth/client/drivers/exec"
 	"github.com/berth-csi/berth/client/volumemanager"
 	"github.com/berth-csi/berth/internal/testlog"
@@ -23,7 +24,7 @@ import (
 
 func TestMain(m *testing.M) {
 	exec.Init()
-	volumeRetryDelays = []time.Duration{10 * time.Millisecond, 20 * time.Millisecond} // three tries, soon over
+	volumeRetry = csi.Backoff{Initial: 10 * time.Millisecond, Max: 20 * time.Millisecond, MaxAttempts: 3} // three tries, soon over
 	os.Exit(m.Run())
 }
 

@@ -2,6 +2,7 @@ package allocrunner
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"github.com/shoenig/test/must"
 	"github.com/shoenig/test/wait"
 
+	"github.com/berth-csi/berth/client/csi"
 	"github.com/berth-csi/berth/client/drivers/exec"
 	"github.com/berth-csi/berth/structs"
 )
@@ -261,6 +263,22 @@ func TestRunner_Volumes_Failures(t *testing.T) {
 		must.Eq(t, `volume "data": mount: NodePublishVolume: Internal: disk on fire`, r.Alloc().ClientDescription)
 		calls := h.rec.Calls()
 		must.StrHasPrefix(t, "unmount data ", calls[len(calls)-1], must.Sprint("a failed mount is undone"))
+	})
+	t.Run("a final CSI error is not retried", func(t *testing.T) {
+		h := newHarness(t)
+		h.volumes.mountErr = fmt.Errorf("NodePublishVolume: %w", csi.ErrCapabilityMismatch)
+		h.volumes.failMounts = -1 // always
+		alloc := testAlloc(structs.JobTypeService, shTask("web", "exit 0"))
+		alloc.Job.TaskGroups[0].Volumes = map[string]*structs.VolumeRequest{"data": csiVolume("data", false)}
+		r := h.runner(alloc)
+		waitFor(t, func() bool { return r.Alloc().ClientStatus == structs.AllocClientStatusFailed })
+		mounts := 0
+		for _, c := range h.rec.Calls() {
+			if strings.HasPrefix(c, "mount ") {
+				mounts++
+			}
+		}
+		must.EqOp(t, 1, mounts, must.Sprint("one try: the answer will not change"))
 	})
 	t.Run("mount fails, then works", func(t *testing.T) {
 		h := newHarness(t)

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/berth-csi/berth/client/csi"
 	"github.com/berth-csi/berth/client/drivers/exec"
 	"github.com/berth-csi/berth/client/volumemanager"
 	"github.com/berth-csi/berth/structs"
@@ -79,29 +80,30 @@ func (r *Runner) setupVolumes(ctx context.Context, tg *structs.TaskGroup) ([]*mo
 	return mounted, nil
 }
 
-// volumeRetryDelays are the waits between tries of a group's volume
-// setup: a plugin restarting, or a claim still being released elsewhere,
-// is waited out instead of failing the alloc for good.
-var volumeRetryDelays = []time.Duration{time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second}
+// volumeRetry paces the tries of a group's volume setup: a plugin
+// restarting, or a claim still being released elsewhere, is waited out
+// (about 1, 2, 4, 8 s) instead of failing the alloc for good.
+var volumeRetry = csi.Backoff{Initial: time.Second, Max: 8 * time.Second, Multiplier: 2, Jitter: 0.2, MaxAttempts: 5}
 
 // setupVolumesRetrying is setupVolumes tried again, after undoing what a
 // failed try mounted, while the error may pass: not for a volume that
-// does not exist or a request no retry can fix.
+// does not exist, a request no retry can fix, or a final CSI error
+// (csi.IsFinal). Each retry is a task event.
 func (r *Runner) setupVolumesRetrying(ctx context.Context, runners []*taskRunner) ([]*mountedVolume, error) {
-	for attempt := 0; ; attempt++ {
+	for attempt := 1; ; attempt++ {
 		vols, err := r.setupVolumes(ctx, r.tg)
-		if err == nil || ctx.Err() != nil || attempt == len(volumeRetryDelays) ||
+		if err == nil || ctx.Err() != nil || attempt >= volumeRetry.MaxAttempts || csi.IsFinal(err) ||
 			errors.Is(err, structs.ErrNotFound) || errors.Is(err, structs.ErrBadRequest) {
 			return vols, err
 		}
 		if uerr := r.unmountVolumes(ctx, vols); uerr != nil {
 			return vols, errors.Join(err, uerr)
 		}
-		wait := volumeRetryDelays[attempt]
+		wait := volumeRetry.Delay(attempt)
 		r.logger.Warn("volume setup failed; retrying", "error", err, "in", wait)
 		for _, tr := range runners {
 			r.updateTask(tr.task.Name, nil, event(EventRetryingVolumes,
-				fmt.Sprintf("try %d of %d failed: %v; trying again in %s", attempt+1, len(volumeRetryDelays)+1, err, wait)))
+				fmt.Sprintf("try %d of %d failed: %v; trying again in %s", attempt, volumeRetry.MaxAttempts, err, wait.Round(time.Millisecond))))
 		}
 		select {
 		case <-ctx.Done():
