@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"sort"
@@ -72,8 +73,11 @@ func (v *CSIVolume) DeleteSnapshot(ctx context.Context, args *structs.CSISnapsho
 		return structs.NewError(structs.CodeBadRequest, "snapshot delete: give the plugin ID and the snapshot ID (got plugin %q, snapshot %q)",
 			args.PluginID, args.SnapshotID)
 	}
-	if _, err := v.srv.findSnapshot(ctx, args.PluginID, args.SnapshotID, args.Secrets); err != nil {
+	switch _, err := v.srv.findSnapshot(ctx, args.PluginID, args.SnapshotID, args.Secrets); {
+	case errors.Is(err, structs.ErrNotFound):
 		return err
+	case err != nil: // the lookup is a courtesy; the delete goes on
+		v.srv.logger.Warn("cannot look the snapshot up before deleting it", "snapshot_id", args.SnapshotID, "plugin_id", args.PluginID, "error", err)
 	}
 	req := &structs.ClientCSIControllerDeleteSnapshotRequest{PluginID: args.PluginID, SnapshotID: args.SnapshotID, Secrets: args.Secrets}
 	err := v.srv.callController(ctx, controllerCall{plugin: args.PluginID, need: capSnapshot,
@@ -91,8 +95,8 @@ func (v *CSIVolume) DeleteSnapshot(ctx context.Context, args *structs.CSISnapsho
 // nil, and no error, when the plugin cannot list snapshots (nothing can be
 // known); a snapshot it does not list is NotFound.
 func (s *Server) findSnapshot(ctx context.Context, pluginID, snapshotID string, secrets structs.CSISecrets) (*structs.CSISnapshot, error) {
-	plugins, err := s.pluginsWith(capListSnapshots)
-	if err != nil || !slices.Contains(plugins, pluginID) {
+	plug, err := s.State().CSIPluginByID(nil, pluginID)
+	if err != nil || plug == nil || !controllersHave(plug, capListSnapshots) {
 		return nil, err
 	}
 	req := &structs.ClientCSIControllerListSnapshotsRequest{PluginID: pluginID, SnapshotID: snapshotID, Secrets: secrets}
@@ -226,16 +230,23 @@ func (s *Server) pluginsWith(need controllerCap) ([]string, error) {
 	}
 	var ids []string
 	for raw := iter.Next(); raw != nil; raw = iter.Next() {
-		plug := raw.(*structs.CSIPlugin)
-		for _, info := range plug.Controllers {
-			if info.ControllerInfo != nil && need.has(info.ControllerInfo) {
-				ids = append(ids, plug.ID)
-				break
-			}
+		if plug := raw.(*structs.CSIPlugin); controllersHave(plug, need) {
+			ids = append(ids, plug.ID)
 		}
 	}
 	sort.Strings(ids)
 	return ids, nil
+}
+
+// controllersHave reports whether a controller instance of the plugin has
+// the capability, healthy or not.
+func controllersHave(plug *structs.CSIPlugin, need controllerCap) bool {
+	for _, info := range plug.Controllers {
+		if info.ControllerInfo != nil && need.has(info.ControllerInfo) {
+			return true
+		}
+	}
+	return false
 }
 
 // pageToken is where a listing across plugins stands: the plugin to ask

@@ -2,8 +2,10 @@ package server
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
+	"github.com/berth-csi/berth/state"
 	"github.com/berth-csi/berth/structs"
 )
 
@@ -75,11 +77,11 @@ func (v *CSIVolume) create(ctx context.Context, vol *structs.CSIVolume) (*struct
 		name = vol.ID
 		vol.Name = name
 	}
-	cloneID, err := v.cloneSource(vol)
+	cloneID, cloneOf, err := v.cloneSource(vol)
 	if err != nil {
 		return nil, err
 	}
-	capMin, err := v.restoreCapacity(ctx, vol)
+	capMin, err := v.restoreCapacity(ctx, vol, cloneOf)
 	if err != nil {
 		return nil, err
 	}
@@ -177,23 +179,23 @@ func (v *CSIVolume) Delete(ctx context.Context, args *structs.CSIVolumeDeleteReq
 	return nil
 }
 
-// cloneSource returns the plugin's ID of the volume to clone: clone_id
-// names a registered volume of the same plugin by berth's ID, or the
-// plugin's own volume ID.
-func (v *CSIVolume) cloneSource(vol *structs.CSIVolume) (string, error) {
+// cloneSource returns the plugin's ID of the volume to clone, and the
+// registered volume it is, if berth knows it: clone_id names a registered
+// volume of the same plugin by berth's ID, or the plugin's own volume ID.
+func (v *CSIVolume) cloneSource(vol *structs.CSIVolume) (string, *structs.CSIVolume, error) {
 	if vol.CloneID == "" {
-		return "", nil
+		return "", nil, nil
 	}
 	src, err := v.srv.State().CSIVolumeByID(nil, vol.Namespace, vol.CloneID)
 	if err != nil || src == nil {
-		return vol.CloneID, err
+		return vol.CloneID, nil, err
 	}
 	if src.PluginID != vol.PluginID {
-		return "", structs.NewError(structs.CodeBadRequest,
+		return "", nil, structs.NewError(structs.CodeBadRequest,
 			"volume %q: clone_id %q is a volume of plugin %q; a clone must come from a volume of the same plugin (%q)",
 			vol.ID, vol.CloneID, src.PluginID, vol.PluginID)
 	}
-	return src.ExternalID, nil
+	return src.ExternalID, src, nil
 }
 
 // restoreCapacity is the least capacity to ask for: the volume's
@@ -201,8 +203,9 @@ func (v *CSIVolume) cloneSource(vol *structs.CSIVolume) (string, error) {
 // plugin does not say it, that of the snapshot's source volume if berth
 // knows it), and for a clone the source volume's (drivers such as the
 // kubernetes-csi hostpath driver refuse a restore with no capacity
-// range). Unknown sizes ask for none.
-func (v *CSIVolume) restoreCapacity(ctx context.Context, vol *structs.CSIVolume) (int64, error) {
+// range). Unknown sizes ask for none; a snapshot the plugin does not list
+// is NotFound, and one it could not be asked about has an unknown size.
+func (v *CSIVolume) restoreCapacity(ctx context.Context, vol, cloneOf *structs.CSIVolume) (int64, error) {
 	if vol.RequestedCapacityMin > 0 {
 		return vol.RequestedCapacityMin, nil
 	}
@@ -210,26 +213,19 @@ func (v *CSIVolume) restoreCapacity(ctx context.Context, vol *structs.CSIVolume)
 	switch {
 	case vol.SnapshotID != "":
 		sn, err := v.srv.findSnapshot(ctx, vol.PluginID, vol.SnapshotID, vol.Secrets)
-		if err != nil {
+		switch {
+		case errors.Is(err, structs.ErrNotFound):
 			return 0, fmt.Errorf("volume %q: snapshot_id: %w", vol.ID, err)
-		}
-		if sn == nil {
-			break
-		}
-		if size = sn.SizeBytes; size == 0 && sn.ExternalSourceVolumeID != "" {
-			known, err := knownVolumes(v.srv.State(), vol.Namespace, vol.PluginID)
-			if err != nil {
-				return 0, err
-			}
-			if size, err = v.capacityOf(vol.Namespace, known[sn.ExternalSourceVolumeID]); err != nil {
-				return 0, err
+		case err != nil:
+			v.srv.logger.Warn("cannot read the snapshot's size; restoring with no capacity range", "volume_id", vol.ID,
+				"snapshot_id", vol.SnapshotID, "error", err)
+		case sn != nil:
+			if size = sn.SizeBytes; size == 0 {
+				size = capacityAt(v.srv.State(), vol.Namespace, vol.PluginID, sn.ExternalSourceVolumeID)
 			}
 		}
-	case vol.CloneID != "":
-		var err error
-		if size, err = v.capacityOf(vol.Namespace, vol.CloneID); err != nil {
-			return 0, err
-		}
+	case cloneOf != nil:
+		size = cloneOf.Capacity
 	}
 	if vol.RequestedCapacityMax > 0 && size > vol.RequestedCapacityMax {
 		return 0, structs.NewError(structs.CodeBadRequest, "volume %q: capacity_max %d is smaller than its source (%d bytes); raise it or leave it out",
@@ -238,16 +234,24 @@ func (v *CSIVolume) restoreCapacity(ctx context.Context, vol *structs.CSIVolume)
 	return size, nil
 }
 
-// capacityOf is a registered volume's capacity, 0 if unknown.
-func (v *CSIVolume) capacityOf(namespace, id string) (int64, error) {
-	if id == "" {
-		return 0, nil
+// capacityAt is the capacity berth knows of the plugin's volume
+// externalID, 0 if none: the largest of the registered volumes that name
+// it (a volume registered by hand may not know its capacity).
+func capacityAt(st *state.StateStore, namespace, pluginID, externalID string) int64 {
+	if externalID == "" {
+		return 0
 	}
-	src, err := v.srv.State().CSIVolumeByID(nil, namespace, id)
-	if err != nil || src == nil {
-		return 0, err
+	iter, err := st.CSIVolumesByPluginID(nil, namespace, pluginID)
+	if err != nil {
+		return 0
 	}
-	return src.Capacity, nil
+	var size int64
+	for raw := iter.Next(); raw != nil; raw = iter.Next() {
+		if vol := raw.(*structs.CSIVolume); vol.ExternalID == externalID {
+			size = max(size, vol.Capacity)
+		}
+	}
+	return size
 }
 
 // regrow answers a create of a volume that exists: the same volume, grown
