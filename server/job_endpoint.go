@@ -6,6 +6,7 @@ import (
 
 	"github.com/hashicorp/go-memdb"
 
+	"github.com/berth-csi/berth/rpc"
 	"github.com/berth-csi/berth/state"
 	"github.com/berth-csi/berth/structs"
 )
@@ -33,6 +34,9 @@ func (j *Job) Register(args *structs.JobRegisterRequest, reply *structs.JobRegis
 		return err
 	}
 	if err := job.ValidateCount(j.srv.config.JobMaxCount); err != nil {
+		return err
+	}
+	if err := checkJobWeight(job); err != nil {
 		return err
 	}
 	job.Stop = false
@@ -200,4 +204,29 @@ func allocStubs(iter memdb.ResultIterator) []*structs.AllocListStub {
 		out = append(out, raw.(*structs.Allocation).Stub())
 	}
 	return out
+}
+
+// maxJobWeight bounds the copies of a job its allocations carry in all:
+// each allocation holds its job, in the plan's raft write and in its
+// node's allocation list, which must fit in one RPC frame.
+const maxJobWeight = rpc.MaxFrameSize / 2
+
+// checkJobWeight refuses a job whose allocations would carry more than
+// maxJobWeight of copies of it.
+func checkJobWeight(job *structs.Job) error {
+	b, err := structs.Encode(structs.PlanApplyRequestType, job)
+	if err != nil {
+		return structs.NewError(structs.CodeBadRequest, "job %q cannot be encoded: %v", job.ID, err)
+	}
+	count := 0
+	for _, tg := range job.TaskGroups {
+		count += tg.Count
+	}
+	if weight := int64(count) * int64(len(b)); weight > maxJobWeight {
+		return structs.NewError(structs.CodeBadRequest,
+			"job %q: %d allocations of a %d-byte job would carry %d MiB of copies of it (each allocation holds its job), "+
+				"over the %d MiB one placement write or one node's allocation list may carry; lower count, or make the job smaller",
+			job.ID, count, len(b), weight>>20, maxJobWeight>>20)
+	}
+	return nil
 }

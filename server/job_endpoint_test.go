@@ -42,6 +42,28 @@ func TestJob_Register_NullEntriesAreBadRequests(t *testing.T) {
 // TestJob_Register_CountOverTheLimit: a count over the servers'
 // job_max_count is a 400 naming count and the limit, before any
 // placement; the counts of all groups add up.
+// TestJob_Register_JobWeight: a job whose allocations would carry more
+// copies of it than one placement write or node list may hold is a 400
+// before any placement; the same job with a lower count is placed.
+func TestJob_Register_JobWeight(t *testing.T) {
+	s := oneNodeWorld(t)
+	job := writerJob("web", "data")
+	job.TaskGroups[0].Tasks[0].Env = map[string]string{"PAD": strings.Repeat("x", 512<<10)}
+	job.TaskGroups[0].Count = 20 // 20 × ~512 KiB = ~10 MiB
+	before, err := s.State().LatestIndex()
+	must.NoError(t, err)
+	err = rpcCall(t, s, "Job.Register", &structs.JobRegisterRequest{Job: job}, &structs.JobRegisterResponse{})
+	must.ErrorIs(t, err, structs.ErrBadRequest)
+	must.StrContains(t, err.Error(), `job "web": 20 allocations of a `)
+	must.StrContains(t, err.Error(), "over the 8 MiB")
+	after, err := s.State().LatestIndex()
+	must.NoError(t, err)
+	must.EqOp(t, before, after, must.Sprint("a refused job writes nothing"))
+
+	job.TaskGroups[0].Count = 1
+	must.NoError(t, rpcCall(t, s, "Job.Register", &structs.JobRegisterRequest{Job: job}, &structs.JobRegisterResponse{}))
+}
+
 func TestJob_Register_CountOverTheLimit(t *testing.T) {
 	s := oneNodeWorld(t, func(c *Config) { c.JobMaxCount = 10 })
 	job := writerJob("web", "data")
