@@ -28,13 +28,11 @@ func Dial(ctx context.Context, addr string, connType byte) (net.Conn, error) {
 	return conn, nil
 }
 
-// dial connects from localIP when it is set, except from a loopback
-// address to one that is not (an agent left on the default bind address,
-// with servers on other hosts).
+// dial connects from localIP when it is set (see sourceFor).
 func dial(ctx context.Context, addr string, connType byte, localIP net.IP) (net.Conn, error) {
 	d := net.Dialer{Timeout: dialTimeout}
-	if localIP != nil && (!localIP.IsLoopback() || isLoopback(addr)) {
-		d.LocalAddr = &net.TCPAddr{IP: localIP}
+	if src := sourceFor(localIP, addr); src != nil {
+		d.LocalAddr = &net.TCPAddr{IP: src}
 	}
 	conn, err := d.DialContext(ctx, "tcp", addr)
 	if err != nil {
@@ -170,12 +168,25 @@ func roundTrip(ctx context.Context, conn net.Conn, method string, args, reply an
 	return nil
 }
 
-// isLoopback reports whether addr (host:port) is a loopback IP.
-func isLoopback(addr string) bool {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return false
+// sourceFor is the address to dial addr (host:port) from: localIP, or nil
+// to let the system choose when localIP is nil, of the other IP family
+// than addr's, or a loopback address while addr is not one (an agent left
+// on the default bind address, with servers on other hosts).
+func sourceFor(localIP net.IP, addr string) net.IP {
+	if localIP == nil {
+		return nil
 	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
+	host, _, err := net.SplitHostPort(addr)
+	dst := net.ParseIP(host)
+	switch {
+	case err != nil || dst == nil: // a name: its family is not known yet
+		if localIP.IsLoopback() {
+			return nil
+		}
+	case (localIP.To4() != nil) != (dst.To4() != nil):
+		return nil
+	case localIP.IsLoopback() && !dst.IsLoopback():
+		return nil
+	}
+	return localIP
 }

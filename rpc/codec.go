@@ -1,6 +1,7 @@
 package rpc
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -114,18 +115,12 @@ func readN(r io.Reader, n int) ([]byte, error) {
 	if n == 0 {
 		return nil, nil
 	}
-	b := make([]byte, 0, min(n, eagerReadLen))
-	for len(b) < n {
-		if len(b) == cap(b) {
-			b = append(make([]byte, 0, min(2*cap(b), n)), b...)
-		}
-		got, err := io.ReadFull(r, b[len(b):cap(b)])
-		b = b[:len(b)+got]
-		if err != nil {
-			return nil, inFrame(err)
-		}
+	var buf bytes.Buffer
+	buf.Grow(min(n, eagerReadLen)) // more only as bytes arrive: a length may lie
+	if _, err := io.CopyN(&buf, r, int64(n)); err != nil {
+		return nil, inFrame(err)
 	}
-	return b, nil
+	return buf.Bytes(), nil
 }
 
 // inFrame turns io.EOF inside a frame into io.ErrUnexpectedEOF.

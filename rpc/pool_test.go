@@ -326,8 +326,15 @@ func TestPool_WithLocalIP(t *testing.T) {
 	}
 
 	must.Nil(t, NewPool(nil, 0, WithLocalIP("0.0.0.0")).localIP, must.Sprint("an unspecified address lets the system choose"))
-	must.False(t, isLoopback("10.0.0.1:4747"))
-	must.True(t, isLoopback("127.0.0.1:4747"))
+	lo, v4, v6 := net.ParseIP("127.0.0.87"), net.ParseIP("10.0.0.2"), net.ParseIP("fd00::2")
+	must.Eq(t, lo, sourceFor(lo, "127.0.0.1:4747"))
+	must.Nil(t, sourceFor(lo, "10.0.0.1:4747"), must.Sprint("a loopback source cannot reach another host"))
+	must.Eq(t, v4, sourceFor(v4, "10.0.0.1:4747"))
+	must.Nil(t, sourceFor(v4, "[fd00::1]:4747"), must.Sprint("an IPv4 source for an IPv6 server: the system chooses"))
+	must.Eq(t, v6, sourceFor(v6, "[fd00::1]:4747"))
+	must.Nil(t, sourceFor(v6, "10.0.0.1:4747"))
+	must.Eq(t, v4, sourceFor(v4, "servers.internal:4747"))
+	must.Nil(t, sourceFor(nil, "10.0.0.1:4747"))
 }
 
 // TestPool_Call_FrameLimit: a message near MaxFrameSize (a big node update,
