@@ -25,15 +25,9 @@ func (j *Job) Register(args *structs.JobRegisterRequest, reply *structs.JobRegis
 		return structs.NewError(structs.CodeBadRequest, "job register: the request carries no job")
 	}
 	// Validate before anything reads the groups and tasks: a null entry
-	// is a 400 naming it, never a panic. The copy keeps null entries.
-	job := args.Job.Copy()
-	if job.Namespace == "" {
-		job.Namespace = args.RequestNamespace()
-	}
-	if err := job.Validate(); err != nil {
-		return err
-	}
-	if err := job.ValidateCount(j.srv.config.JobMaxCount); err != nil {
+	// is a 400 naming it, never a panic.
+	job, err := args.Job.ForRegister(args.RequestNamespace(), j.srv.config.JobMaxCount)
+	if err != nil {
 		return err
 	}
 	if err := checkJobWeight(job); err != nil {

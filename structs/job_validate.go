@@ -86,6 +86,23 @@ func (j *Job) Validate() error {
 	return nil
 }
 
+// ForRegister is the job as the servers take it in: a copy (that keeps
+// null entries, so that Validate names them), in namespace when it names
+// none, valid, and asking for at most maxCount allocations.
+func (j *Job) ForRegister(namespace string, maxCount int) (*Job, error) {
+	job := j.Copy()
+	if job.Namespace == "" {
+		job.Namespace = namespace
+	}
+	if err := job.Validate(); err != nil {
+		return nil, err
+	}
+	if err := job.ValidateCount(maxCount); err != nil {
+		return nil, err
+	}
+	return job, nil
+}
+
 // ValidateCount refuses a job that asks for more than max allocations,
 // counting every group's count. The servers' job_max_count is max.
 func (j *Job) ValidateCount(max int) error {

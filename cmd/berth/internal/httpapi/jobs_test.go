@@ -198,8 +198,7 @@ func TestHandler_JobAndAllocRoutes_WrongMethod(t *testing.T) {
 const fuzzJobMaxCount = 10_000
 
 // FuzzJobRegisterBody decodes a job register body as the handler does,
-// then validates the job as the server does (copy, default namespace,
-// Validate, ValidateCount). It must never panic; it must either refuse
+// then takes the job in as the server does (Job.ForRegister). It must never panic; it must either refuse
 // the body with a BadRequest (or 413) or hand on a job that is whole:
 // no null entries, valid names, bounded counts, and one that survives a
 // copy and the msgpack round trip of a raft entry. Seeds are in
@@ -215,14 +214,7 @@ func FuzzJobRegisterBody(f *testing.F) {
 			}
 			return
 		}
-		job := args.Job.Copy()
-		if job.Namespace == "" {
-			job.Namespace = args.RequestNamespace()
-		}
-		err = job.Validate()
-		if err == nil {
-			err = job.ValidateCount(fuzzJobMaxCount)
-		}
+		job, err := args.Job.ForRegister(args.RequestNamespace(), fuzzJobMaxCount) // as the server does
 		if err != nil {
 			must.ErrorIs(t, err, structs.ErrBadRequest)
 			must.Less(t, 8192, len(err.Error()), must.Sprint("errors stay short"))
