@@ -302,9 +302,7 @@ func TestJobRegisterBody_Seeds(t *testing.T) {
 			req := httptest.NewRequest("PUT", "/v1/jobs", strings.NewReader(body))
 			args, err := decodeJobRegister(httptest.NewRecorder(), req)
 			if err == nil {
-				if err = args.Job.Validate(); err == nil {
-					err = args.Job.ValidateCount(fuzzJobMaxCount)
-				}
+				_, err = args.Job.ForRegister(args.RequestNamespace(), fuzzJobMaxCount)
 			}
 			w, ok := want[e.Name()]
 			must.True(t, ok, must.Sprintf("seed %s has no expectation here", e.Name()))
