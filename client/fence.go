@@ -165,7 +165,11 @@ func (w *allocWatcher) fenceOrphans(ctx context.Context, why string, within time
 		ids []string
 		wg  sync.WaitGroup
 	)
-	for _, id := range allocrunner.LocalAllocs(w.c.config.DataDir) {
+	local, err := allocrunner.LocalAllocs(w.c.config.DataDir)
+	if err != nil {
+		w.c.logger.Error("cannot list the allocations left from before this client started; they are not fenced", "error", err)
+	}
+	for _, id := range local {
 		if w.runner(id) != nil {
 			continue
 		}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"maps"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -72,16 +71,20 @@ func (r *Runner) fenceEvent() *structs.TaskEvent {
 	return event(EventFenced, r.fenceReason)
 }
 
-// LocalAllocs lists the allocs this node keeps task handles of.
-func LocalAllocs(dataDir string) []string {
-	entries, _ := os.ReadDir(filepath.Dir(stateFile(dataDir, "x")))
+// LocalAllocs lists the allocs this node keeps task handles of (none if
+// it keeps no state dir yet).
+func LocalAllocs(dataDir string) ([]string, error) {
+	entries, err := os.ReadDir(stateDir(dataDir))
+	if err != nil && !os.IsNotExist(err) {
+		return nil, fmt.Errorf("allocrunner: list the allocs' state: %w", err)
+	}
 	var ids []string
 	for _, e := range entries {
 		if id, ok := strings.CutSuffix(e.Name(), ".json"); ok && CheckName("alloc ID", id) == nil {
 			ids = append(ids, id)
 		}
 	}
-	return ids
+	return ids, nil
 }
 
 // FenceOrphan fences an alloc this client has no runner for yet (it

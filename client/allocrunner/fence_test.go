@@ -95,7 +95,9 @@ func TestFenceOrphan(t *testing.T) {
 	}
 	writer, writerPid := start(false)
 	reader, readerPid := start(true)
-	must.SliceContainsAll(t, []string{writer.ID(), reader.ID()}, LocalAllocs(h.dataDir))
+	local, err := LocalAllocs(h.dataDir)
+	must.NoError(t, err)
+	must.SliceContainsAll(t, []string{writer.ID(), reader.ID()}, local)
 
 	killed, err := FenceOrphan(t.Context(), h.dataDir, writer.ID(), 100*time.Millisecond)
 	must.NoError(t, err)

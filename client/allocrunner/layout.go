@@ -37,8 +37,11 @@ func LogPath(allocDir, task, kind string) string {
 
 // stateFile keeps the alloc's task handles across client restarts.
 func stateFile(dataDir, allocID string) string {
-	return filepath.Join(dataDir, "client", "allocs", allocID+".json")
+	return filepath.Join(stateDir(dataDir), allocID+".json")
 }
+
+// stateDir holds the allocs' state files.
+func stateDir(dataDir string) string { return filepath.Join(dataDir, "client", "allocs") }
 
 // CheckName refuses an alloc ID or task name that is not one path
 // component, or that is the shared dir's name.
@@ -86,7 +89,7 @@ func HasLocalState(dataDir, allocID string) bool {
 // client that starts with some reports itself initializing until it has
 // learnt from the servers what to keep and cleaned up the rest.
 func AnyLocalState(dataDir string) bool {
-	for _, dir := range []string{filepath.Join(dataDir, "alloc"), filepath.Dir(stateFile(dataDir, "x"))} {
+	for _, dir := range []string{filepath.Join(dataDir, "alloc"), stateDir(dataDir)} {
 		if entries, err := os.ReadDir(dir); err == nil && len(entries) > 0 {
 			return true
 		}
