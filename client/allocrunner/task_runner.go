@@ -234,19 +234,7 @@ func (tr *taskRunner) stopHandle(ctx context.Context, h *exec.Handle) (exec.Exit
 	tr.r.updateTask(tr.task.Name, nil, event(EventKilling,
 		fmt.Sprintf("sent %s; SIGKILL after %s", defaultKillSignal, timeout)))
 	// A fence's deadline cuts the kill timeout short.
-	stopped := make(chan struct{})
-	go func() {
-		select {
-		case <-tr.r.killNow:
-			if err := h.Stop(ctx, syscall.SIGKILL, timeout); err != nil {
-				tr.r.logger.Warn("cannot kill fenced task", "task", tr.task.Name, "error", err)
-			}
-		case <-stopped:
-		}
-	}()
-	err := h.Stop(ctx, defaultKillSignal, timeout)
-	close(stopped)
-	if err != nil {
+	if err := h.StopSooner(ctx, defaultKillSignal, timeout, tr.r.killNow); err != nil {
 		tr.r.logger.Warn("cannot stop task", "task", tr.task.Name, "error", err)
 	}
 	select {

@@ -182,6 +182,18 @@ func TestHandle_Stop_SignalThenKill(t *testing.T) {
 			return errors.Is(err, os.ErrNotExist)
 		}), wait.Timeout(5*time.Second)), must.Sprint("the task's child is killed with it"))
 	})
+	t.Run("killed sooner", func(t *testing.T) {
+		// A closed killNow ends the wait for the timeout.
+		cfg := taskConfig(t, `trap '' TERM; echo ready; while :; do sleep 0.05; done`)
+		h := start(t, cfg)
+		waitLog(t, cfg.StdoutPath, "ready")
+		killNow := make(chan struct{})
+		time.AfterFunc(100*time.Millisecond, func() { close(killNow) })
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		must.NoError(t, h.StopSooner(ctx, syscall.SIGTERM, time.Hour, killNow), must.Sprint("killed long before the hour"))
+		must.Eq(t, ExitResult{ExitCode: -1, Signal: int(syscall.SIGKILL)}, h.Result())
+	})
 	t.Run("already exited", func(t *testing.T) {
 		h := start(t, taskConfig(t, "exit 0"))
 		waitDone(t, h)

@@ -134,6 +134,12 @@ func (h *Handle) finish(res ExitResult) {
 // if it is still running; it returns once the task is gone, or with ctx's
 // error.
 func (h *Handle) Stop(ctx context.Context, sig syscall.Signal, timeout time.Duration) error {
+	return h.StopSooner(ctx, sig, timeout, nil)
+}
+
+// StopSooner is Stop whose SIGKILL also comes as soon as killNow is closed
+// (a fence's deadline, shorter than the task's kill timeout).
+func (h *Handle) StopSooner(ctx context.Context, sig syscall.Signal, timeout time.Duration, killNow <-chan struct{}) error {
 	select {
 	case <-h.done:
 		return nil
@@ -150,6 +156,7 @@ func (h *Handle) Stop(ctx context.Context, sig syscall.Signal, timeout time.Dura
 	case <-ctx.Done():
 		return ctx.Err()
 	case <-t.C:
+	case <-killNow:
 	}
 	if err := syscall.Kill(-h.state.Pid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
 		return fmt.Errorf("task %q: kill: %w", h.state.TaskName, err)
