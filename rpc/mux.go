@@ -33,6 +33,8 @@ type Mux struct {
 	mu       sync.RWMutex
 	handlers map[byte]func(net.Conn)
 
+	// accepted and refused count connections (read by tests today; the
+	// metrics endpoint is where they will be exported).
 	accepted atomic.Uint64 // every connection accepted, refused ones too
 	refused  atomic.Uint64 // connections closed at once for a cap
 
