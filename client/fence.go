@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
 	"github.com/berth-csi/berth/client/allocrunner"
 	"github.com/berth-csi/berth/client/internal/atomicfile"
+	"github.com/berth-csi/berth/client/volumemanager"
 	"github.com/berth-csi/berth/structs"
 )
 
@@ -188,15 +190,7 @@ func (w *allocWatcher) fenceOrphans(ctx context.Context, why string, within time
 	wg.Wait()
 	for _, id := range ids {
 		w.onUpdate(&structs.Allocation{ID: id, ClientStatus: structs.AllocClientStatusLost, ClientDescription: why})
-		for _, u := range w.c.volumes.Uses() {
-			if u.AllocID != id {
-				continue
-			}
-			if err := w.c.volumes.UnmountVolume(ctx, u.AllocID, u.VolumeID, u.PluginID, u.ExternalVolumeID); err != nil {
-				w.c.logger.Warn("cannot unmount a fenced allocation's volume; the reconciler retries", "alloc_id", id,
-					"volume_id", u.VolumeID, "error", err)
-			}
-		}
 	}
+	w.unmountWhere(ctx, func(u volumemanager.Use) bool { return slices.Contains(ids, u.AllocID) })
 	return ids
 }

@@ -3,6 +3,8 @@ package client
 import (
 	"context"
 	"time"
+
+	"github.com/berth-csi/berth/client/volumemanager"
 )
 
 // reconcileInterval is how often the reconciler looks again with no sync
@@ -38,9 +40,18 @@ func (w *allocWatcher) reconcileVolumes(ctx context.Context) {
 // reconcileOnce unmounts every recorded use whose alloc has no runner at
 // work.
 func (w *allocWatcher) reconcileOnce(ctx context.Context) {
+	w.unmountWhere(ctx, func(u volumemanager.Use) bool {
+		r := w.runner(u.AllocID)
+		return r == nil || isDone(r.Done()) // else its runner mounts or unmounts it
+	})
+}
+
+// unmountWhere unmounts every recorded use for which which holds; one
+// that fails is logged, for the reconciler to try again.
+func (w *allocWatcher) unmountWhere(ctx context.Context, which func(volumemanager.Use) bool) {
 	for _, u := range w.c.volumes.Uses() {
-		if r := w.runner(u.AllocID); r != nil && !isDone(r.Done()) {
-			continue // its runner mounts or unmounts it
+		if !which(u) {
+			continue
 		}
 		err := w.c.volumes.UnmountVolume(ctx, u.AllocID, u.VolumeID, u.PluginID, u.ExternalVolumeID)
 		if err != nil {
