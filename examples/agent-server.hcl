@@ -1,7 +1,9 @@
 # A server agent, the first of README's three on one machine. The others
 # take their own name, data_dir and ports, and join this one with
-# join = ["127.0.0.1:4748"] in their server block. Every setting has a
-# flag, and flags win over the file:
+# join = ["127.0.0.1:4748"] in their server block. Each setting here
+# also has a flag (docs/operations.md), and flags win over the file; some
+# settings are in the file only (job_max_count, the client's datacenter and
+# controller_concurrency, plugin blocks):
 #
 #   berth agent -config examples/agent-server.hcl
 #

@@ -12,8 +12,8 @@ import (
 )
 
 // Config is the agent's configuration: the HCL file's shape, which every
-// flag can override. The file is decoded by spec.DecodeConfig, with the
-// specs' errors (file, line, field, the name meant); the tags are gohcl's.
+// flag can override. The file is decoded by spec.DecodeConfig, which is
+// gohcl's decoding with its errors at the file's lines; the tags are gohcl's.
 type Config struct {
 	Name     string `hcl:"name,optional"`
 	DataDir  string `hcl:"data_dir,optional"`

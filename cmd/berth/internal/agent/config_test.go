@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -137,42 +138,59 @@ plugin "x" {
 	must.StrContains(t, stderr.String(), "sideways")
 }
 
-// The file's errors are the specs': file, line, field and the name meant.
+// The file's errors are HCL's, as spec.Errors: file, line, and the name
+// meant when one is misspelt.
 func TestParseConfig_FileErrors_LineAndSuggestion(t *testing.T) {
 	cases := []struct {
 		name, src string
 		wantLine  int
-		want      string
+		want      []string
 	}{
 		{"misspelt field in a block", "server {\n  enabled = true\n  bootstrap_expct = 3\n}\n", 3,
-			`server: unknown field "bootstrap_expct"; did you mean "bootstrap_expect"?`},
+			[]string{`"bootstrap_expct"`, `Did you mean "bootstrap_expect"?`}},
 		{"misspelt top-level field", "name = \"s1\"\ndata_dri = \"/d\"\n", 2,
-			`unknown field "data_dri"; did you mean "data_dir"?`},
+			[]string{`"data_dri"`, `Did you mean "data_dir"?`}},
 		{"misspelt block", "name = \"s1\"\n\nclinet {\n  enabled = true\n}\n", 3,
-			`unknown field "clinet"; did you mean "client"?`},
+			[]string{`"clinet"`, `Did you mean "client"?`}},
 		{"unknown field, no guess", "ports {\n  grpc_port_number = 1\n}\n", 2,
-			`ports: unknown field "grpc_port_number"; valid fields are http, rpc, serf`},
-		{"wrong type", "server {\n  bootstrap_expect = \"3\"\n}\n", 2,
-			`server: bootstrap_expect must be a whole number, not a string; leave out the quotes`},
-		{"plugin without socket", "plugin \"ebs\" {\n  type = \"node\"\n}\n", 1, `plugin "ebs": missing socket`},
+			[]string{`"grpc_port_number" is not expected here`}},
+		{"wrong type", "server {\n  bootstrap_expect = [1]\n}\n", 2,
+			[]string{"unsuitable value type", "number required"}},
+		{"not a bool", "server {\n  enabled = \"maybe\"\n}\n", 2,
+			[]string{"unsuitable value type", "a bool is required"}},
+		{"plugin without socket", "plugin \"ebs\" {\n  type = \"node\"\n}\n", 1, []string{`"socket" is required`}},
 		{"one-line block with two arguments", "name = \"s1\"\nports { http = 4746  rpc = 4747 }\n", 2,
-			"put each argument on its own line"},
+			[]string{"put each argument on its own line"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "agent.hcl")
 			must.NoError(t, os.WriteFile(path, []byte(tc.src), 0o600))
 			_, err := parseConfig([]string{"-config", path, "-server"}, &bytes.Buffer{})
-			must.ErrorContains(t, err, tc.want)
+			must.Error(t, err)
+			for _, want := range tc.want {
+				must.ErrorContains(t, err, want)
+			}
 			var se *spec.Error
 			must.True(t, errors.As(err, &se), must.Sprintf("not a *spec.Error: %v", err))
 			must.EqOp(t, path, se.File)
 			must.EqOp(t, tc.wantLine, se.Line, must.Sprint(err))
-			must.StrHasPrefix(t, "agent config: "+path+":", err.Error())
+			must.StrHasPrefix(t, "agent config: "+path+":"+strconv.Itoa(tc.wantLine)+": ", err.Error())
 			var u errUsage
 			must.False(t, errors.As(err, &u), must.Sprint("a bad file is not a usage error"))
 		})
 	}
+}
+
+// HCL converts a quoted number or bool, as it did when the agent read its
+// file with hclsimple.
+func TestParseConfig_QuotedValuesConvert(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "agent.hcl")
+	must.NoError(t, os.WriteFile(path, []byte("server {\n  enabled          = \"true\"\n  bootstrap_expect = \"3\"\n}\n"), 0o600))
+	cfg, err := parseConfig([]string{"-config", path}, &bytes.Buffer{})
+	must.NoError(t, err)
+	must.True(t, cfg.Server.Enabled)
+	must.EqOp(t, 3, cfg.Server.BootstrapExpect)
 }
 
 // HCL's JSON form, which the agent read before it read HCL through the

@@ -71,7 +71,7 @@ capability {
 		{"registers", []string{"volume", "register", good}, "", 0, "Volume \"data\" registered\n", "", true},
 		{"from stdin", []string{"volume", "register", "-"}, registerSpec, 0, "Volume \"data\" registered\n", "", true},
 		{"spec error names file and line", []string{"volume", "register", typo}, "", 1, "",
-			"Error: the volume spec has 2 problems:\n" + typo + ":5: capability: missing access_mode", false},
+			"Error: " + typo + ":6: capability: unknown field \"acess_mode\"; did you mean \"access_mode\"?", false},
 		{"spec error on stdin", []string{"volume", "register", "-"}, "id = \n", 1, "", "Error: <stdin>:1: ", false},
 		{"missing file", []string{"volume", "register", filepath.Join(t.TempDir(), "nope.hcl")}, "", 1, "",
 			"nope.hcl: no such file or directory; check the file's path", false},

@@ -1,17 +1,20 @@
 package spec
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/berth-csi/berth/structs"
 )
 
 // The helpers every decoder of the package reads the tree with: the volume
-// spec's (volume.go), the job spec's (job*.go) and the config decoder's
-// (config.go). Each reads one field, reports what is wrong with it at its
-// line in the words of its scope, and returns what it could read.
+// spec's (volume.go) and the job spec's (job*.go). Each reads one field,
+// reports what is wrong with it at its line in the words of its scope, and
+// returns what it could read.
 
 // scope is where a field is: how messages name it (group "db": volume
 // "data") and its dotted path for Error.Field (group[db].volume[data]).
@@ -83,6 +86,18 @@ func (p *parser) missing(line int, s scope, name, hint string) {
 		return
 	}
 	p.errorf(line, s.field(name), "%smissing %s%s", s.prefix(), name, hint)
+}
+
+// checkName checks name by the servers' rule, structs.ValidateName, so
+// that a spec is refused before it is sent, at the line of the name, for
+// what the servers would refuse: `<scope>: <the server's words>`, where s
+// is the name's field (id: volume ID "a/b" must not contain '/'; ...).
+func (p *parser) checkName(line int, s scope, kind structs.NameKind, name string) bool {
+	if err := structs.ValidateName(kind, name); err != nil {
+		p.badIn(line, s, "%v", err)
+		return false
+	}
+	return true
 }
 
 // once records a field of s that may appear once; a repeat is an error.
@@ -168,7 +183,14 @@ func (p *parser) integer(f *field, s scope) (int, bool) {
 		return 0, false
 	}
 	n, err := strconv.ParseInt(f.val.str, 10, 32)
-	if err != nil {
+	switch {
+	case errors.Is(err, strconv.ErrRange) && strings.HasPrefix(f.val.str, "-"):
+		p.bad(f.line, s, f.name, "%s is too small; the least is %d", f.val.str, math.MinInt32)
+		return 0, false
+	case errors.Is(err, strconv.ErrRange):
+		p.bad(f.line, s, f.name, "%s is too large; the most is %d", f.val.str, math.MaxInt32)
+		return 0, false
+	case err != nil:
 		p.bad(f.line, s, f.name, "must be a whole number, not %s", f.val.str)
 		return 0, false
 	}

@@ -10,7 +10,7 @@ import (
 type Error struct {
 	File  string
 	Line  int
-	Field string // dotted path such as "capability.access_mode"; empty for syntax errors
+	Field string // dotted path such as "capability.access_mode"; empty for syntax errors and a config's errors
 	Msg   string // names the field itself, so Error() reads on its own
 }
 

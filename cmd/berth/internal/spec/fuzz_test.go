@@ -109,14 +109,48 @@ func FuzzParseSize(f *testing.F) {
 	})
 }
 
+// FuzzDecodeConfig decodes into testConfig over defaultTestConfig. When
+// the file decodes, what the schema requires is there, and what the file
+// does not mention keeps its default.
 func FuzzDecodeConfig(f *testing.F) {
 	f.Fuzz(func(t *testing.T, src []byte) {
 		for _, file := range []string{"agent.hcl", "agent.json"} {
 			cfg := defaultTestConfig()
+			defPorts := cfg.Ports
 			err := DecodeConfig(file, src, cfg)
 			checkErrors(t, file, src, err)
-			if err == nil && (cfg.Ports == nil || !cfg.Dev) {
-				t.Fatalf("%s: the defaults were lost: %+v", file, cfg)
+			if err != nil {
+				continue
+			}
+			// A key the file does not hold literally: HCL's names are
+			// identifiers, but JSON's may be escaped ("n\u0061me").
+			absent := func(key string) bool {
+				return !bytes.Contains(src, []byte(key)) && (!isJSON(file, src) || !bytes.Contains(src, []byte(`\u`)))
+			}
+			for _, pl := range cfg.Plugins {
+				// type and socket are required (no ",optional").
+				if pl == nil || (pl.Type == "" && absent("type")) || (pl.Socket == "" && absent("socket")) {
+					t.Fatalf("%s: a plugin without its required type or socket: %+v", file, pl)
+				}
+			}
+			def := defaultTestConfig()
+			switch {
+			case !cfg.Dev:
+				t.Fatalf("%s: the untagged field was changed", file)
+			case absent("name") && cfg.Name != def.Name:
+				t.Fatalf("%s: name is not in the file, but its default %q became %q", file, def.Name, cfg.Name)
+			case absent("ports") && (cfg.Ports != defPorts || *cfg.Ports != *def.Ports):
+				t.Fatalf("%s: ports is not in the file, but its default %+v became %+v", file, def.Ports, cfg.Ports)
+			case cfg.Ports == nil:
+				t.Fatalf("%s: the default ports block was dropped", file)
+			case absent("http") && cfg.Ports.HTTP != def.Ports.HTTP, absent("rpc") && cfg.Ports.RPC != def.Ports.RPC:
+				t.Fatalf("%s: a port is not in the file, but it lost its default: %+v", file, cfg.Ports)
+			case cfg.Server == nil:
+				t.Fatalf("%s: the default server block was dropped", file)
+			case absent("bootstrap_expect") && cfg.Server.Expect != def.Server.Expect:
+				t.Fatalf("%s: bootstrap_expect is not in the file, but its default %d became %d", file, def.Server.Expect, cfg.Server.Expect)
+			case absent("plugin") && cfg.Plugins != nil, absent("hook") && cfg.Hooks != nil:
+				t.Fatalf("%s: blocks the file does not have: %+v, %+v", file, cfg.Plugins, cfg.Hooks)
 			}
 		}
 	})

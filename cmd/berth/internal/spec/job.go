@@ -75,10 +75,7 @@ func (p *parser) jobFile(root *node) *structs.Job {
 		if !ok {
 			continue
 		}
-		if strings.ContainsAny(id, "/ \t\n") {
-			p.errorf(f.line, "job", "job %q: the name must not contain '/' or spaces", id)
-			continue
-		}
+		p.checkName(f.line, scope{}.sub("job"), structs.NameJobID, id)
 		job = p.job(f, id)
 	}
 	if firstLine == 0 {
@@ -115,7 +112,10 @@ func (p *parser) job(jf *field, id string) *structs.Job {
 		case "name":
 			job.Name, _ = p.str(f, s)
 		case "namespace":
-			job.Namespace, _ = p.str(f, s)
+			if ns, ok := p.str(f, s); ok && ns != "" {
+				p.checkName(f.line, s.sub("namespace"), structs.NameNamespace, ns)
+				job.Namespace = ns
+			}
 		default:
 			guessedGroup = guessedGroup || p.unknown(f, s, jobFields) == "group"
 		}
@@ -137,6 +137,7 @@ func (p *parser) job(jf *field, id string) *structs.Job {
 			continue
 		}
 		names[name] = f.line
+		p.checkName(f.line, scope{}.sub("group"), structs.NameGroup, name)
 		if tg := p.group(f, name, job.Type); tg != nil {
 			job.TaskGroups = append(job.TaskGroups, tg)
 		}
@@ -188,6 +189,7 @@ func (p *parser) group(gf *field, name, jobType string) *structs.TaskGroup {
 				p.badIn(f.line, s, "volume %q is defined twice (first at line %d); give each volume its own name", alias, first.line)
 				continue
 			}
+			p.checkName(f.line, s.sub("volume"), structs.NameVolumeAlias, alias)
 			vols[alias] = p.volumeRequest(f, alias, s)
 		case "task":
 			tasks = append(tasks, f)
@@ -223,6 +225,7 @@ func (p *parser) group(gf *field, name, jobType string) *structs.TaskGroup {
 			continue
 		}
 		names[tname] = f.line
+		p.checkName(f.line, s.sub("task"), structs.NameTask, tname)
 		tg.Tasks = append(tg.Tasks, p.task(f, tname, s, jobType, vols))
 	}
 	return tg
@@ -271,6 +274,8 @@ func (p *parser) volumeRequest(vf *field, alias string, gs scope) *groupVolume {
 			if src, ok := p.str(f, s); ok {
 				if strings.TrimSpace(src) == "" {
 					p.bad(f.line, s, "source", "is empty; name the volume's ID, as berth volume status lists it")
+				} else {
+					p.checkName(f.line, s.sub("source"), structs.NameVolumeID, src)
 				}
 				v.req.Source = src
 			}

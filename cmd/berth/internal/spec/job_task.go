@@ -282,9 +282,7 @@ func (p *parser) csiPlugin(b *node, s scope) *structs.TaskCSIPluginConfig {
 		switch f.name {
 		case "id":
 			if id, ok := p.str(f, s); ok {
-				if strings.TrimSpace(id) == "" || strings.ContainsAny(id, "/ \t\n") {
-					p.bad(f.line, s, "id", "%q must be a plugin ID without '/' or spaces, e.g. \"hostpath\"", id)
-				}
+				p.checkName(f.line, s.sub("id"), structs.NamePluginID, id)
 				c.ID = id
 			}
 		case "type":

@@ -323,6 +323,12 @@ func TestParseJob_Errors(t *testing.T) {
 			"group[db].disconnect.stop_on_clent", `web.hcl:3: group "db": disconnect: unknown field "stop_on_clent"; did you mean "stop_on_client"?`},
 		{"negative count", "web.hcl", jobWith("count = -1", "", ""), 3,
 			"group[db].count", `web.hcl:3: group "db": count must be 0 or more, not -1`},
+		{"count too large", "web.hcl", jobWith("count = 99999999999", "", ""), 3,
+			"group[db].count", `web.hcl:3: group "db": count 99999999999 is too large; the most is 2147483647`},
+		{"attempts too small", "web.hcl", jobWith("", "", `restart { attempts = -99999999999 }`), 13,
+			"group[db].task[server].restart.attempts", `restart: attempts -99999999999 is too small; the least is -2147483648`},
+		{"count not whole", "web.hcl", jobWith("count = 1.5", "", ""), 3,
+			"group[db].count", `web.hcl:3: group "db": count must be a whole number, not 1.5`},
 		{"count as string", "web.hcl", jobWith(`count = "2"`, "", ""), 3,
 			"group[db].count", `count must be a whole number, not a string; leave out the quotes`},
 		{"mount of a misspelt volume", "web.hcl", jobWith("", "", strings.Replace(mount(""), `"data"`, `"dta"`, 1)), 14,
@@ -422,7 +428,32 @@ func TestParseJob_Errors(t *testing.T) {
 		{"job misspelt", "web.hcl", "jobs \"web\" {}\n", 1, "jobs", `unknown field "jobs"; did you mean "job"?`},
 		{"two jobs", "web.hcl", jobWith("", "", "") + "job \"b\" {}\n", 17, "job", `job: a spec holds one job, but a second one starts here (the first is at line 1)`},
 		{"job without a name", "web.hcl", "job {\n}\n", 1, "job", `job needs a name; write job "name" { ... }`},
-		{"job name with a space", "web.hcl", "job \"my web\" {\n}\n", 1, "job", `job "my web": the name must not contain '/' or spaces`},
+		{"job name with a space", "web.hcl", "job \"my web\" {\n}\n", 1, "job", `web.hcl:1: job: job ID "my web" must not contain ' '`},
+		// Names are checked by the servers' rule (structs.ValidateName).
+		{"job name with brackets", "web.hcl", strings.Replace(jobWith("", "", ""), `job "web"`, `job "a[1]"`, 1), 1, "job",
+			`web.hcl:1: job: job ID "a[1]" must not contain '[' or ']'`},
+		{"job namespace with a slash", "web.hcl", strings.Replace(jobWith("", "", ""), `group "db" {`, "namespace = \"a/b\"\n  group \"db\" {", 1), 2,
+			"job.namespace", `web.hcl:2: job "web": namespace: namespace "a/b" must not contain '/'`},
+		{"group name with a leading dot", "web.hcl", strings.Replace(jobWith("", "", ""), `group "db"`, `group ".g"`, 1), 2, "group",
+			`web.hcl:2: group: group name ".g" must not start with '.'`},
+		{"group name with brackets", "web.hcl", strings.Replace(jobWith("", "", ""), `group "db"`, `group "g[0]"`, 1), 2, "group",
+			`group name "g[0]" must not contain '[' or ']'`},
+		{"task name with a slash", "web.hcl", strings.Replace(jobWith("", "", ""), `task "server"`, `task "a/b"`, 1), 10, "group[db].task",
+			`web.hcl:10: group "db": task: task name "a/b" must not contain '/'`},
+		{"volume name with a tab", "web.hcl", strings.Replace(strings.Replace(jobWith("", "", ""), `volume "data"`, `volume "da\tta"`, 1), `volume = "data"`, `volume = "da\tta"`, 1),
+			4, "group[db].volume", `web.hcl:4: group "db": volume: volume name "da\tta" must not contain '\t'`},
+		{"volume source with a leading dot", "web.hcl", strings.Replace(jobWith("", "", ""), `source          = "data"`, `source = ".."`, 1), 6,
+			"group[db].volume[data].source", `web.hcl:6: group "db": volume "data": source: volume ID ".." must not start with '.'`},
+		{"plugin ID with a space", "web.hcl", jobWith("", "", `csi_plugin {
+        id   = "host path"
+        type = "node"
+      }`), 14, "group[db].task[server].csi_plugin.id", `csi_plugin: id: plugin ID "host path" must not contain ' '`},
+		{"plugin ID empty", "web.hcl", jobWith("", "", `csi_plugin {
+        id   = ""
+        type = "node"
+      }`), 14, "group[db].task[server].csi_plugin.id", `csi_plugin: id: plugin ID is missing`},
+		{"json job ID with brackets", "web.json", `{"ID": "a[1]", "TaskGroups": [{"Name": "g", "Tasks": [{"Name": "t", "Driver": "exec", "Config": {"command": "x"}}]}]}`, 1,
+			"job", `job: job ID "a[1]" must not contain '[' or ']'`},
 		{"empty", "web.hcl", " \n", 1, "job", "the job spec is empty"},
 		{"hcl syntax", "web.hcl", "job \"web\" {\n  group \"g\" {\n", 2, "", "web.hcl:2: unclosed configuration block"},
 		{"one-line block with two arguments", "web.hcl",

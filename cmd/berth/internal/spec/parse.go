@@ -77,7 +77,7 @@ type parser struct {
 	file   string
 	errs   []*Error
 	pascal bool   // reading the API's JSON form, whose durations are nanoseconds
-	noun   string // what the file describes: "volume", "job" or "config"
+	noun   string // what the file describes: "volume" or "job"
 }
 
 // read reads src into the tree: JSON when the file's name ends in .json or
@@ -85,8 +85,7 @@ type parser struct {
 // file must hold one object. root is nil when src cannot be read, the
 // problems recorded.
 func (p *parser) read(src []byte) (root *node, fromJSON bool) {
-	trimmed := bytes.TrimSpace(src)
-	if !strings.EqualFold(filepath.Ext(p.file), ".json") && (len(trimmed) == 0 || trimmed[0] != '{') {
+	if !isJSON(p.file, src) {
 		return p.readHCL(src), false
 	}
 	root = p.readJSON(src)
@@ -95,6 +94,13 @@ func (p *parser) read(src []byte) (root *node, fromJSON bool) {
 		return nil, true
 	}
 	return root, true
+}
+
+// isJSON reports whether a file is JSON: by its name's .json, or by the
+// '{' its text starts with.
+func isJSON(filename string, src []byte) bool {
+	trimmed := bytes.TrimSpace(src)
+	return strings.EqualFold(filepath.Ext(filename), ".json") || (len(trimmed) > 0 && trimmed[0] == '{')
 }
 
 // errorf records a problem; msg should name the field.

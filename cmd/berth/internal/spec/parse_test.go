@@ -200,7 +200,14 @@ func TestParseVolume_Errors_NameFileLineField(t *testing.T) {
 		{"id not a string", "v.hcl", "id = 5\ntype = \"csi\"\nplugin_id = \"hp\"\n" + goodCap, 1, "id", "id must be a string, not a number; put it in quotes"},
 		{"id empty", "v.hcl", "id = \"\"\ntype = \"csi\"\nplugin_id = \"hp\"\n" + goodCap, 1, "id", `id is empty; every volume needs one`},
 		{"plugin_id empty", "v.hcl", "id = \"data\"\ntype = \"csi\"\nplugin_id = \" \"\n" + goodCap, 3, "plugin_id", `plugin_id is empty; name the CSI plugin`},
-		{"id with slash", "v.hcl", "id = \"a/b\"\ntype = \"csi\"\nplugin_id = \"hp\"\n" + goodCap, 1, "id", `id "a/b" must not contain '/'`},
+		{"id with slash", "v.hcl", "id = \"a/b\"\ntype = \"csi\"\nplugin_id = \"hp\"\n" + goodCap, 1, "id", `v.hcl:1: id: volume ID "a/b" must not contain '/'`},
+		// Names are checked by the servers' rule (structs.ValidateName).
+		{"id with a leading dot", "v.hcl", "id = \".data\"\ntype = \"csi\"\nplugin_id = \"hp\"\n" + goodCap, 1, "id", `v.hcl:1: id: volume ID ".data" must not start with '.'`},
+		{"plugin_id with a space", "v.hcl", "id = \"data\"\ntype = \"csi\"\nplugin_id = \"h p\"\n" + goodCap, 3, "plugin_id",
+			`v.hcl:3: plugin_id: plugin ID "h p" must not contain ' '`},
+		{"namespace with a slash", "v.hcl", base + goodCap + "namespace = \"a/b\"\n", 8, "namespace", `v.hcl:8: namespace: namespace "a/b" must not contain '/'`},
+		{"api json ID too long", "v.json", "{\"ID\": \"" + strings.Repeat("x", 129) + "\", \"PluginID\": \"hp\",\n \"RequestedCapabilities\": [{\"AccessMode\": \"single-node-writer\", \"AttachmentMode\": \"file-system\"}]}",
+			1, "id", "is 129 bytes long; the most is 128"},
 		{"id set twice (json)", "v.json", `{"id": "a",` + "\n" + `"id": "b", "type": "csi", "plugin_id": "hp", "capability": {"access_mode": "single-node-writer", "attachment_mode": "file-system"}}`,
 			2, "id", "id is set twice (first at line 1)"},
 		{"bad access mode", "v.hcl", base + "capability {\n  access_mode = \"single-node-write\"\n  attachment_mode = \"file-system\"\n}\n",
@@ -296,10 +303,35 @@ capability {
 	_, err := ParseVolume("v.hcl", []byte(src))
 	must.Error(t, err)
 	lines := strings.Split(err.Error(), "\n")
-	must.Len(t, 4, lines, must.Sprint(err))
+	must.Len(t, 3, lines, must.Sprint(err))
 	must.StrHasPrefix(t, "v.hcl:1: plugin_id: missing", lines[0])
-	must.StrContains(t, err.Error(), `v.hcl:3: capability: missing access_mode`)
-	must.StrContains(t, err.Error(), `v.hcl:4: capability: unknown field "acess_mode"`)
+	must.StrContains(t, err.Error(), `v.hcl:3: capability: missing attachment_mode`)
+	must.StrContains(t, err.Error(), `v.hcl:4: capability: unknown field "acess_mode"; did you mean "access_mode"?`)
+	must.StrNotContains(t, err.Error(), "missing access_mode", must.Sprint("the misspelt field is one problem"))
+}
+
+// A misspelt required field is one problem, not also a missing field, as
+// in job specs.
+func TestParseVolume_MisspeltRequiredFieldIsOneProblem(t *testing.T) {
+	full := base + goodCap + "topology_request {\n  required {\n    topology {\n      segments = { zone = \"a\" }\n    }\n  }\n}\n" +
+		"external_id = \"vol-1\"\n"
+	cases := []struct{ name, from, to, want string }{
+		{"id", `id        =`, `di        =`, `v.hcl:1: unknown field "di"; did you mean "id"?`},
+		{"type", `type      =`, `typ       =`, `v.hcl:2: unknown field "typ"; did you mean "type"?`},
+		{"plugin_id", `plugin_id =`, `plugn_id  =`, `v.hcl:3: unknown field "plugn_id"; did you mean "plugin_id"?`},
+		{"capability", `capability {`, `capabilty {`, `v.hcl:4: unknown field "capabilty"; did you mean "capability"?`},
+		{"access_mode", `access_mode `, `acces_mode  `, `v.hcl:5: capability: unknown field "acces_mode"; did you mean "access_mode"?`},
+		{"attachment_mode", `attachment_mode `, `atachment_mode  `, `v.hcl:6: capability: unknown field "atachment_mode"; did you mean "attachment_mode"?`},
+		{"segments", `segments =`, `segment  =`, `v.hcl:11: topology_request: required: topology: unknown field "segment"; did you mean "segments"?`},
+		{"external_id for register", `external_id =`, `externl_id =`, `v.hcl:15: unknown field "externl_id"; did you mean "external_id"?`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			must.StrContains(t, full, tc.from)
+			_, err := ParseVolumeFor("v.hcl", []byte(strings.Replace(full, tc.from, tc.to, 1)), ForRegister)
+			must.EqError(t, err, tc.want)
+		})
+	}
 }
 
 // A block on one line holds one argument, as HCL has it: more is refused

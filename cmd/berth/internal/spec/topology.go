@@ -65,13 +65,13 @@ func (p *parser) topologies(b *node, s scope) []*structs.CSITopology {
 // topology reads one topology block.
 func (p *parser) topology(b *node, s scope) *structs.CSITopology {
 	var t *structs.CSITopology
-	seen := map[string]int{}
+	fs := newFields()
 	for _, f := range b.fields {
-		if !p.once(seen, f, s) {
+		if !p.once(fs.seen, f, s) {
 			continue
 		}
 		if f.name != "segments" {
-			p.unknown(f, s, topologyFields)
+			fs.unknown(p, f, s, topologyFields)
 			continue
 		}
 		segs := p.strMap(f, s)
@@ -84,7 +84,7 @@ func (p *parser) topology(b *node, s scope) *structs.CSITopology {
 		}
 		t = &structs.CSITopology{Segments: segs}
 	}
-	if _, ok := seen["segments"]; !ok {
+	if !fs.has("segments") {
 		p.missing(b.line, s, "segments", `e.g. segments = { zone = "a" }`)
 	}
 	return t

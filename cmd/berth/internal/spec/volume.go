@@ -20,8 +20,9 @@ var volumeFields = []string{
 // volume decodes the tree of a whole spec and checks it for purpose.
 func (p *parser) volume(root *node, pascal bool, purpose Purpose) *api.VolumeSpec {
 	v := &api.VolumeSpec{}
-	var s scope              // the file's top level
-	seen := map[string]int{} // field -> line, for fields allowed once
+	var s scope // the file's top level
+	fs := newFields()
+	seen := fs.seen // field -> line
 	for _, f := range root.fields {
 		if f.name == "capability" {
 			if _, ok := seen[f.name]; !ok {
@@ -36,7 +37,10 @@ func (p *parser) volume(root *node, pascal bool, purpose Purpose) *api.VolumeSpe
 		case "name":
 			v.Name, _ = p.str(f, s)
 		case "namespace":
-			v.Namespace, _ = p.str(f, s)
+			if ns, ok := p.str(f, s); ok && ns != "" {
+				p.checkName(f.line, s.sub("namespace"), structs.NameNamespace, ns)
+				v.Namespace = ns
+			}
 		case "type":
 			if typ, ok := p.str(f, s); ok && typ != "csi" {
 				p.bad(f.line, s, "type", `%q is not supported; berth volumes are type = "csi"`, typ)
@@ -73,26 +77,33 @@ func (p *parser) volume(root *node, pascal bool, purpose Purpose) *api.VolumeSpe
 		case "context":
 			v.Context = p.strMap(f, s)
 		default:
-			p.unknown(f, s, volumeFields)
+			fs.unknown(p, f, s, volumeFields)
 		}
 	}
 
+	// A required field that is misspelt is reported once, as unknown.
 	if _, ok := seen["id"]; !ok {
-		p.missing(1, s, "id", `every volume needs one, e.g. id = "data"`)
+		if !fs.has("id") {
+			p.missing(1, s, "id", `every volume needs one, e.g. id = "data"`)
+		}
 	} else if v.ID == "" {
 		p.bad(seen["id"], s, "id", `is empty; every volume needs one, e.g. id = "data"`)
-	} else if strings.ContainsAny(v.ID, "/ \t\n") {
-		p.bad(seen["id"], s, "id", "%q must not contain '/' or spaces", v.ID)
+	} else {
+		p.checkName(seen["id"], s.sub("id"), structs.NameVolumeID, v.ID)
 	}
 	if _, ok := seen["plugin_id"]; !ok {
-		p.missing(1, s, "plugin_id", "name the CSI plugin that serves the volume (see berth plugin status)")
+		if !fs.has("plugin_id") {
+			p.missing(1, s, "plugin_id", "name the CSI plugin that serves the volume (see berth plugin status)")
+		}
 	} else if strings.TrimSpace(v.PluginID) == "" {
 		p.bad(seen["plugin_id"], s, "plugin_id", "is empty; name the CSI plugin that serves the volume (see berth plugin status)")
+	} else {
+		p.checkName(seen["plugin_id"], s.sub("plugin_id"), structs.NamePluginID, v.PluginID)
 	}
-	if _, ok := seen["type"]; !ok && !pascal {
+	if !fs.has("type") && !pascal {
 		p.missing(1, s, "type", `add type = "csi"`)
 	}
-	if _, ok := seen["capability"]; !ok {
+	if !fs.has("capability") {
 		p.missing(1, s, "capability", `add at least one capability block with access_mode (e.g. "single-node-writer") and attachment_mode (e.g. "file-system")`)
 	}
 	if v.RequestedCapacityMax > 0 && v.RequestedCapacityMin > v.RequestedCapacityMax {
@@ -108,7 +119,7 @@ func (p *parser) volume(root *node, pascal bool, purpose Purpose) *api.VolumeSpe
 		p.badIn(seen[later], s.sub(later), "set snapshot_id or clone_id, not both (%s is set at line %d); a new volume is either restored from a snapshot or cloned from a volume",
 			earlier, seen[earlier])
 	}
-	p.checkPurpose(v, seen, purpose)
+	p.checkPurpose(v, fs, purpose)
 	if v.Name == "" {
 		v.Name = v.ID
 	}
@@ -116,11 +127,12 @@ func (p *parser) volume(root *node, pascal bool, purpose Purpose) *api.VolumeSpe
 }
 
 // checkPurpose checks the fields that depend on what the spec is for.
-func (p *parser) checkPurpose(v *api.VolumeSpec, seen map[string]int, purpose Purpose) {
+func (p *parser) checkPurpose(v *api.VolumeSpec, fs *fields, purpose Purpose) {
 	var s scope
+	seen := fs.seen
 	switch purpose {
 	case ForRegister:
-		if v.ExternalID == "" {
+		if v.ExternalID == "" && !fs.guessed["external_id"] {
 			p.missing(lineOr(seen, "external_id", 1), s, "external_id", "registering needs the storage provider's ID of an existing volume "+
 				"(to have the plugin make a new volume, use \"berth volume create\")")
 		}
@@ -137,9 +149,9 @@ var capabilityFields = []string{"access_mode", "attachment_mode"}
 // capability reads one capability block.
 func (p *parser) capability(b *node, s scope) *structs.CSIVolumeCapability {
 	c := &structs.CSIVolumeCapability{}
-	seen := map[string]int{}
+	fs := newFields()
 	for _, f := range b.fields {
-		if !p.once(seen, f, s) {
+		if !p.once(fs.seen, f, s) {
 			continue
 		}
 		switch f.name {
@@ -150,13 +162,13 @@ func (p *parser) capability(b *node, s scope) *structs.CSIVolumeCapability {
 			m, _ := p.oneOf(f, s, attachmentModeNames)
 			c.AttachmentMode = structs.CSIVolumeAttachmentMode(m)
 		default:
-			p.unknown(f, s, capabilityFields)
+			fs.unknown(p, f, s, capabilityFields)
 		}
 	}
-	if _, ok := seen["access_mode"]; !ok {
+	if !fs.has("access_mode") {
 		p.missing(b.line, s, "access_mode", "one of "+quoteList(accessModeNames()))
 	}
-	if _, ok := seen["attachment_mode"]; !ok {
+	if !fs.has("attachment_mode") {
 		p.missing(b.line, s, "attachment_mode", "one of "+quoteList(attachmentModeNames))
 	}
 	return c
