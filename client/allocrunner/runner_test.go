@@ -382,7 +382,8 @@ func TestRunner_Restore(t *testing.T) {
 	again.TaskStates = r2.Alloc().TaskStates
 	r3 := h.runner(again)
 	waitFor(t, func() bool { return len(eventMessages(r3.Alloc().TaskStates["web"], EventStarted)) == 2 })
-	must.Eq(t, "started\nstarted\n", readLog(t, r3, "web", LogStdout))
+	// Started is recorded once the process runs, before it has printed.
+	waitFor(t, func() bool { return readLog(t, r3, "web", LogStdout) == "started\nstarted\n" })
 
 	stop := alloc.Copy()
 	stop.DesiredStatus = structs.AllocDesiredStatusStop
