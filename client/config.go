@@ -48,6 +48,10 @@ type Config struct {
 	// dir goes away with it. Otherwise tasks keep running for the next
 	// client to find.
 	StopAllocsOnShutdown bool
+	// AllowRootTasks lets tasks run as root (client { allow_root_tasks });
+	// off, a task runs as its user (default "nobody") and a task that
+	// needs root (user = "root", or a CSI plugin task) is refused.
+	AllowRootTasks bool
 
 	Logger hclog.Logger
 }

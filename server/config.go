@@ -42,6 +42,11 @@ type Config struct {
 	// Join lists serf addresses (host:port) of servers to join at start.
 	Join []string
 
+	// ACLEnabled makes every RPC endpoint check the caller's token
+	// (acl { enabled = true }); off, every caller may do everything but
+	// act for another client's node.
+	ACLEnabled bool
+
 	// HeartbeatTTL is the TTL given to clients.
 	HeartbeatTTL time.Duration
 

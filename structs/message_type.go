@@ -23,6 +23,12 @@ const (
 	NodeFingerprintRequestType   MessageType = 10
 	PlanApplyRequestType         MessageType = 11
 	AllocClientUpdateRequestType MessageType = 12
+	ACLPolicyUpsertRequestType   MessageType = 13
+	ACLPolicyDeleteRequestType   MessageType = 14
+	ACLTokenUpsertRequestType    MessageType = 15
+	ACLTokenDeleteRequestType    MessageType = 16
+	ACLBootstrapRequestType      MessageType = 17
+	RootKeyUpsertRequestType     MessageType = 18
 )
 
 var messageTypeNames = map[MessageType]string{
@@ -37,6 +43,12 @@ var messageTypeNames = map[MessageType]string{
 	NodeFingerprintRequestType:     "NodeFingerprint",
 	PlanApplyRequestType:           "PlanApply",
 	AllocClientUpdateRequestType:   "AllocClientUpdate",
+	ACLPolicyUpsertRequestType:     "ACLPolicyUpsert",
+	ACLPolicyDeleteRequestType:     "ACLPolicyDelete",
+	ACLTokenUpsertRequestType:      "ACLTokenUpsert",
+	ACLTokenDeleteRequestType:      "ACLTokenDelete",
+	ACLBootstrapRequestType:        "ACLBootstrap",
+	RootKeyUpsertRequestType:       "RootKeyUpsert",
 }
 
 func (t MessageType) String() string {

@@ -30,6 +30,11 @@ type Node struct {
 	StatusDescription string
 	StatusUpdatedAt   int64 // unix nanoseconds, stamped by the RPC handler
 
+	// SecretHash is the SHA-256 (hex) of the node's secret, which its
+	// client sends as the AuthToken of every call it makes for the node.
+	// The servers keep only the hash; it never leaves them (json:"-").
+	SecretHash string `codec:"SecretHash" json:"-"`
+
 	CSIControllerPlugins map[string]*CSIInfo
 	CSINodePlugins       map[string]*CSIInfo
 

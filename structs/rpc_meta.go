@@ -14,6 +14,9 @@ type QueryOptions struct {
 	AllowStale    bool   // a follower may answer from its own state
 	Prefix        string // list filter on the ID prefix
 	Forwarded     bool   // set by the server that forwarded the request
+	// AuthToken is the caller's ACL secret ID, or a client's node secret;
+	// empty is anonymous.
+	AuthToken string
 }
 
 // RequestNamespace returns the namespace, defaulting it.
@@ -36,6 +39,12 @@ func (q *QueryOptions) IsForwarded() bool { return q.Forwarded }
 // SetForwarded marks the request as forwarded once.
 func (q *QueryOptions) SetForwarded() { q.Forwarded = true }
 
+// GetAuthToken returns the caller's token.
+func (q *QueryOptions) GetAuthToken() string { return q.AuthToken }
+
+// SetAuthToken sets the caller's token.
+func (q *QueryOptions) SetAuthToken(t string) { q.AuthToken = t }
+
 // QueryMeta rides on every read response.
 type QueryMeta struct {
 	Index       uint64        // the raft index the answer reflects
@@ -47,6 +56,9 @@ type QueryMeta struct {
 type WriteRequest struct {
 	Namespace string
 	Forwarded bool
+	// AuthToken is the caller's ACL secret ID, or a client's node secret;
+	// empty is anonymous.
+	AuthToken string
 }
 
 // RequestNamespace returns the namespace, defaulting it.
@@ -68,6 +80,12 @@ func (w *WriteRequest) IsForwarded() bool { return w.Forwarded }
 
 // SetForwarded marks the request as forwarded once.
 func (w *WriteRequest) SetForwarded() { w.Forwarded = true }
+
+// GetAuthToken returns the caller's token.
+func (w *WriteRequest) GetAuthToken() string { return w.AuthToken }
+
+// SetAuthToken sets the caller's token.
+func (w *WriteRequest) SetAuthToken(t string) { w.AuthToken = t }
 
 // WriteMeta rides on every write response.
 type WriteMeta struct {
