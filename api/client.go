@@ -3,6 +3,8 @@ package api
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -19,14 +21,32 @@ import (
 // BERTH_ADDR names one.
 const DefaultAddress = "http://127.0.0.1:4746"
 
-// AddressEnv is the environment variable that names the HTTP API's address.
-const AddressEnv = "BERTH_ADDR"
+// Environment variables DefaultConfig reads (the CLI's too).
+const (
+	AddressEnv       = "BERTH_ADDR"            // the HTTP API's address
+	TokenEnv         = "BERTH_TOKEN"           // the ACL token (Config.Token)
+	CACertEnv        = "BERTH_CACERT"          // TLSConfig.CACert
+	ClientCertEnv    = "BERTH_CLIENT_CERT"     // TLSConfig.ClientCert
+	ClientKeyEnv     = "BERTH_CLIENT_KEY"      // TLSConfig.ClientKey
+	TLSServerNameEnv = "BERTH_TLS_SERVER_NAME" // TLSConfig.TLSServerName
+)
+
+// HeaderToken carries the ACL token of a request.
+const HeaderToken = "X-Berth-Token"
 
 // Config configures a Client.
 type Config struct {
 	// Address is the HTTP API's base URL; "host:port" means http. Empty
 	// means $BERTH_ADDR, else DefaultAddress.
 	Address string
+
+	// Token is the ACL token, sent as X-Berth-Token with every request
+	// (blocking queries and Raw ones too). Empty sends none: anonymous.
+	Token string
+
+	// TLS configures an https:// Address: the CA to verify the agent's
+	// certificate with, and the client certificate to present.
+	TLS TLSConfig
 
 	// HTTPClient sends the requests. Nil means a client of its own that
 	// gives up on a connection after DialTimeout. There is no overall
@@ -36,6 +56,21 @@ type Config struct {
 
 	// Timeouts bound the wait for an answer; zero fields take the defaults.
 	Timeouts Timeouts
+}
+
+// TLSConfig is how the client speaks HTTPS to an agent. It applies when
+// Config.HTTPClient is nil; the files are read once, by NewClient.
+type TLSConfig struct {
+	// CACert is the PEM file of the CA that signed the agent's
+	// certificate; empty trusts the system's CAs.
+	CACert string
+	// ClientCert and ClientKey are the PEM files of the certificate to
+	// present, for an agent with verify_https_client; both or neither.
+	ClientCert string
+	ClientKey  string
+	// TLSServerName is the name the agent's certificate must carry
+	// (e.g. server.global.berth); empty means the address's host.
+	TLSServerName string
 }
 
 // Timeouts bound how long a request waits for its answer's headers (the
@@ -59,9 +94,19 @@ const (
 	defaultBlockingWait = 5 * time.Minute
 )
 
-// DefaultConfig returns a Config with the address from the environment.
+// DefaultConfig returns a Config with the address, token and TLS files
+// from the environment.
 func DefaultConfig() Config {
-	c := Config{Address: os.Getenv(AddressEnv)}
+	c := Config{
+		Address: os.Getenv(AddressEnv),
+		Token:   os.Getenv(TokenEnv),
+		TLS: TLSConfig{
+			CACert:        os.Getenv(CACertEnv),
+			ClientCert:    os.Getenv(ClientCertEnv),
+			ClientKey:     os.Getenv(ClientKeyEnv),
+			TLSServerName: os.Getenv(TLSServerNameEnv),
+		},
+	}
 	if c.Address == "" {
 		c.Address = DefaultAddress
 	}
@@ -71,6 +116,7 @@ func DefaultConfig() Config {
 // Client talks to one berth agent's HTTP API.
 type Client struct {
 	base     *url.URL
+	token    string
 	http     *http.Client
 	ctx      context.Context
 	timeouts Timeouts
@@ -101,6 +147,11 @@ func NewClient(cfg Config) (*Client, error) {
 		tr := http.DefaultTransport.(*http.Transport).Clone()
 		tr.DialContext = (&net.Dialer{Timeout: DialTimeout, KeepAlive: 30 * time.Second}).DialContext
 		tr.TLSHandshakeTimeout = DialTimeout
+		tc, err := cfg.TLS.config()
+		if err != nil {
+			return nil, err
+		}
+		tr.TLSClientConfig = tc
 		hc = &http.Client{Transport: tr}
 	}
 	t := cfg.Timeouts
@@ -110,11 +161,46 @@ func NewClient(cfg Config) (*Client, error) {
 	if t.Write <= 0 {
 		t.Write = DefaultWriteTimeout
 	}
-	return &Client{base: u, http: hc, ctx: context.Background(), timeouts: t}, nil
+	return &Client{base: u, token: cfg.Token, http: hc, ctx: context.Background(), timeouts: t}, nil
+}
+
+// config builds the *tls.Config of t, reading its files.
+func (t TLSConfig) config() (*tls.Config, error) {
+	cfg := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: t.TLSServerName}
+	if t.CACert != "" {
+		pem, err := os.ReadFile(t.CACert)
+		if err != nil {
+			return nil, fmt.Errorf("api: read CA certificate: %w", err)
+		}
+		cfg.RootCAs = x509.NewCertPool()
+		if !cfg.RootCAs.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("api: CA certificate %q holds no PEM certificate", t.CACert)
+		}
+	}
+	switch {
+	case t.ClientCert != "" && t.ClientKey != "":
+		cert, err := tls.LoadX509KeyPair(t.ClientCert, t.ClientKey)
+		if err != nil {
+			return nil, fmt.Errorf("api: load client certificate %q and key %q: %w", t.ClientCert, t.ClientKey, err)
+		}
+		cfg.Certificates = []tls.Certificate{cert}
+	case t.ClientCert != "":
+		return nil, fmt.Errorf("api: client certificate %q has no key; give the client key too", t.ClientCert)
+	case t.ClientKey != "":
+		return nil, fmt.Errorf("api: client key %q has no certificate; give the client certificate too", t.ClientKey)
+	}
+	return cfg, nil
 }
 
 // Address returns the base URL the client sends to.
 func (c *Client) Address() string { return c.base.String() }
+
+// WithToken returns a copy of the client that sends token (empty: none).
+func (c *Client) WithToken(token string) *Client {
+	n := *c
+	n.token = token
+	return &n
+}
 
 // WithContext returns a copy of the client whose requests are bound to ctx:
 // they end when it is cancelled.
@@ -202,6 +288,9 @@ func (c *Client) do(method, endpoint string, params url.Values, header http.Head
 	}
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
+	}
+	if c.token != "" {
+		req.Header.Set(HeaderToken, c.token)
 	}
 	resp, err := c.http.Do(req)
 	if !timer.Stop() && err == nil {

@@ -6,6 +6,11 @@
 // because structs.CSISecrets and structs.CSIMountOptions redact themselves
 // in JSON, and the real values must reach the server.
 //
+// Every request carries Config.Token (X-Berth-Token), when set. An
+// https:// address is verified with Config.TLS (the CA, a client
+// certificate for agents with verify_https_client, a server name);
+// DefaultConfig reads both from the BERTH_* environment, as the CLI does.
+//
 // Errors the server answers with are *Error values; errors.Is(err,
 // structs.ErrNotFound) (and the other structs sentinels) matches them by
 // code.

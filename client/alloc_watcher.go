@@ -236,12 +236,13 @@ func (w *allocWatcher) sync(allocs []*structs.Allocation) (before []*allocrunner
 			NodeID:         w.c.nodeID,
 			NodeName:       w.c.config.NodeName,
 			DataDir:        w.c.config.DataDir,
-			Servers:        w.c,
+			Servers:        nodeRPC{w.c},
 			Volumes:        w.c.volumes,
 			ExternalNodeID: w.c.externalNodeID,
 			OnUpdate:       w.onUpdate,
 			Logger:         w.c.logger,
 			Plugins:        w.c.registry,
+			AllowRootTasks: w.c.config.AllowRootTasks,
 
 			PluginProbeInterval: w.c.config.ProbeInterval,
 		})

@@ -40,6 +40,8 @@ type fakeServers struct {
 	onStatus func(status string)
 	// beforeList, if set, holds the node's alloc list until it is closed.
 	beforeList chan struct{}
+	// node is the node as the client last registered it.
+	node *structs.Node
 }
 
 func (f *fakeServers) status(s string) {
@@ -104,6 +106,9 @@ func (f *fakeServers) alloc(id string) *structs.Allocation {
 type fakeNodeEndpoint struct{ f *fakeServers }
 
 func (e *fakeNodeEndpoint) Register(args *structs.NodeRegisterRequest, reply *structs.NodeUpdateResponse) error {
+	e.f.mu.Lock()
+	e.f.node = args.Node.Copy()
+	e.f.mu.Unlock()
 	e.f.status(args.Node.Status)
 	reply.HeartbeatTTL = 10 * time.Second
 	return nil
@@ -446,7 +451,7 @@ func TestAllocWatcher_PluginOutlivesWorkloadsStoppedEarlier(t *testing.T) {
 	f := startFakeServers(t)
 	dataDir := csitest.SocketDir(t)
 	t.Cleanup(func() { _, _ = exec.DetachMountsUnder(dataDir, nil) })
-	c, _ := startClient(t, f, dataDir, nil)
+	c, _ := startClient(t, f, dataDir, func(c *Config) { c.AllowRootTasks = true }) // the plugin task runs as root
 
 	plugin := watcherAlloc(c.NodeID(), structs.JobTypeSystem, "")
 	plugin.JobID, plugin.Job.ID = "plugin", "plugin"

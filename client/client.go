@@ -15,6 +15,7 @@ import (
 	"github.com/berth-csi/berth/client/volumemanager"
 	"github.com/berth-csi/berth/rpc"
 	"github.com/berth-csi/berth/structs"
+	"github.com/berth-csi/berth/tlsutil"
 )
 
 // Client is a node agent.
@@ -22,10 +23,14 @@ type Client struct {
 	config *Config
 	logger hclog.Logger
 	nodeID string
+	// nodeSecret proves this node to the servers (servers.go sends it);
+	// never logged.
+	nodeSecret string
 
 	servers   *servers
 	rpcServer *rpc.Server // answers the servers' calls over our sessions
 	pool      *rpc.Pool
+	tls       *tlsutil.Configurator // nil without tls.rpc
 
 	registry *dynamicplugins.Registry
 	plugins  *pluginmanager.Manager
@@ -73,11 +78,17 @@ func New(cfg *Config) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
+	secret, err := loadOrCreateNodeSecret(dataDir)
+	if err != nil {
+		return nil, err
+	}
 	c := &Client{
 		config:  cfg,
 		logger:  cfg.Logger.Named("client").With("node_id", id),
 		nodeID:  id,
 		servers: &servers{addrs: append([]string(nil), cfg.Servers...)},
+
+		nodeSecret: secret,
 	}
 	c.settledKick = make(chan struct{}, 1)
 	past := allocrunner.AnyLocalState(dataDir)
@@ -99,7 +110,14 @@ func New(cfg *Config) (*Client, error) {
 	if err := c.rpcServer.Register("ClientAllocations", &clientAllocations{c: c}); err != nil {
 		return nil, fmt.Errorf("client: register RPC endpoints: %w", err)
 	}
-	c.pool = rpc.NewPool(c.logger, rpc.DefaultMaxStreams, rpc.WithStreamServer(c.rpcServer), rpc.WithLocalIP(cfg.BindAddr))
+	poolOpts := []rpc.PoolOption{rpc.WithStreamServer(c.rpcServer), rpc.WithLocalIP(cfg.BindAddr)}
+	if cfg.TLS != nil && cfg.TLS.EnableRPC {
+		if c.tls, err = tlsutil.NewConfigurator(*cfg.TLS); err != nil {
+			return nil, fmt.Errorf("client: %w", err)
+		}
+		poolOpts = append(poolOpts, rpc.WithPoolTLS(c.tls.OutgoingRPC))
+	}
+	c.pool = rpc.NewPool(c.logger, rpc.DefaultMaxStreams, poolOpts...)
 
 	c.registry = dynamicplugins.New(c.logger)
 	for _, p := range cfg.Plugins {
@@ -183,6 +201,7 @@ func (c *Client) node(status string) (*structs.Node, uint64) {
 		Status:               status,
 		CSIControllerPlugins: ctrl,
 		CSINodePlugins:       nodes,
+		AllowRootTasks:       c.config.AllowRootTasks,
 	}, seq
 }
 
@@ -197,7 +216,8 @@ func (s *clientStatus) Ping(_ *structs.NodeSpecificRequest, reply *structs.Clien
 }
 
 // RPC calls a server endpoint with failover; a client-only agent's HTTP
-// API uses it to reach the servers.
+// API uses it to reach the servers. The call carries the caller's token
+// (args), never the node's secret: see nodeRPC for the node's own calls.
 func (c *Client) RPC(ctx context.Context, method string, args, reply any) error {
-	return c.rpc(ctx, method, args, reply)
+	return c.callServers(ctx, method, args, reply, c.config.RPCTimeout)
 }

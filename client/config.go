@@ -10,6 +10,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/berth-csi/berth/client/dynamicplugins"
+	"github.com/berth-csi/berth/tlsutil"
 )
 
 // Config is what a client agent needs. Build it from DefaultConfig.
@@ -52,6 +53,12 @@ type Config struct {
 	// off, a task runs as its user (default "nobody") and a task that
 	// needs root (user = "root", or a CSI plugin task) is refused.
 	AllowRootTasks bool
+
+	// TLS, with EnableRPC, makes the client's sessions to the servers
+	// TLS: it presents its certificate and verifies theirs against the CA
+	// (and, with VerifyServerHostname, that it is a server's). Nil or
+	// EnableRPC off is plain text.
+	TLS *tlsutil.Config
 
 	Logger hclog.Logger
 }
@@ -98,6 +105,11 @@ func (c *Config) Validate() error {
 			errs = append(errs, fmt.Errorf("client: plugin %q is declared twice", p.ID))
 		}
 		seen[p.ID] = true
+	}
+	if c.TLS != nil && c.TLS.EnableRPC {
+		if err := c.TLS.Validate(); err != nil {
+			errs = append(errs, fmt.Errorf("client: %w", err))
+		}
 	}
 	if c.ProbeInterval <= 0 || c.ProbeTimeout <= 0 || c.RPCTimeout <= 0 {
 		errs = append(errs, errors.New("client: probe interval, probe timeout and RPC timeout must be positive"))

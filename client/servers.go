@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/berth-csi/berth/client/allocrunner"
 	"github.com/berth-csi/berth/structs"
 )
 
@@ -39,7 +40,8 @@ func (s *servers) len() int {
 	return len(s.addrs)
 }
 
-// rpc calls a server endpoint, failing over across the servers once.
+// rpc calls a server endpoint for this node, failing over across the
+// servers once.
 func (c *Client) rpc(ctx context.Context, method string, args, reply any) error {
 	return c.failover(ctx, method, args, reply, c.config.RPCTimeout)
 }
@@ -50,9 +52,36 @@ func (c *Client) blockingRPC(ctx context.Context, method string, args, reply any
 	return c.failover(ctx, method, args, reply, wait+c.config.RPCTimeout)
 }
 
-// failover calls a server endpoint, each try bounded by timeout, moving to
-// the next server while they are unavailable, once round the list.
+// authToken is what every request carries of its caller's token.
+type authToken interface {
+	SetAuthToken(string)
+}
+
+// failover calls a server endpoint for this node: the request carries the
+// node's secret as its AuthToken (the servers refuse a node's calls
+// without it). Every call the client makes for itself goes through here.
 func (c *Client) failover(ctx context.Context, method string, args, reply any, timeout time.Duration) error {
+	if a, ok := args.(authToken); ok {
+		a.SetAuthToken(c.nodeSecret)
+	}
+	return c.callServers(ctx, method, args, reply, timeout)
+}
+
+// nodeRPC is the client's calls for its node, as allocrunner.RPCer: the
+// allocation runners' reads and claims carry the node's secret.
+type nodeRPC struct{ c *Client }
+
+var _ allocrunner.RPCer = nodeRPC{}
+
+// RPC calls a server endpoint for the node, with failover.
+func (n nodeRPC) RPC(ctx context.Context, method string, args, reply any) error {
+	return n.c.rpc(ctx, method, args, reply)
+}
+
+// callServers calls a server endpoint with args as they are, each try
+// bounded by timeout, moving to the next server while they are
+// unavailable, once round the list.
+func (c *Client) callServers(ctx context.Context, method string, args, reply any, timeout time.Duration) error {
 	var last error
 	for tries := 0; tries < c.servers.len(); tries++ {
 		addr, i := c.servers.pick()

@@ -1,8 +1,10 @@
 # berth-hostpath as a plugin task on every client: a system job.
 # Each node keeps its volumes under its own root and reports its own
 # topology (zone = the node's name), so a volume created there is placed
-# only there. Build the plugin first (make build puts it in bin/), then,
-# on a cluster whose clients declare no hostpath plugin of their own:
+# only there. The plugin task runs as root (it mounts), so only on clients
+# with client { allow_root_tasks = true }. Build the plugin first (make
+# build puts it in bin/), then, on a cluster whose clients declare no
+# hostpath plugin of their own:
 #
 #   berth job run examples/hostpath-plugin-job.hcl
 #   berth plugin status hostpath

@@ -20,6 +20,12 @@ var dispatch = map[structs.MessageType]applyFn{
 	structs.NodeFingerprintRequestType:     applyNodeFingerprint,
 	structs.PlanApplyRequestType:           applyPlan,
 	structs.AllocClientUpdateRequestType:   applyAllocClientUpdate,
+	structs.RootKeyUpsertRequestType:       applyRootKeyUpsert,
+	structs.ACLPolicyUpsertRequestType:     applyACLPolicyUpsert,
+	structs.ACLPolicyDeleteRequestType:     applyACLPolicyDelete,
+	structs.ACLTokenUpsertRequestType:      applyACLTokenUpsert,
+	structs.ACLTokenDeleteRequestType:      applyACLTokenDelete,
+	structs.ACLBootstrapRequestType:        applyACLBootstrap,
 }
 
 func applyNodeRegister(f *FSM, index uint64, buf []byte) any {
@@ -118,4 +124,18 @@ func applyAllocClientUpdate(f *FSM, index uint64, buf []byte) any {
 		return err
 	}
 	return f.State().UpdateAllocsFromClient(index, req.Allocs, time.Unix(0, req.Timestamp))
+}
+
+// applyRootKeyUpsert writes a root key's metadata and moves volumes onto
+// another key; it answers how many volumes moved.
+func applyRootKeyUpsert(f *FSM, index uint64, buf []byte) any {
+	var req structs.RootKeyUpsertRequest
+	if err := decode(structs.RootKeyUpsertRequestType, index, buf, &req); err != nil {
+		return err
+	}
+	rekeyed, err := f.State().UpsertRootKey(index, req.Key, req.Rekey)
+	if err != nil {
+		return err
+	}
+	return rekeyed
 }

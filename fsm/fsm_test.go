@@ -148,6 +148,31 @@ func goldenScenarios() map[string][]entry {
 				Allocs: []*structs.Allocation{{ID: "alloc-1", ClientStatus: structs.AllocClientStatusComplete,
 					TaskStates: map[string]*structs.TaskState{"web": {State: structs.TaskStateDead, FinishedAt: stamp}}}}}},
 		},
+		"root_keys": {
+			{structs.RootKeyUpsertRequestType, &structs.RootKeyUpsertRequest{Key: &structs.RootKeyMeta{
+				KeyID: "11111111-1111-4111-8111-111111111111", CreateTime: stamp, State: structs.RootKeyStateActive}}},
+			// A rotation: the new active key demotes the first.
+			{structs.RootKeyUpsertRequestType, &structs.RootKeyUpsertRequest{Key: &structs.RootKeyMeta{
+				KeyID: "22222222-2222-4222-8222-222222222222", CreateTime: stamp.Add(time.Hour), State: structs.RootKeyStateActive}}},
+			{structs.RootKeyUpsertRequestType, refusal{&structs.RootKeyUpsertRequest{}, structs.ErrBadRequest}},
+		},
+		"acl": {
+			{structs.ACLPolicyUpsertRequestType, &structs.ACLPolicyUpsertRequest{Policies: []*structs.ACLPolicy{
+				{Name: "readonly", Rules: "node {\n  policy = \"read\"\n}\n"},
+				{Name: "deploy", Rules: "namespace \"default\" {\n  policy = \"write\"\n}\n"}}}},
+			{structs.ACLBootstrapRequestType, &structs.ACLBootstrapRequest{Token: &structs.ACLToken{
+				AccessorID: "aaaaaaaa-0000-4000-8000-000000000001", SecretHash: "hash-of-root", Name: "Bootstrap Token",
+				Type: structs.ACLTokenTypeManagement, CreateTime: stamp}}},
+			// Bootstrap happens once.
+			{structs.ACLBootstrapRequestType, refusal{&structs.ACLBootstrapRequest{Token: &structs.ACLToken{
+				AccessorID: "aaaaaaaa-0000-4000-8000-000000000002", SecretHash: "hash-of-second", Name: "Bootstrap Token",
+				Type: structs.ACLTokenTypeManagement, CreateTime: stamp}}, structs.ErrConflict}},
+			{structs.ACLTokenUpsertRequestType, &structs.ACLTokenUpsertRequest{Tokens: []*structs.ACLToken{{
+				AccessorID: "aaaaaaaa-0000-4000-8000-000000000003", SecretHash: "hash-of-deployer", Name: "deployer",
+				Type: structs.ACLTokenTypeClient, Policies: []string{"deploy"}, CreateTime: stamp}}}},
+			{structs.ACLTokenDeleteRequestType, &structs.ACLTokenDeleteRequest{AccessorIDs: []string{"aaaaaaaa-0000-4000-8000-000000000003"}}},
+			{structs.ACLPolicyDeleteRequestType, &structs.ACLPolicyDeleteRequest{Names: []string{"deploy"}}},
+		},
 		"release_and_teardown": {
 			{structs.NodeRegisterRequestType, &structs.NodeRegisterRequest{Node: node}},
 			{structs.CSIVolumeRegisterRequestType, &structs.CSIVolumeRegisterRequest{Volumes: []*structs.CSIVolume{vol}}},

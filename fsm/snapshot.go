@@ -24,6 +24,9 @@ const (
 	AllocSnapshot     SnapshotType = 3
 	CSIPluginSnapshot SnapshotType = 4
 	CSIVolumeSnapshot SnapshotType = 5
+	RootKeySnapshot   SnapshotType = 6
+	ACLPolicySnapshot SnapshotType = 7
+	ACLTokenSnapshot  SnapshotType = 8
 )
 
 // snapshotFormat is written first in every snapshot; a reader refuses a
@@ -46,6 +49,9 @@ var snapshotTables = []snapshotTable{
 	{AllocSnapshot, state.TableAllocs, func() any { return new(structs.Allocation) }},
 	{CSIPluginSnapshot, state.TableCSIPlugins, func() any { return new(structs.CSIPlugin) }},
 	{CSIVolumeSnapshot, state.TableCSIVolumes, func() any { return new(structs.CSIVolume) }},
+	{RootKeySnapshot, state.TableRootKeys, func() any { return new(structs.RootKeyMeta) }},
+	{ACLPolicySnapshot, state.TableACLPolicies, func() any { return new(structs.ACLPolicy) }},
+	{ACLTokenSnapshot, state.TableACLTokens, func() any { return new(structs.ACLToken) }},
 }
 
 func tableForType(t SnapshotType) (snapshotTable, bool) {

@@ -2,7 +2,9 @@ package rpc
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
+	"fmt"
 	"net"
 	"sync/atomic"
 	"time"
@@ -18,23 +20,44 @@ const dialTimeout = 10 * time.Second
 // callSeq numbers requests; responses must echo the number.
 var callSeq atomic.Uint64
 
+// DialOption configures Dial.
+type DialOption func(*dialConfig)
+
+type dialConfig struct {
+	tls func() *tls.Config
+}
+
+// WithDialTLS makes Dial speak TLS (see WithMuxTLS): it writes TypeTLS,
+// runs a client handshake with the configuration config returns, then
+// writes the connection type inside TLS. config is called per dial, so a
+// certificate reload applies to the next connection.
+func WithDialTLS(config func() *tls.Config) DialOption {
+	return func(c *dialConfig) { c.tls = config }
+}
+
 // Dial opens a TCP connection to addr and writes connType, honouring ctx's
-// deadline. The caller owns the returned conn. Errors are Unavailable.
-func Dial(ctx context.Context, addr string, connType byte) (net.Conn, error) {
-	conn, err := dial(ctx, addr, connType, nil)
+// deadline; with WithDialTLS the connection is TLS and the returned conn a
+// *tls.Conn. The caller owns the returned conn. Errors are Unavailable.
+func Dial(ctx context.Context, addr string, connType byte, opts ...DialOption) (net.Conn, error) {
+	var dc dialConfig
+	for _, o := range opts {
+		o(&dc)
+	}
+	conn, err := dial(ctx, addr, connType, nil, dc.tls)
 	if err != nil {
 		return nil, structs.NewError(structs.CodeUnavailable, "rpc: dial %s (%s): %v", addr, connTypeName(connType), err)
 	}
 	return conn, nil
 }
 
-// dial connects from localIP when it is set (see sourceFor).
-func dial(ctx context.Context, addr string, connType byte, localIP net.IP) (net.Conn, error) {
+// dial connects from localIP when it is set (see sourceFor), over TLS when
+// tlsConfig is set.
+func dial(ctx context.Context, addr string, connType byte, localIP net.IP, tlsConfig func() *tls.Config) (net.Conn, error) {
 	d := net.Dialer{Timeout: dialTimeout}
 	if src := sourceFor(localIP, addr); src != nil {
 		d.LocalAddr = &net.TCPAddr{IP: src}
 	}
-	conn, err := d.DialContext(ctx, "tcp", addr)
+	raw, err := d.DialContext(ctx, "tcp", addr)
 	if err != nil {
 		return nil, err
 	}
@@ -42,13 +65,38 @@ func dial(ctx context.Context, addr string, connType byte, localIP net.IP) (net.
 	if dl, ok := ctx.Deadline(); ok && dl.Before(deadline) {
 		deadline = dl
 	}
-	_ = conn.SetWriteDeadline(deadline)
-	if _, err := conn.Write([]byte{connType}); err != nil {
-		_ = conn.Close()
+	_ = raw.SetDeadline(deadline)
+	conn, err := preamble(ctx, raw, connType, tlsConfig)
+	if err != nil {
+		_ = raw.Close()
 		return nil, err
 	}
-	_ = conn.SetWriteDeadline(time.Time{})
+	_ = raw.SetDeadline(time.Time{})
 	return conn, nil
+}
+
+// preamble writes what precedes a connection's first request: its type,
+// and under TLS the TLS type byte and the handshake first.
+func preamble(ctx context.Context, raw net.Conn, connType byte, tlsConfig func() *tls.Config) (net.Conn, error) {
+	if tlsConfig == nil {
+		_, err := raw.Write([]byte{connType})
+		return raw, err
+	}
+	if _, err := raw.Write([]byte{TypeTLS}); err != nil {
+		return nil, err
+	}
+	cfg := tlsConfig()
+	if cfg == nil {
+		return nil, errors.New("tls is on but there is no TLS configuration")
+	}
+	tc := tls.Client(raw, cfg)
+	if err := tc.HandshakeContext(ctx); err != nil {
+		return nil, fmt.Errorf("tls handshake: %w", err)
+	}
+	if _, err := tc.Write([]byte{connType}); err != nil {
+		return nil, err
+	}
+	return tc, nil
 }
 
 // CallConn makes one call on conn, a TypeRPC connection (or a stream), and

@@ -13,7 +13,8 @@ const (
 	// TypeMultiplex is a yamux session whose every stream, opened by either
 	// side, is an RPC connection. Clients and servers dial this.
 	TypeMultiplex byte = 0x03
-	// TypeTLS is reserved for TLS-wrapped connections; not served yet.
+	// TypeTLS is a TLS connection: a TLS handshake follows, then one of
+	// the types above inside the TLS stream (WithMuxTLS, WithDialTLS).
 	TypeTLS byte = 0x04
 )
 

@@ -4,6 +4,18 @@
 // share, one-off dials and calls (Dial, CallConn, CallSession), and the
 // client-side pool of yamux sessions (Pool).
 //
+// TLS: with WithMuxTLS a Mux serves only TypeTLS connections: the TLS
+// handshake (both sides verified against the CA, tlsutil.Configurator),
+// then the connection's type inside TLS. Plain-text connections of every
+// type and failed handshakes are refused and logged with the peer's
+// address; WithRequiredRole refuses a type (raft) to certificates of the
+// wrong role. Dial (WithDialTLS) and Pool (WithPoolTLS) dial the same way.
+// Each takes a func returning the *tls.Config, called per connection, so a
+// certificate reload applies to the next connection. A request's Peer (its
+// address, and the role of its verified certificate) is in its context
+// (PeerFromContext), as is the yamux session it came on
+// (SessionFromContext).
+//
 // Errors cross the wire with their code: a method's error travels as
 // (structs.ErrorCodeOf(err), err.Error()) and the caller rebuilds a
 // *structs.Error, so errors.Is(err, structs.ErrNotFound) holds on both sides.
@@ -17,7 +29,8 @@
 //     from its length prefix and costs the connection; memory for a body
 //     grows with the bytes that arrive, never up front to the declared
 //     length.
-//   - A new connection must send its type byte within the first-byte
+//   - A new connection must send its type byte (and, under TLS, complete
+//     its handshake and send its inner type byte) within the first-byte
 //     timeout (DefaultFirstByteTimeout, WithFirstByteTimeout).
 //   - A connection may idle between requests, and a method may take as long
 //     as its caller waits; but once a request's first byte arrives, the rest
@@ -37,7 +50,7 @@
 // testdata/fuzz/FuzzReadFrame and run with the other tests.
 //
 // Imports: the standard library, external modules (yamux, the msgpack codec,
-// hclog) and berth's structs package only. It must never import state, fsm,
+// hclog) and berth's structs and tlsutil packages only. It must never import state, fsm,
 // server or client: they build on it, not the other way round.
 //
 // Concurrency: Server, Pool and Mux are safe for concurrent use. Requests on

@@ -106,6 +106,29 @@ func (s *testService) Session(ctx context.Context, args *EchoArgs, reply *EchoRe
 	return nil
 }
 
+// FwdArgs says whether another server forwarded the request.
+type FwdArgs struct{ Forwarded bool }
+
+func (a *FwdArgs) IsForwarded() bool { return a.Forwarded }
+
+// Forwardable is a method whose requests may be forwarded.
+func (s *testService) Forwardable(args *FwdArgs, reply *EchoReply) error {
+	reply.Name = "served"
+	return nil
+}
+
+// PeerReply is what Test.Peer answers: the request's Peer.
+type PeerReply struct {
+	Found bool
+	Peer  Peer
+}
+
+// Peer answers who sent the request.
+func (s *testService) Peer(ctx context.Context, _ *EchoArgs, reply *PeerReply) error {
+	reply.Peer, reply.Found = PeerFromContext(ctx)
+	return nil
+}
+
 // CallBack calls the caller back over the session its request came on.
 func (s *testService) CallBack(ctx context.Context, args *CallBackArgs, reply *EchoReply) error {
 	sess, ok := SessionFromContext(ctx)

@@ -26,7 +26,8 @@ func SessionFromContext(ctx context.Context) (*yamux.Session, bool) {
 // connection. onSession, when not nil, is called once with the session
 // before any stream is served; it must not block. The session can be used
 // to call the peer back (CallSession); its CloseChan says when it ends.
-// ServeMultiplex returns, with the session closed, when the peer goes away,
+// Its requests carry conn's Peer (PeerFromContext). ServeMultiplex
+// returns, with the session closed, when the peer goes away,
 // ctx ends or the server shuts down.
 func (s *Server) ServeMultiplex(ctx context.Context, conn net.Conn, onSession func(*yamux.Session)) {
 	if !s.enter() {
@@ -44,6 +45,8 @@ func (s *Server) ServeMultiplex(ctx context.Context, conn net.Conn, onSession fu
 	defer sess.Close()
 	ctx, cancel := s.untilShutdown(ctx)
 	defer cancel()
+	// The streams are yamux's; who sent them is conn's peer.
+	ctx = withPeer(ctx, conn)
 	stopClose := context.AfterFunc(ctx, func() { _ = sess.Close() })
 	defer stopClose()
 

@@ -2,6 +2,7 @@ package rpc
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -12,6 +13,8 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+
+	"github.com/berth-csi/berth/tlsutil"
 )
 
 // DefaultFirstByteTimeout is how long a new connection may stay silent
@@ -26,6 +29,10 @@ const DefaultFirstByteTimeout = 5 * time.Second
 type Mux struct {
 	firstByteTimeout time.Duration
 	limits           *connLimits
+	// tlsConfig, when set, makes every connection TLS (see WithMuxTLS);
+	// requiredRole names the certificate role some types need.
+	tlsConfig    func() *tls.Config
+	requiredRole map[byte]tlsutil.Role
 
 	logger hclog.Logger
 	l      net.Listener
@@ -74,6 +81,31 @@ func WithMaxConnsPerIP(n int) MuxOption {
 	return func(m *Mux) { m.limits.maxPerIP = max(n, 0) }
 }
 
+// WithMuxTLS makes the Mux serve TLS only: a connection must start with
+// TypeTLS, complete a TLS handshake with the configuration config returns
+// (called once per connection, so that a certificate reload applies to the
+// next one), then name its type inside the TLS stream. The handler gets
+// the *tls.Conn. A plain-text connection of any type, or a failed
+// handshake (no certificate, one from another CA), is refused and logged
+// with the peer's address. The first-byte timeout bounds the whole
+// preamble: type byte, handshake and inner type byte.
+func WithMuxTLS(config func() *tls.Config) MuxOption {
+	return func(m *Mux) { m.tlsConfig = config }
+}
+
+// WithRequiredRole makes connections of type t acceptable only from a peer
+// whose verified certificate has role: raft connections only from servers,
+// say. It applies to TLS connections (WithMuxTLS); others are refused
+// anyway. A connection refused for its role is logged with its address.
+func WithRequiredRole(t byte, role tlsutil.Role) MuxOption {
+	return func(m *Mux) {
+		if m.requiredRole == nil {
+			m.requiredRole = map[byte]tlsutil.Role{}
+		}
+		m.requiredRole[t] = role
+	}
+}
+
 // NewMux returns a Mux over l with no handlers.
 func NewMux(logger hclog.Logger, l net.Listener, opts ...MuxOption) *Mux {
 	if logger == nil {
@@ -120,7 +152,7 @@ func (m *Mux) Serve(ctx context.Context) error {
 
 	m.logger.Info("accepting connections", "addr", m.l.Addr(),
 		"max_conns", m.limits.max, "max_conns_per_ip", m.limits.maxPerIP,
-		"first_byte_timeout", m.firstByteTimeout)
+		"first_byte_timeout", m.firstByteTimeout, "tls", m.tlsConfig != nil)
 	var backoff time.Duration
 	for {
 		raw, err := m.l.Accept()
@@ -150,7 +182,7 @@ func (m *Mux) Serve(ctx context.Context) error {
 		}
 		handshakes.Add(1)
 		go func() {
-			fn := m.handshake(ctx, conn)
+			conn, fn := m.handshake(ctx, conn)
 			handshakes.Done()
 			if fn != nil {
 				fn(conn)
@@ -186,39 +218,93 @@ func (m *Mux) refuse(conn net.Conn, cause error) {
 	m.logger.Warn("refusing connection", args...)
 }
 
-// handshake reads conn's type byte and returns its handler, or closes conn
-// and returns nil.
-func (m *Mux) handshake(ctx context.Context, conn net.Conn) func(net.Conn) {
+// handshake reads conn's type byte and, under TLS, runs the handshake and
+// reads the inner type byte. It returns the connection to serve (the
+// *tls.Conn under TLS) and its handler, or closes conn and returns a nil
+// handler.
+func (m *Mux) handshake(ctx context.Context, conn net.Conn) (net.Conn, func(net.Conn)) {
 	stop := context.AfterFunc(ctx, func() { _ = conn.Close() })
-	_ = conn.SetReadDeadline(time.Now().Add(m.firstByteTimeout))
-	var b [1]byte
-	_, err := io.ReadFull(conn, b[:])
+	_ = conn.SetDeadline(time.Now().Add(m.firstByteTimeout))
+	served, t, ok := m.preamble(ctx, conn)
 	if !stop() {
-		return nil // Serve is stopping and closed conn
+		return nil, nil // Serve is stopping and closed conn
 	}
-	if err != nil {
-		if errors.Is(err, os.ErrDeadlineExceeded) {
-			m.logger.Warn("closing connection: no connection type received", "remote_addr", remoteAddr(conn),
-				"first_byte_timeout", m.firstByteTimeout)
-		} else {
-			m.logger.Debug("no connection type received", "remote_addr", remoteAddr(conn), "error", err)
-		}
+	if !ok {
 		_ = conn.Close()
-		return nil
+		return nil, nil
 	}
-	_ = conn.SetReadDeadline(time.Time{})
+	_ = conn.SetDeadline(time.Time{})
 
 	m.mu.RLock()
-	fn := m.handlers[b[0]]
+	fn := m.handlers[t]
 	m.mu.RUnlock()
 	if fn == nil {
-		if b[0] == TypeTLS {
-			m.logger.Warn("tls connections are not served yet: closing", "remote_addr", remoteAddr(conn))
-		} else {
-			m.logger.Warn("unknown connection type: closing", "type", connTypeName(b[0]), "remote_addr", remoteAddr(conn))
-		}
+		m.logger.Warn("unknown connection type: closing", "type", connTypeName(t), "remote_addr", remoteAddr(conn))
 		_ = conn.Close()
-		return nil
+		return nil, nil
 	}
-	return fn
+	return served, fn
+}
+
+// preamble reads what comes before a connection's first request: its type
+// byte, and under TLS the handshake and the inner type byte. ok is false
+// when the connection is to be refused; the reason is logged.
+func (m *Mux) preamble(ctx context.Context, conn net.Conn) (served net.Conn, t byte, ok bool) {
+	t, err := readType(conn)
+	if err != nil {
+		m.logNoType(conn, err)
+		return nil, 0, false
+	}
+	if m.tlsConfig == nil {
+		if t == TypeTLS {
+			m.logger.Warn("refusing tls connection; tls.rpc is off", "remote_addr", remoteAddr(conn))
+			return nil, 0, false
+		}
+		return conn, t, true
+	}
+	if t != TypeTLS {
+		m.logger.Warn("refusing plain-text connection; tls.rpc is on", "remote_addr", remoteAddr(conn), "type", connTypeName(t))
+		return nil, 0, false
+	}
+	tc := tls.Server(conn, m.tlsConfig())
+	if err := tc.HandshakeContext(ctx); err != nil {
+		if ctx.Err() != nil {
+			return nil, 0, false // Serve is stopping
+		}
+		m.logger.Warn("refusing connection: tls handshake failed", "remote_addr", remoteAddr(conn), "error", err)
+		return nil, 0, false
+	}
+	if t, err = readType(tc); err != nil {
+		m.logNoType(conn, err)
+		return nil, 0, false
+	}
+	if t == TypeTLS {
+		m.logger.Warn("refusing connection: tls inside tls", "remote_addr", remoteAddr(conn))
+		return nil, 0, false
+	}
+	if want, ok := m.requiredRole[t]; ok {
+		if got := tlsutil.PeerRole(tc.ConnectionState()); got != want {
+			m.logger.Warn("refusing connection: certificate role not allowed for this connection type",
+				"remote_addr", remoteAddr(conn), "type", connTypeName(t), "role", string(got), "required_role", string(want))
+			return nil, 0, false
+		}
+	}
+	return tc, t, true
+}
+
+// readType reads one connection type byte.
+func readType(conn net.Conn) (byte, error) {
+	var b [1]byte
+	_, err := io.ReadFull(conn, b[:])
+	return b[0], err
+}
+
+// logNoType logs a connection that did not say its type.
+func (m *Mux) logNoType(conn net.Conn, err error) {
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		m.logger.Warn("closing connection: no connection type received", "remote_addr", remoteAddr(conn),
+			"first_byte_timeout", m.firstByteTimeout)
+		return
+	}
+	m.logger.Debug("no connection type received", "remote_addr", remoteAddr(conn), "error", err)
 }

@@ -15,7 +15,7 @@ import (
 // address ip.
 func dialFrom(t *testing.T, ip, addr string, typ byte) net.Conn {
 	t.Helper()
-	conn, err := dial(testCtx(t), addr, typ, net.ParseIP(ip))
+	conn, err := dial(testCtx(t), addr, typ, net.ParseIP(ip), nil)
 	must.NoError(t, err)
 	t.Cleanup(func() { _ = conn.Close() })
 	return conn

@@ -66,7 +66,7 @@ func TestMux_Serve_ClosesUnserved(t *testing.T) {
 		write []byte
 	}{
 		{name: "unknown type", write: []byte{0x7f, 1, 2, 3}},
-		{name: "tls not served yet", write: []byte{TypeTLS}},
+		{name: "tls while tls is off", write: []byte{TypeTLS}},
 		{name: "type with no handler", write: []byte{TypeRaft}},
 		{name: "silent", write: nil},
 	}

@@ -2,6 +2,7 @@ package rpc
 
 import (
 	"context"
+	"crypto/tls"
 	"net"
 	"sync"
 
@@ -22,6 +23,7 @@ type Pool struct {
 	streams    *Server // serves streams the far side opens; nil rejects them
 	yamuxCfg   *yamux.Config
 	localIP    net.IP // the source address of its connections; nil lets the system choose
+	tlsConfig  func() *tls.Config
 
 	ctx    context.Context // ends at Shutdown
 	cancel context.CancelFunc
@@ -61,6 +63,13 @@ func WithLocalIP(ip string) PoolOption {
 			p.localIP = parsed
 		}
 	}
+}
+
+// WithPoolTLS makes the pool dial its sessions over TLS (see WithDialTLS)
+// with the configuration config returns, called per dial so that a
+// certificate reload applies to the next session.
+func WithPoolTLS(config func() *tls.Config) PoolOption {
+	return func(p *Pool) { p.tlsConfig = config }
 }
 
 // NewPool returns an empty pool. maxStreamsHint bounds the calls in flight
@@ -214,7 +223,7 @@ func (p *Pool) session(ctx context.Context, pc *poolConn) (*yamux.Session, error
 		return s, nil // another caller dialed while we waited
 	}
 
-	conn, err := dial(ctx, pc.addr, TypeMultiplex, p.localIP)
+	conn, err := dial(ctx, pc.addr, TypeMultiplex, p.localIP, p.tlsConfig)
 	if err != nil {
 		return nil, err
 	}
@@ -238,7 +247,7 @@ func (p *Pool) session(ctx context.Context, pc *poolConn) (*yamux.Session, error
 	if old != nil {
 		_ = old.Close()
 	}
-	go p.serveStreams(sess)
+	go p.serveStreams(sess, connPeer(conn))
 	p.logger.Debug("session opened", "addr", pc.addr)
 	return sess, nil
 }
@@ -256,11 +265,12 @@ func (p *Pool) drop(pc *poolConn, sess *yamux.Session, cause error) {
 
 // serveStreams answers the streams the far side opens on sess until sess
 // closes: with the stream server if there is one, else by closing them.
+// Their requests carry peer, the server the session was dialed to.
 // The pool owns it; Shutdown and drop end it by closing sess.
-func (p *Pool) serveStreams(sess *yamux.Session) {
+func (p *Pool) serveStreams(sess *yamux.Session, peer Peer) {
 	defer p.wg.Done()
 	if p.streams != nil {
-		p.streams.ServeSession(p.ctx, sess)
+		p.streams.ServeSession(context.WithValue(p.ctx, peerKey{}, peer), sess)
 	}
 	for {
 		st, err := sess.Accept()

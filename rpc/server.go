@@ -15,6 +15,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/berth-csi/berth/structs"
+	"github.com/berth-csi/berth/tlsutil"
 )
 
 // DefaultFrameTimeout bounds how long the rest of a request may take to
@@ -28,6 +29,9 @@ const DefaultFrameTimeout = 30 * time.Second
 type Server struct {
 	logger       hclog.Logger
 	frameTimeout time.Duration
+	// forwardRole, when set, is the certificate role a request that says
+	// it was forwarded must come from (WithForwardedRole).
+	forwardRole tlsutil.Role
 
 	mu       sync.RWMutex
 	services map[string]*service
@@ -54,6 +58,39 @@ func WithFrameTimeout(d time.Duration) ServerOption {
 			s.frameTimeout = d
 		}
 	}
+}
+
+// WithForwardedRole makes the server refuse a request that says another
+// server forwarded it (its args' IsForwarded() is true) unless it arrived
+// over TLS from a certificate of role: so that only servers may forward,
+// and a client certificate cannot pass for a server forwarding a call. A
+// refusal is PermissionDenied, and logged with the peer's address.
+// In-process calls (Call) are not checked.
+func WithForwardedRole(role tlsutil.Role) ServerOption {
+	return func(s *Server) { s.forwardRole = role }
+}
+
+// forwardedRequest is the args of a request that may be forwarded.
+type forwardedRequest interface{ IsForwarded() bool }
+
+// checkForwarded applies WithForwardedRole to a request that came over a
+// connection.
+func (s *Server) checkForwarded(ctx context.Context, serviceMethod string, args any) error {
+	if s.forwardRole == tlsutil.RoleNone {
+		return nil
+	}
+	fr, ok := args.(forwardedRequest)
+	if !ok || !fr.IsForwarded() {
+		return nil
+	}
+	peer, _ := PeerFromContext(ctx)
+	if peer.Role == s.forwardRole {
+		return nil
+	}
+	s.logger.Warn("refusing forwarded request: the peer's certificate is not a server's",
+		"method", serviceMethod, "remote_addr", peer.Addr, "role", string(peer.Role))
+	return structs.NewError(structs.CodePermissionDenied,
+		"rpc: %s: only a %s certificate may forward requests", serviceMethod, s.forwardRole)
 }
 
 // NewServer returns a server with no services.
@@ -139,7 +176,8 @@ func (s *Server) enter() bool {
 // methods in flight are cancelled. The peer may idle between requests, but
 // once one starts it must arrive whole within the frame timeout and within
 // MaxFrameSize; otherwise conn is closed and the reason logged with the
-// peer's address.
+// peer's address. Its requests carry conn's Peer (PeerFromContext), unless
+// ctx names one already (a stream of a session).
 func (s *Server) ServeConn(ctx context.Context, conn net.Conn) {
 	if !s.enter() {
 		_ = conn.Close()
@@ -149,6 +187,7 @@ func (s *Server) ServeConn(ctx context.Context, conn net.Conn) {
 
 	ctx, cancel := s.untilShutdown(ctx)
 	defer cancel()
+	ctx = withPeer(ctx, conn)
 	stopClose := context.AfterFunc(ctx, func() { _ = conn.Close() })
 	defer stopClose()
 
@@ -244,6 +283,9 @@ func (s *Server) dispatchWire(ctx context.Context, serviceMethod string, body []
 	arg, target := mt.newArgs()
 	if err := decodeBody(body, target); err != nil {
 		return nil, structs.NewError(structs.CodeBadRequest, "rpc: %s: decode args: %v", serviceMethod, err)
+	}
+	if err := s.checkForwarded(ctx, serviceMethod, target); err != nil {
+		return nil, err
 	}
 	reply := mt.newReply()
 	if err := s.invoke(ctx, svc, mt, serviceMethod, arg, reply); err != nil {

@@ -22,7 +22,8 @@ func BenchmarkCluster_VolumeRegister(b *testing.B) {
 			leader := c.Leader()
 			var nresp structs.NodeUpdateResponse
 			if err := leader.RPC(context.Background(), "Node.Register", &structs.NodeRegisterRequest{
-				Node: statetest.NodeWithPlugin("node-1", "hostpath", false, true, true)}, &nresp); err != nil {
+				Node:         statetest.NodeWithPlugin("node-1", "hostpath", false, true, true),
+				WriteRequest: structs.WriteRequest{AuthToken: testNodeSecret}}, &nresp); err != nil {
 				b.Fatal(err)
 			}
 			var seq atomic.Int64

@@ -69,8 +69,11 @@ func (s *Server) nodeConn(nodeID string) (*yamux.Session, bool) {
 // with it when there is one, otherwise through the server that holds it
 // (found by asking every other server). serverMethod is this server's
 // endpoint that relays the call, so the holder receives the same request.
+// The client never gets a token; the holder gets the caller's, or this
+// leader's for a call of its own (relayToken).
 func (s *Server) callClient(ctx context.Context, nodeID, clientMethod, serverMethod string, info rpcInfo, args, reply any) error {
 	if sess, ok := s.nodeConn(nodeID); ok {
+		stripToken(args)
 		return rpc.CallSession(ctx, sess, clientMethod, args, reply)
 	}
 	if info.IsForwarded() {
@@ -81,6 +84,7 @@ func (s *Server) callClient(ctx context.Context, nodeID, clientMethod, serverMet
 		return err
 	}
 	info.SetForwarded()
+	s.relayToken(args)
 	return s.pool.Call(ctx, holder, serverMethod, args, reply)
 }
 

@@ -8,7 +8,8 @@ import (
 
 // ClientCSI relays controller calls to the client that runs the plugin
 // instance named by NodeID, over the session that client opened (or
-// through the server that holds it).
+// through the server that holds it). Only servers call it (relay checks:
+// a server's certificate, or a management token such as a leader's).
 type ClientCSI struct{ srv *Server }
 
 // ControllerCreateVolume relays a create to a controller instance.
@@ -67,6 +68,11 @@ func (c *ClientCSI) NodeDetachVolume(ctx context.Context, args *structs.ClientCS
 }
 
 func (c *ClientCSI) relay(ctx context.Context, nodeID, method string, info rpcInfo, args, reply any) error {
+	if a, ok := args.(authInfo); !ok {
+		return structs.NewError(structs.CodeInternal, "%s: the request carries no token", method)
+	} else if err := c.srv.allowServerOnly(ctx, method, a.GetAuthToken()); err != nil {
+		return err
+	}
 	if nodeID == "" {
 		return structs.NewError(structs.CodeBadRequest, "%s: missing node ID", method)
 	}

@@ -16,6 +16,9 @@ type ClientStatus struct{ srv *Server }
 
 // Ping checks that a node's client answers over the session it opened.
 func (c *ClientStatus) Ping(ctx context.Context, args *structs.NodeSpecificRequest, reply *structs.ClientPingResponse) error {
+	if err := c.srv.allowServerOnly(ctx, "ClientStatus.Ping", args.AuthToken); err != nil {
+		return err
+	}
 	if args.NodeID == "" {
 		return structs.NewError(structs.CodeBadRequest, "client ping: missing node ID")
 	}
@@ -24,7 +27,10 @@ func (c *ClientStatus) Ping(ctx context.Context, args *structs.NodeSpecificReque
 	return c.srv.callClient(ctx, args.NodeID, "ClientStatus.Ping", "ClientStatus.Ping", args, args, reply)
 }
 
-// HasNodeConn reports whether this server holds the node's session.
+// HasNodeConn reports whether this server holds the node's session. It is
+// open to every caller: the servers ask it of each other to find a
+// client's session (before a relay, which is checked), and it tells only
+// whether a node is connected here.
 func (st *Status) HasNodeConn(args *structs.NodeSpecificRequest, reply *bool) error {
 	_, ok := st.srv.nodeConn(args.NodeID)
 	*reply = ok

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+
+	"github.com/berth-csi/berth/tlsutil"
 )
 
 // Default ports, as in INTERFACE.md.
@@ -20,6 +22,12 @@ const (
 // cluster of berth's size runs, small enough that a typo of a count is
 // refused rather than planned.
 const DefaultJobMaxCount = 10_000
+
+// GossipKeySize is the length of the gossip encryption key (AES-256).
+const GossipKeySize = 32
+
+// ErrGossipKeySize is the error for a gossip key of the wrong length.
+var ErrGossipKeySize = errors.New("server: server.encrypt must be 32 bytes base64; make one with `berth operator gossip keygen`")
 
 // Config is what a server needs to start. Build it from DefaultConfig.
 type Config struct {
@@ -46,6 +54,18 @@ type Config struct {
 	// (acl { enabled = true }); off, every caller may do everything but
 	// act for another client's node.
 	ACLEnabled bool
+
+	// TLS, with EnableRPC, makes every connection to the RPC port TLS
+	// with both sides verified (the agent's tls { } block): raft, server
+	// to server and client sessions alike; plain text is refused. With
+	// VerifyServerHostname only a server certificate may open a raft
+	// connection, forward a request or be added to raft. Nil or
+	// EnableRPC off is plain text (-dev).
+	TLS *tlsutil.Config
+	// EncryptKey encrypts gossip (server { encrypt }, decoded from
+	// base64): 32 bytes, the same on every server; a member without it
+	// cannot join. Empty gossips in the clear.
+	EncryptKey []byte
 
 	// HeartbeatTTL is the TTL given to clients.
 	HeartbeatTTL time.Duration
@@ -132,6 +152,14 @@ func (c *Config) Validate() error {
 	}
 	if c.RaftLeaderLeaseTimeout > c.RaftHeartbeatTimeout {
 		errs = append(errs, errors.New("server: raft leader lease timeout must not exceed the heartbeat timeout"))
+	}
+	if c.TLS != nil && c.TLS.EnableRPC {
+		if err := c.TLS.Validate(); err != nil {
+			errs = append(errs, fmt.Errorf("server: %w", err))
+		}
+	}
+	if len(c.EncryptKey) != 0 && len(c.EncryptKey) != GossipKeySize {
+		errs = append(errs, ErrGossipKeySize)
 	}
 	if c.JobMaxCount < 1 {
 		errs = append(errs, fmt.Errorf("server: job_max_count must be at least 1, got %d", c.JobMaxCount))

@@ -40,10 +40,14 @@ func testServer(t *testing.T, opts ...func(*Config)) *Server {
 	return s
 }
 
+// rpcCall calls s in process, as the test node's client: a request
+// without a token carries testNodeSecret (ACLs off, any caller is
+// management besides).
 func rpcCall(t *testing.T, s *Server, method string, args, reply any) error {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
+	withNodeSecret(args)
 	return s.RPC(ctx, method, args, reply)
 }
 
@@ -167,7 +171,11 @@ func TestCSIVolume_Get_NoSecrets(t *testing.T) {
 	must.Eq(t, []string{structs.Redacted}, get.Volume.MountOptions.MountFlags)
 	stored, err := s.State().CSIVolumeByID(nil, "default", "data")
 	must.NoError(t, err)
-	must.Eq(t, "hunter2", stored.Secrets["token"], must.Sprint("the state keeps what plugins need"))
+	must.MapEmpty(t, stored.Secrets, must.Sprint("secrets never reach raft in clear"))
+	must.NotNil(t, stored.EncryptedSecrets)
+	secrets, err := s.volumeSecrets(stored)
+	must.NoError(t, err)
+	must.Eq(t, "hunter2", secrets["token"], must.Sprint("the servers still open what plugins need"))
 }
 
 func TestNode_UpdateStatus_DownMakesVolumeUnschedulable(t *testing.T) {

@@ -15,6 +15,9 @@ func (p *CSIPlugin) List(args *structs.CSIPluginListRequest, reply *structs.CSIP
 	if done, err := p.srv.forward("CSIPlugin.List", args, args, reply); done {
 		return err
 	}
+	if err := p.srv.allowScope(args.AuthToken, needPluginList); err != nil {
+		return err
+	}
 	return p.srv.blockingQuery(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) error {
 		iter, err := st.CSIPluginsByIDPrefix(ws, args.Prefix)
 		if err != nil {
@@ -38,6 +41,9 @@ func (p *CSIPlugin) Get(args *structs.CSIPluginGetRequest, reply *structs.CSIPlu
 	if done, err := p.srv.forward("CSIPlugin.Get", args, args, reply); done {
 		return err
 	}
+	if err := p.srv.allowScope(args.AuthToken, needPluginRead); err != nil {
+		return err
+	}
 	if args.ID == "" {
 		return structs.NewError(structs.CodeBadRequest, "plugin get: missing plugin ID")
 	}
@@ -52,9 +58,13 @@ func (p *CSIPlugin) Get(args *structs.CSIPluginGetRequest, reply *structs.CSIPlu
 	})
 }
 
-// Delete removes a plugin that nothing uses any more.
+// Delete removes a plugin that nothing uses any more; it needs operator
+// write (the plugin policy reads only).
 func (p *CSIPlugin) Delete(args *structs.CSIPluginDeleteRequest, reply *structs.CSIPluginDeleteResponse) error {
 	if done, err := p.srv.forward("CSIPlugin.Delete", args, args, reply); done {
+		return err
+	}
+	if err := p.srv.allowScope(args.AuthToken, needOperatorWrite); err != nil {
 		return err
 	}
 	if args.ID == "" {

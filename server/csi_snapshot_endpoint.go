@@ -10,6 +10,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/berth-csi/berth/acl"
 	"github.com/berth-csi/berth/state"
 	"github.com/berth-csi/berth/structs"
 )
@@ -23,6 +24,9 @@ import (
 // snapshot.
 func (v *CSIVolume) CreateSnapshot(ctx context.Context, args *structs.CSISnapshotCreateRequest, reply *structs.CSISnapshotCreateResponse) error {
 	if done, err := v.srv.forward("CSIVolume.CreateSnapshot", args, args, reply); done {
+		return err
+	}
+	if err := v.srv.allowNamespace(args.AuthToken, args.RequestNamespace(), acl.CapCSIWriteVolume); err != nil {
 		return err
 	}
 	if args.VolumeID == "" {
@@ -40,9 +44,11 @@ func (v *CSIVolume) CreateSnapshot(ctx context.Context, args *structs.CSISnapsho
 	if name == "" {
 		name = vol.ID + "-" + time.Now().UTC().Format("20060102T150405Z")
 	}
-	secrets := vol.Secrets
-	if len(args.Secrets) > 0 {
-		secrets = args.Secrets
+	secrets := args.Secrets
+	if len(secrets) == 0 {
+		if secrets, err = v.srv.volumeSecrets(vol); err != nil {
+			return err
+		}
 	}
 	req := &structs.ClientCSIControllerCreateSnapshotRequest{PluginID: vol.PluginID, ExternalSourceVolumeID: vol.ExternalID,
 		Name: name, Secrets: secrets, Parameters: args.Parameters}
@@ -67,6 +73,9 @@ func (v *CSIVolume) CreateSnapshot(ctx context.Context, args *structs.CSISnapsho
 // snapshots, one it does not list is NotFound instead of "deleted".
 func (v *CSIVolume) DeleteSnapshot(ctx context.Context, args *structs.CSISnapshotDeleteRequest, reply *structs.CSISnapshotDeleteResponse) error {
 	if done, err := v.srv.forward("CSIVolume.DeleteSnapshot", args, args, reply); done {
+		return err
+	}
+	if err := v.srv.allowNamespace(args.AuthToken, args.RequestNamespace(), acl.CapCSIWriteVolume); err != nil {
 		return err
 	}
 	if args.PluginID == "" || args.SnapshotID == "" {
@@ -119,6 +128,9 @@ func (s *Server) findSnapshot(ctx context.Context, pluginID, snapshotID string, 
 // plugin that can list them, in plugin ID order.
 func (v *CSIVolume) ListSnapshots(ctx context.Context, args *structs.CSISnapshotListRequest, reply *structs.CSISnapshotListResponse) error {
 	if done, err := v.srv.forward("CSIVolume.ListSnapshots", args, args, reply); done {
+		return err
+	}
+	if err := v.srv.allowNamespace(args.AuthToken, args.RequestNamespace(), acl.CapCSIListVolume); err != nil {
 		return err
 	}
 	if args.PerPage < 0 {
@@ -179,6 +191,9 @@ func (v *CSIVolume) ListSnapshots(ctx context.Context, args *structs.CSISnapshot
 // with berth's ID for each volume berth knows.
 func (v *CSIVolume) ListExternal(ctx context.Context, args *structs.CSIVolumeExternalListRequest, reply *structs.CSIVolumeExternalListResponse) error {
 	if done, err := v.srv.forward("CSIVolume.ListExternal", args, args, reply); done {
+		return err
+	}
+	if err := v.srv.allowNamespace(args.AuthToken, args.RequestNamespace(), acl.CapCSIListVolume); err != nil {
 		return err
 	}
 	if args.PluginID == "" {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/berth-csi/berth/acl"
 	"github.com/berth-csi/berth/state"
 	"github.com/berth-csi/berth/structs"
 )
@@ -17,6 +18,9 @@ func (v *CSIVolume) Create(ctx context.Context, args *structs.CSIVolumeCreateReq
 	if done, err := v.srv.forward("CSIVolume.Create", args, args, reply); done {
 		return err
 	}
+	if err := v.srv.allowNamespace(args.AuthToken, args.RequestNamespace(), acl.CapCSIWriteVolume); err != nil {
+		return err
+	}
 	if len(args.Volumes) == 0 {
 		return structs.NewError(structs.CodeBadRequest, "volume create: the request carries no volume")
 	}
@@ -26,6 +30,9 @@ func (v *CSIVolume) Create(ctx context.Context, args *structs.CSIVolumeCreateReq
 		}
 		if vol.Namespace == "" {
 			vol.Namespace = args.RequestNamespace()
+		}
+		if err := v.srv.allowNamespace(args.AuthToken, vol.Namespace, acl.CapCSIWriteVolume); err != nil {
+			return err
 		}
 		if err := validateCreate(vol); err != nil {
 			return err
@@ -85,6 +92,12 @@ func (v *CSIVolume) create(ctx context.Context, vol *structs.CSIVolume) (*struct
 	if err != nil {
 		return nil, err
 	}
+	// Sealed before the plugin is called: with no root key on this server
+	// yet, nothing is made at the provider.
+	sealed, err := v.srv.sealSecrets(vol, vol.Secrets)
+	if err != nil {
+		return nil, err
+	}
 	req := &structs.ClientCSIControllerCreateVolumeRequest{
 		PluginID:           vol.PluginID,
 		Name:               name,
@@ -123,8 +136,10 @@ func (v *CSIVolume) create(ctx context.Context, vol *structs.CSIVolume) (*struct
 			vol.Context[k] = val
 		}
 	}
+	stored := vol.Copy()
+	stored.Secrets, stored.EncryptedSecrets = nil, sealed
 	if _, _, err := raftApply[any](v.srv, structs.CSIVolumeRegisterRequestType,
-		&structs.CSIVolumeRegisterRequest{Volumes: []*structs.CSIVolume{vol}}); err != nil {
+		&structs.CSIVolumeRegisterRequest{Volumes: []*structs.CSIVolume{stored}}); err != nil {
 		return nil, fmt.Errorf("volume %q was created by plugin %q as %q but could not be registered: %w; "+
 			"run `berth volume create` again (it finds the same volume by name) or delete it at the provider",
 			vol.ID, vol.PluginID, vol.ExternalID, err)
@@ -138,6 +153,9 @@ func (v *CSIVolume) create(ctx context.Context, vol *structs.CSIVolume) (*struct
 // the delete again finishes it (deleting a deleted volume succeeds).
 func (v *CSIVolume) Delete(ctx context.Context, args *structs.CSIVolumeDeleteRequest, reply *structs.CSIVolumeDeleteResponse) error {
 	if done, err := v.srv.forward("CSIVolume.Delete", args, args, reply); done {
+		return err
+	}
+	if err := v.srv.allowNamespace(args.AuthToken, args.RequestNamespace(), acl.CapCSIWriteVolume); err != nil {
 		return err
 	}
 	if len(args.VolumeIDs) == 0 {
@@ -157,9 +175,11 @@ func (v *CSIVolume) Delete(ctx context.Context, args *structs.CSIVolumeDeleteReq
 				"volume %q is claimed by allocs %v: stop them and let their claims be released before deleting it",
 				id, vol.ClaimingAllocs())
 		}
-		secrets := vol.Secrets
-		if len(args.Secrets) > 0 {
-			secrets = args.Secrets
+		secrets := args.Secrets
+		if len(secrets) == 0 {
+			if secrets, err = v.srv.volumeSecrets(vol); err != nil {
+				return err
+			}
 		}
 		req := &structs.ClientCSIControllerDeleteVolumeRequest{PluginID: vol.PluginID, ExternalVolumeID: vol.ExternalID, Secrets: secrets}
 		err = v.srv.callController(ctx, controllerCall{plugin: vol.PluginID, need: capCreateDelete,
@@ -259,12 +279,20 @@ func capacityAt(st *state.StateStore, namespace, pluginID, externalID string) in
 func (v *CSIVolume) regrow(ctx context.Context, existing, vol *structs.CSIVolume) (*structs.CSIVolume, error) {
 	upd := existing.Copy()
 	upd.RequestedCapacityMin, upd.RequestedCapacityMax = vol.RequestedCapacityMin, vol.RequestedCapacityMax
+	secrets, err := v.srv.volumeSecrets(existing)
+	if err != nil {
+		return nil, err
+	}
+	upd.Secrets = secrets
 	if err := v.expand(ctx, existing, upd); err != nil {
 		return nil, err
 	}
 	if upd.Capacity == existing.Capacity && upd.RequestedCapacityMin == existing.RequestedCapacityMin &&
 		upd.RequestedCapacityMax == existing.RequestedCapacityMax {
 		return existing, nil
+	}
+	if err := v.srv.sealVolumeSecrets(upd); err != nil {
+		return nil, err
 	}
 	if _, _, err := raftApply[any](v.srv, structs.CSIVolumeRegisterRequestType,
 		&structs.CSIVolumeRegisterRequest{Volumes: []*structs.CSIVolume{upd}}); err != nil {

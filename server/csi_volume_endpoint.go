@@ -8,6 +8,7 @@ import (
 
 	"github.com/hashicorp/go-memdb"
 
+	"github.com/berth-csi/berth/acl"
 	"github.com/berth-csi/berth/state"
 	"github.com/berth-csi/berth/structs"
 )
@@ -20,6 +21,9 @@ func (v *CSIVolume) Register(ctx context.Context, args *structs.CSIVolumeRegiste
 	if done, err := v.srv.forward("CSIVolume.Register", args, args, reply); done {
 		return err
 	}
+	if err := v.srv.allowNamespace(args.AuthToken, args.RequestNamespace(), acl.CapCSIWriteVolume); err != nil {
+		return err
+	}
 	if len(args.Volumes) == 0 {
 		return structs.NewError(structs.CodeBadRequest, "volume register: the request carries no volume")
 	}
@@ -30,6 +34,9 @@ func (v *CSIVolume) Register(ctx context.Context, args *structs.CSIVolumeRegiste
 		}
 		if vol.Namespace == "" {
 			vol.Namespace = args.RequestNamespace()
+		}
+		if err := v.srv.allowNamespace(args.AuthToken, vol.Namespace, acl.CapCSIWriteVolume); err != nil {
+			return err
 		}
 		if err := vol.Validate(); err != nil {
 			return err
@@ -52,7 +59,12 @@ func (v *CSIVolume) Register(ctx context.Context, args *structs.CSIVolumeRegiste
 			reply.Warnings = append(reply.Warnings, warning)
 		}
 	}
-	_, index, err := raftApply[any](v.srv, structs.CSIVolumeRegisterRequestType, args)
+	sealed, err := v.srv.sealedVolumes(args.Volumes) // secrets never reach raft in clear
+	if err != nil {
+		return err
+	}
+	_, index, err := raftApply[any](v.srv, structs.CSIVolumeRegisterRequestType,
+		&structs.CSIVolumeRegisterRequest{Volumes: sealed, WriteRequest: structs.WriteRequest{Namespace: args.Namespace}})
 	if err != nil {
 		return err
 	}
@@ -64,6 +76,9 @@ func (v *CSIVolume) Register(ctx context.Context, args *structs.CSIVolumeRegiste
 // claimed volume may go.
 func (v *CSIVolume) Deregister(args *structs.CSIVolumeDeregisterRequest, reply *structs.CSIVolumeDeregisterResponse) error {
 	if done, err := v.srv.forward("CSIVolume.Deregister", args, args, reply); done {
+		return err
+	}
+	if err := v.srv.allowNamespace(args.AuthToken, args.RequestNamespace(), acl.CapCSIWriteVolume); err != nil {
 		return err
 	}
 	if len(args.VolumeIDs) == 0 {
@@ -91,6 +106,10 @@ func (v *CSIVolume) Claim(ctx context.Context, args *structs.CSIVolumeClaimReque
 	if !args.State.Valid() {
 		return structs.NewError(structs.CodeBadRequest, "volume %q: claim state %d is not a known state", args.VolumeID, int(args.State))
 	}
+	claimNode, err := v.allowClaim(args)
+	if err != nil {
+		return err
+	}
 	args.Timestamp = time.Now()
 	batch := &structs.CSIVolumeClaimBatchRequest{Claims: []structs.CSIVolumeClaimRequest{*args}}
 	errs, index, err := raftApply[[]error](v.srv, structs.CSIVolumeClaimRequestType, batch)
@@ -110,12 +129,18 @@ func (v *CSIVolume) Claim(ctx context.Context, args *structs.CSIVolumeClaimReque
 	if vol != nil {
 		reply.Volume = vol.Sanitized()
 		if args.State == structs.CSIVolumeClaimStateTaken {
-			if claim := vol.TakenClaim(args.AllocationID); claim != nil {
+			claim := vol.TakenClaim(args.AllocationID)
+			if claim != nil {
 				if reply.PublishContext, err = v.attach(ctx, vol, claim); err != nil {
 					return err
 				}
 			}
-			reply.NodeSecrets = vol.Secrets.Copy()
+			// Secrets go only to the node that claims, on its own secret.
+			if claim != nil && claimNode != "" && claim.NodeID == claimNode {
+				if reply.NodeSecrets, err = v.srv.volumeSecrets(vol); err != nil {
+					return err
+				}
+			}
 		}
 	}
 	reply.Index = index
@@ -137,6 +162,10 @@ func (v *CSIVolume) Publish(ctx context.Context, args *structs.CSIVolumePublishR
 			args.VolumeID, args.AllocationID, args.NodeID)
 	}
 	st := v.srv.State()
+	asNode, err := v.srv.allowNodeClient(st, args.NodeID, args.AuthToken)
+	if err != nil {
+		return err
+	}
 	vol, err := st.CSIVolumeByID(nil, args.RequestNamespace(), args.VolumeID)
 	if err != nil {
 		return err
@@ -179,7 +208,12 @@ func (v *CSIVolume) Publish(ctx context.Context, args *structs.CSIVolumePublishR
 	}
 	reply.Volume = vol.Sanitized()
 	reply.Claim = confirmed
-	reply.NodeSecrets = vol.Secrets.Copy()
+	if !asNode { // an operator's publish: the secrets are for the node alone
+		return nil
+	}
+	if reply.NodeSecrets, err = v.srv.volumeSecrets(vol); err != nil {
+		return err
+	}
 	return nil
 }
 
@@ -192,6 +226,10 @@ func (v *CSIVolume) attach(ctx context.Context, vol *structs.CSIVolume, claim *s
 	if publishes, err := v.srv.publishes(vol); err != nil || !publishes {
 		return nil, err
 	}
+	secrets, err := v.srv.volumeSecrets(vol)
+	if err != nil {
+		return nil, err
+	}
 	req := &structs.ClientCSIControllerAttachVolumeRequest{
 		PluginID:         vol.PluginID,
 		ExternalVolumeID: vol.ExternalID,
@@ -199,11 +237,11 @@ func (v *CSIVolume) attach(ctx context.Context, vol *structs.CSIVolume, claim *s
 		Capability:       &structs.CSIVolumeCapability{AccessMode: claim.AccessMode, AttachmentMode: claim.AttachmentMode},
 		MountOptions:     vol.MountOptions,
 		ReadOnly:         claim.Mode == structs.CSIVolumeClaimRead,
-		Secrets:          vol.Secrets,
+		Secrets:          secrets,
 		VolumeContext:    vol.Context,
 	}
 	var resp structs.ClientCSIControllerAttachVolumeResponse
-	err := v.srv.callController(ctx, controllerCall{plugin: vol.PluginID, need: capAttach,
+	err = v.srv.callController(ctx, controllerCall{plugin: vol.PluginID, need: capAttach,
 		method: "ClientCSI.ControllerAttachVolume", node: &req.NodeID, opts: &req.QueryOptions, args: req, reply: &resp,
 		volume: vol, near: claim.NodeID})
 	if err != nil {
@@ -216,6 +254,9 @@ func (v *CSIVolume) attach(ctx context.Context, vol *structs.CSIVolume, claim *s
 // List lists volumes, filtered by ID prefix, plugin or claiming node.
 func (v *CSIVolume) List(args *structs.CSIVolumeListRequest, reply *structs.CSIVolumeListResponse) error {
 	if done, err := v.srv.forward("CSIVolume.List", args, args, reply); done {
+		return err
+	}
+	if err := v.srv.allowNamespace(args.AuthToken, args.RequestNamespace(), acl.CapCSIListVolume); err != nil {
 		return err
 	}
 	ns := args.RequestNamespace()
@@ -268,6 +309,9 @@ func (v *CSIVolume) Get(args *structs.CSIVolumeGetRequest, reply *structs.CSIVol
 	}
 	if args.ID == "" {
 		return structs.NewError(structs.CodeBadRequest, "volume get: missing volume ID")
+	}
+	if err := v.allowGet(args); err != nil {
+		return err
 	}
 	return v.srv.blockingQuery(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) error {
 		vol, err := st.CSIVolumeByID(ws, args.RequestNamespace(), args.ID)

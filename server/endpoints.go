@@ -14,6 +14,8 @@ func (s *Server) registerEndpoints() error {
 		"ClientCSI":    &ClientCSI{srv: s},
 		"Job":          &Job{srv: s},
 		"Alloc":        &Alloc{srv: s},
+		"Keyring":      &Keyring{srv: s},
+		"ACL":          &ACL{srv: s},
 
 		"ClientAllocations": &ClientAllocations{srv: s},
 	}

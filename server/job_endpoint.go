@@ -6,6 +6,7 @@ import (
 
 	"github.com/hashicorp/go-memdb"
 
+	"github.com/berth-csi/berth/acl"
 	"github.com/berth-csi/berth/rpc"
 	"github.com/berth-csi/berth/state"
 	"github.com/berth-csi/berth/structs"
@@ -21,6 +22,9 @@ func (j *Job) Register(args *structs.JobRegisterRequest, reply *structs.JobRegis
 	if done, err := j.srv.forward("Job.Register", args, args, reply); done {
 		return err
 	}
+	if err := j.srv.allowNamespace(args.AuthToken, args.RequestNamespace(), acl.CapSubmitJob); err != nil {
+		return err
+	}
 	if args.Job == nil {
 		return structs.NewError(structs.CodeBadRequest, "job register: the request carries no job")
 	}
@@ -28,6 +32,9 @@ func (j *Job) Register(args *structs.JobRegisterRequest, reply *structs.JobRegis
 	// is a 400 naming it, never a panic.
 	job, err := args.Job.ForRegister(args.RequestNamespace(), j.srv.config.JobMaxCount)
 	if err != nil {
+		return err
+	}
+	if err := j.allowJobNeeds(args.AuthToken, job); err != nil {
 		return err
 	}
 	if err := checkJobWeight(job); err != nil {
@@ -59,6 +66,9 @@ func (j *Job) Deregister(args *structs.JobDeregisterRequest, reply *structs.JobD
 	if done, err := j.srv.forward("Job.Deregister", args, args, reply); done {
 		return err
 	}
+	if err := j.srv.allowNamespace(args.AuthToken, args.RequestNamespace(), acl.CapSubmitJob); err != nil {
+		return err
+	}
 	if args.JobID == "" {
 		return structs.NewError(structs.CodeBadRequest, "job stop: missing the job ID")
 	}
@@ -74,6 +84,9 @@ func (j *Job) Deregister(args *structs.JobDeregisterRequest, reply *structs.JobD
 // List lists jobs, with a status derived from their allocations.
 func (j *Job) List(args *structs.JobListRequest, reply *structs.JobListResponse) error {
 	if done, err := j.srv.forward("Job.List", args, args, reply); done {
+		return err
+	}
+	if err := j.srv.allowNamespace(args.AuthToken, args.RequestNamespace(), acl.CapReadJob); err != nil {
 		return err
 	}
 	ns := args.RequestNamespace()
@@ -125,6 +138,9 @@ func (j *Job) Get(args *structs.JobSpecificRequest, reply *structs.SingleJobResp
 	if done, err := j.srv.forward("Job.Get", args, args, reply); done {
 		return err
 	}
+	if err := j.srv.allowNamespace(args.AuthToken, args.RequestNamespace(), acl.CapReadJob); err != nil {
+		return err
+	}
 	return j.srv.blockingQuery(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) error {
 		job, err := st.JobByID(ws, args.RequestNamespace(), args.JobID)
 		if err != nil {
@@ -141,6 +157,9 @@ func (j *Job) Allocations(args *structs.JobSpecificRequest, reply *structs.JobAl
 	if done, err := j.srv.forward("Job.Allocations", args, args, reply); done {
 		return err
 	}
+	if err := j.srv.allowNamespace(args.AuthToken, args.RequestNamespace(), acl.CapReadJob); err != nil {
+		return err
+	}
 	return j.srv.blockingQuery(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) error {
 		iter, err := st.AllocsByJob(ws, args.RequestNamespace(), args.JobID)
 		if err != nil {
@@ -155,9 +174,17 @@ func (j *Job) Allocations(args *structs.JobSpecificRequest, reply *structs.JobAl
 // Alloc serves allocation reads.
 type Alloc struct{ srv *Server }
 
-// List lists allocations, filtered by ID prefix.
+// List lists allocations, filtered by ID prefix: those of every namespace
+// the token may read jobs in; it needs read-job in the request's namespace.
 func (a *Alloc) List(args *structs.AllocListRequest, reply *structs.AllocListResponse) error {
 	if done, err := a.srv.forward("Alloc.List", args, args, reply); done {
+		return err
+	}
+	if err := a.srv.allowNamespace(args.AuthToken, args.RequestNamespace(), acl.CapReadJob); err != nil {
+		return err
+	}
+	acls, _, err := a.srv.resolveToken(args.AuthToken)
+	if err != nil {
 		return err
 	}
 	return a.srv.blockingQuery(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) error {
@@ -167,7 +194,7 @@ func (a *Alloc) List(args *structs.AllocListRequest, reply *structs.AllocListRes
 		}
 		reply.Allocations = []*structs.AllocListStub{}
 		for _, s := range allocStubs(iter) {
-			if strings.HasPrefix(s.ID, args.Prefix) {
+			if strings.HasPrefix(s.ID, args.Prefix) && acls.AllowNamespaceOperation(s.Namespace, acl.CapReadJob) {
 				reply.Allocations = append(reply.Allocations, s)
 			}
 		}
@@ -181,15 +208,45 @@ func (a *Alloc) Get(args *structs.AllocSpecificRequest, reply *structs.SingleAll
 	if done, err := a.srv.forward("Alloc.Get", args, args, reply); done {
 		return err
 	}
+	if err := a.srv.allowNamespace(args.AuthToken, args.RequestNamespace(), acl.CapReadJob); err != nil {
+		return err
+	}
 	return a.srv.blockingQuery(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) error {
 		alloc, err := st.AllocByID(ws, args.AllocID)
 		if err != nil {
 			return err
 		}
+		if alloc != nil {
+			if err := a.srv.allowNamespace(args.AuthToken, alloc.Namespace, acl.CapReadJob); err != nil {
+				return err
+			}
+		}
 		reply.Alloc = alloc
 		reply.Index, err = maxIndex(st, state.TableAllocs)
 		return err
 	})
+}
+
+// allowJobNeeds checks what a job asks for beyond submit-job: mounting CSI
+// volumes (csi-mount-volume) and running CSI plugins (csi-register-plugin).
+func (j *Job) allowJobNeeds(token string, job *structs.Job) error {
+	for _, tg := range job.TaskGroups {
+		for _, v := range tg.Volumes {
+			if v.Type == "csi" {
+				if err := j.srv.allowNamespace(token, job.Namespace, acl.CapCSIMountVolume); err != nil {
+					return err
+				}
+			}
+		}
+		for _, t := range tg.Tasks {
+			if t.CSIPluginConfig != nil {
+				if err := j.srv.allowNamespace(token, job.Namespace, acl.CapCSIRegisterPlugin); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
 }
 
 func allocStubs(iter memdb.ResultIterator) []*structs.AllocListStub {

@@ -68,6 +68,7 @@ func (s *Server) leaderLoop(ctx context.Context) {
 		}
 	}
 	s.readyForReads.Store(true)
+	s.establishLeaderToken(ctx)
 	if err := s.startHeartbeats(); err != nil {
 		s.logger.Error("start heartbeat timers", "error", err)
 	}
@@ -78,11 +79,12 @@ func (s *Server) leaderLoop(ctx context.Context) {
 	defer watchers.Wait()
 	watchers.Go(func() { s.watchVolumes(ctx) })
 	watchers.Go(func() { s.watchJobs(ctx) })
+	watchers.Go(func() { s.initRootKey(ctx) })
 
 	ticker := time.NewTicker(s.config.ReconcileInterval)
 	defer ticker.Stop()
 	for {
-		s.reconcileMembers()
+		s.reconcileMembers(ctx)
 		select {
 		case <-ctx.Done():
 			return
@@ -94,15 +96,17 @@ func (s *Server) leaderLoop(ctx context.Context) {
 
 func (s *Server) revokeLeadership() {
 	s.readyForReads.Store(false)
+	s.revokeLeaderToken()
 	s.stopHeartbeats()
 	<-s.autopilot.Stop()
 	s.logger.Info("cluster leadership lost")
 }
 
 // reconcileMembers adds alive gossip servers missing from the raft
-// configuration and removes servers that left gracefully. Failed servers
+// configuration (once they show a server certificate, under TLS: see
+// verifyMember) and removes servers that left gracefully. Failed servers
 // are autopilot's to remove, once it is safe for the quorum.
-func (s *Server) reconcileMembers() {
+func (s *Server) reconcileMembers(ctx context.Context) {
 	conf, index, err := s.raftConfiguration()
 	if err != nil {
 		s.logger.Error("read raft configuration", "error", err)
@@ -118,6 +122,10 @@ func (s *Server) reconcileMembers() {
 		switch m.Status {
 		case serf.StatusAlive:
 			if known && cur.Address == raft.ServerAddress(m.RPCAddr) {
+				continue
+			}
+			if err := s.verifyMember(ctx, m); err != nil {
+				s.logger.Warn("not adding gossip member to raft", "member", m.Name, "addr", m.RPCAddr, "error", err)
 				continue
 			}
 			s.logger.Info("adding server to raft", "member", m.Name, "addr", m.RPCAddr)

@@ -2,10 +2,12 @@ package server
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/hashicorp/go-memdb"
 
+	"github.com/berth-csi/berth/acl"
 	"github.com/berth-csi/berth/state"
 	"github.com/berth-csi/berth/structs"
 )
@@ -18,6 +20,9 @@ func (n *Node) GetClientAllocs(args *structs.NodeSpecificRequest, reply *structs
 	}
 	if args.NodeID == "" {
 		return structs.NewError(structs.CodeBadRequest, "node allocations: missing node ID")
+	}
+	if _, err := n.srv.allowNodeClient(n.srv.State(), args.NodeID, args.AuthToken); err != nil {
+		return err
 	}
 	return n.srv.blockingQuery(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) error {
 		iter, err := st.AllocsByNode(ws, args.NodeID)
@@ -42,6 +47,9 @@ func (n *Node) UpdateAlloc(args *structs.AllocUpdateRequest, reply *structs.Gene
 	if len(args.Allocs) == 0 {
 		return structs.NewError(structs.CodeBadRequest, "alloc update: no allocations given")
 	}
+	if err := n.allowAllocUpdate(args); err != nil {
+		return err
+	}
 	req := &structs.AllocClientUpdateRequest{Allocs: args.Allocs, Timestamp: time.Now().UnixNano()}
 	_, index, err := raftApply[any](n.srv, structs.AllocClientUpdateRequestType, req)
 	if err != nil {
@@ -51,22 +59,58 @@ func (n *Node) UpdateAlloc(args *structs.AllocUpdateRequest, reply *structs.Gene
 	return nil
 }
 
+// allowAllocUpdate checks that every known allocation of an update is on a
+// node the caller acts for (allowNodeClient); an update of only unknown
+// allocations, which changes nothing, still needs a node's secret or node
+// write.
+func (n *Node) allowAllocUpdate(args *structs.AllocUpdateRequest) error {
+	st := n.srv.State()
+	checked := map[string]bool{}
+	for _, in := range args.Allocs {
+		if in == nil {
+			continue
+		}
+		alloc, err := st.AllocByID(nil, in.ID)
+		if err != nil {
+			return err
+		}
+		if alloc == nil || checked[alloc.NodeID] {
+			continue
+		}
+		if _, err := n.srv.allowNodeClient(st, alloc.NodeID, args.AuthToken); err != nil {
+			return fmt.Errorf("alloc %s: %w", alloc.ID, err)
+		}
+		checked[alloc.NodeID] = true
+	}
+	if len(checked) > 0 {
+		return nil
+	}
+	if node, err := n.srv.nodeOfSecret(st, args.AuthToken); err != nil || node != nil {
+		return err
+	}
+	return n.srv.allowScope(args.AuthToken, needNodeWrite)
+}
+
 // ClientAllocations relays allocation calls to the client that runs the
 // allocation.
 type ClientAllocations struct{ srv *Server }
 
 // Logs reads a task's log from the client running its allocation.
 func (c *ClientAllocations) Logs(ctx context.Context, args *structs.ClientAllocLogsRequest, reply *structs.ClientAllocLogsResponse) error {
-	if args.NodeID == "" {
-		alloc, err := c.srv.State().AllocByID(nil, args.AllocID)
-		if err != nil {
-			return err
-		}
-		if alloc == nil {
-			return structs.NewError(structs.CodeNotFound, "alloc %s not found; list allocations with `berth job status JOB`", args.AllocID)
-		}
-		args.NodeID = alloc.NodeID
+	if err := c.srv.allowNamespace(args.AuthToken, args.RequestNamespace(), acl.CapReadLogs); err != nil {
+		return err
 	}
+	alloc, err := c.srv.State().AllocByID(nil, args.AllocID)
+	if err != nil {
+		return err
+	}
+	if alloc == nil {
+		return structs.NewError(structs.CodeNotFound, "alloc %s not found; list allocations with `berth job status JOB`", args.AllocID)
+	}
+	if err := c.srv.allowNamespace(args.AuthToken, alloc.Namespace, acl.CapReadLogs); err != nil {
+		return err
+	}
+	args.NodeID = alloc.NodeID
 	ctx, cancel := context.WithTimeout(ctx, clientCallTimeout)
 	defer cancel()
 	return c.srv.callClient(ctx, args.NodeID, "ClientAllocations.Logs", "ClientAllocations.Logs", args, args, reply)

@@ -16,17 +16,24 @@ type Node struct{ srv *Server }
 
 // Register stores a node and its fingerprint. The node's plugins are
 // created, updated or removed in the same raft write.
-func (n *Node) Register(ctx context.Context, args *structs.NodeRegisterRequest, reply *structs.NodeUpdateResponse) error {
+func (n *Node) Register(ctx context.Context, args *structs.NodeRegisterRequest, reply *structs.NodeUpdateResponse) (err error) {
 	node := args.Node
 	if node == nil {
 		return structs.NewError(structs.CodeBadRequest, "node register: the request carries no node")
 	}
-	n.srv.trackNodeConn(ctx, node.ID, args.IsForwarded())
+	defer n.srv.trackNodeConnAfter(ctx, node.ID, args.IsForwarded(), &err)
 	if done, err := n.srv.forward("Node.Register", args, args, reply); done {
 		return err
 	}
 	if node.ID == "" {
 		return structs.NewError(structs.CodeBadRequest, "node register: missing node ID")
+	}
+	existing, err := n.srv.State().NodeByID(nil, node.ID)
+	if err != nil {
+		return err
+	}
+	if node.SecretHash, err = n.srv.allowNodeRegister(ctx, existing, node.ID, args.AuthToken); err != nil {
+		return err
 	}
 	if node.Status == "" {
 		node.Status = structs.NodeStatusInit
@@ -88,13 +95,16 @@ func validateFingerprint(node *structs.Node) error {
 // UpdateStatus sets a node's status; it is also the client's heartbeat.
 // A heartbeat that changes nothing resets the node's TTL on the leader and
 // writes nothing to raft.
-func (n *Node) UpdateStatus(ctx context.Context, args *structs.NodeUpdateStatusRequest, reply *structs.NodeUpdateResponse) error {
-	n.srv.trackNodeConn(ctx, args.NodeID, args.IsForwarded())
+func (n *Node) UpdateStatus(ctx context.Context, args *structs.NodeUpdateStatusRequest, reply *structs.NodeUpdateResponse) (err error) {
+	defer n.srv.trackNodeConnAfter(ctx, args.NodeID, args.IsForwarded(), &err)
 	if done, err := n.srv.forward("Node.UpdateStatus", args, args, reply); done {
 		return err
 	}
 	if args.NodeID == "" {
 		return structs.NewError(structs.CodeBadRequest, "node status update: missing node ID")
+	}
+	if _, err := n.srv.allowNodeClient(n.srv.State(), args.NodeID, args.AuthToken); err != nil {
+		return err
 	}
 	if !structs.ValidNodeStatus(args.Status) {
 		return structs.NewError(structs.CodeBadRequest, "node %s: status %q is not one of initializing, ready, down", args.NodeID, args.Status)
@@ -127,13 +137,16 @@ func (n *Node) UpdateStatus(ctx context.Context, args *structs.NodeUpdateStatusR
 }
 
 // UpdateFingerprint applies what changed in a node's plugin fingerprint.
-func (n *Node) UpdateFingerprint(ctx context.Context, args *structs.NodeFingerprintRequest, reply *structs.NodeUpdateResponse) error {
-	n.srv.trackNodeConn(ctx, args.NodeID, args.IsForwarded())
+func (n *Node) UpdateFingerprint(ctx context.Context, args *structs.NodeFingerprintRequest, reply *structs.NodeUpdateResponse) (err error) {
+	defer n.srv.trackNodeConnAfter(ctx, args.NodeID, args.IsForwarded(), &err)
 	if done, err := n.srv.forward("Node.UpdateFingerprint", args, args, reply); done {
 		return err
 	}
 	if args.NodeID == "" {
 		return structs.NewError(structs.CodeBadRequest, "node fingerprint update: missing node ID")
+	}
+	if _, err := n.srv.allowNodeClient(n.srv.State(), args.NodeID, args.AuthToken); err != nil {
+		return err
 	}
 	now := time.Now()
 	for _, u := range args.Plugins {
@@ -164,6 +177,11 @@ func (n *Node) Deregister(args *structs.NodeDeregisterRequest, reply *structs.No
 	if len(args.NodeIDs) == 0 {
 		return structs.NewError(structs.CodeBadRequest, "node deregister: no node IDs given")
 	}
+	for _, id := range args.NodeIDs {
+		if err := n.srv.allowNodeOperator(n.srv.State(), id, args.AuthToken); err != nil {
+			return err
+		}
+	}
 	_, index, err := raftApply[any](n.srv, structs.NodeDeregisterRequestType, args)
 	if err != nil {
 		return err
@@ -178,6 +196,9 @@ func (n *Node) Deregister(args *structs.NodeDeregisterRequest, reply *structs.No
 // List lists nodes, by ID prefix if one is given.
 func (n *Node) List(args *structs.NodeListRequest, reply *structs.NodeListResponse) error {
 	if done, err := n.srv.forward("Node.List", args, args, reply); done {
+		return err
+	}
+	if err := n.srv.allowScope(args.AuthToken, needNodeRead); err != nil {
 		return err
 	}
 	return n.srv.blockingQuery(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) error {
@@ -199,6 +220,9 @@ func (n *Node) Get(args *structs.NodeSpecificRequest, reply *structs.SingleNodeR
 	if done, err := n.srv.forward("Node.Get", args, args, reply); done {
 		return err
 	}
+	if err := n.srv.allowScope(args.AuthToken, needNodeRead); err != nil {
+		return err
+	}
 	if args.NodeID == "" {
 		return structs.NewError(structs.CodeBadRequest, "node get: missing node ID")
 	}
@@ -209,6 +233,8 @@ func (n *Node) Get(args *structs.NodeSpecificRequest, reply *structs.SingleNodeR
 		}
 		reply.Node = node
 		if node != nil {
+			reply.Node = node.Copy()
+			reply.Node.SecretHash = "" // never leaves the servers
 			reply.Index = node.ModifyIndex
 			return nil
 		}

@@ -1,6 +1,8 @@
 package server
 
 import (
+	"context"
+	"crypto/tls"
 	"errors"
 	"net"
 	"sync"
@@ -15,9 +17,13 @@ var errRaftLayerClosed = errors.New("server: raft layer closed")
 
 // raftLayer is raft's StreamLayer over the server's one TCP port: the RPC
 // mux hands it connections whose first byte is rpc.TypeRaft, and its dials
-// write that byte first.
+// write that byte first. Under TLS its dials are TLS, and the mux hands it
+// only TLS connections (from server certificates, with
+// verify_server_hostname).
 type raftLayer struct {
+	ctx     context.Context // the server's lifetime: dials end with it
 	addr    net.Addr
+	tls     func() *tls.Config // nil: plain text
 	connCh  chan net.Conn
 	closeCh chan struct{}
 	once    sync.Once
@@ -25,8 +31,8 @@ type raftLayer struct {
 
 var _ raft.StreamLayer = (*raftLayer)(nil)
 
-func newRaftLayer(addr net.Addr) *raftLayer {
-	return &raftLayer{addr: addr, connCh: make(chan net.Conn), closeCh: make(chan struct{})}
+func newRaftLayer(ctx context.Context, addr net.Addr, tlsConfig func() *tls.Config) *raftLayer {
+	return &raftLayer{ctx: ctx, addr: addr, tls: tlsConfig, connCh: make(chan net.Conn), closeCh: make(chan struct{})}
 }
 
 // handoff gives an accepted raft connection to raft, or closes it when the
@@ -58,15 +64,16 @@ func (l *raftLayer) Close() error {
 // Addr is the shared listener's address.
 func (l *raftLayer) Addr() net.Addr { return l.addr }
 
-// Dial opens a raft connection to another server.
+// Dial opens a raft connection to another server, within timeout.
 func (l *raftLayer) Dial(address raft.ServerAddress, timeout time.Duration) (net.Conn, error) {
-	c, err := net.DialTimeout("tcp", string(address), timeout)
-	if err != nil {
-		return nil, err
+	ctx, cancel := l.ctx, context.CancelFunc(func() {})
+	if timeout > 0 {
+		ctx, cancel = context.WithTimeout(ctx, timeout)
 	}
-	if _, err := c.Write([]byte{rpc.TypeRaft}); err != nil {
-		_ = c.Close()
-		return nil, err
+	defer cancel()
+	var opts []rpc.DialOption
+	if l.tls != nil {
+		opts = append(opts, rpc.WithDialTLS(l.tls))
 	}
-	return c, nil
+	return rpc.Dial(ctx, string(address), rpc.TypeRaft, opts...)
 }

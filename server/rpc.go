@@ -115,6 +115,7 @@ func (s *Server) waitConsistentReads(method string) error {
 // write's error; any other value must be a T.
 func raftApply[T any](s *Server, t structs.MessageType, msg any) (T, uint64, error) {
 	var zero T
+	withoutTokens(msg) // no caller's secret reaches the raft log
 	buf, err := structs.Encode(t, msg)
 	if err != nil {
 		return zero, 0, structs.NewError(structs.CodeBadRequest, "%s: %v", t, err)

@@ -251,7 +251,8 @@ func (x *indexes) free() int {
 	return x.next
 }
 
-// fits checks whether allocation idx of the group can run on node n: the
+// fits checks whether allocation idx of the group can run on node n: a
+// task that needs root only where the client allows root tasks; the
 // claim rules (structs.DecideClaim: modes, a healthy node plugin, the
 // volume's topology, the claims held and not yet freed) and room under the
 // plugin's max volumes on the node. why is empty when it fits; it
@@ -259,6 +260,9 @@ func (x *indexes) free() int {
 // holding it.
 func (p *planner) fits(tg *structs.TaskGroup, n *structs.Node, idx int) ([]structs.CSIVolumeClaimRequest, string, error) {
 	p.checks++
+	if t := tg.RootTask(); t != nil && !n.AllowRootTasks {
+		return nil, structs.RootTaskRefusal(t.Name, n.Name), nil
+	}
 	var claims []structs.CSIVolumeClaimRequest
 	aliases := make([]string, 0, len(tg.Volumes))
 	for alias := range tg.Volumes {

@@ -29,14 +29,19 @@ func schedWorld(t *testing.T) *Server {
 	// until a test marks them down.
 	s := testServer(t, func(c *Config) { c.HeartbeatTTL = 10 * time.Minute })
 	for _, id := range []string{"node-1", "node-2"} {
-		var nresp structs.NodeUpdateResponse
-		must.NoError(t, rpcCall(t, s, "Node.Register", &structs.NodeRegisterRequest{
-			Node: statetest.NodeWithPlugin(id, "hostpath", false, true, true)}, &nresp))
+		schedRegisterNode(t, s, statetest.NodeWithPlugin(id, "hostpath", false, true, true))
 	}
 	var vresp structs.CSIVolumeRegisterResponse
 	must.NoError(t, rpcCall(t, s, "CSIVolume.Register", &structs.CSIVolumeRegisterRequest{
 		Volumes: []*structs.CSIVolume{statetest.Volume("data", "hostpath")}}, &vresp))
 	return s
+}
+
+// schedRegisterNode registers a node as its client would.
+func schedRegisterNode(t *testing.T, s *Server, n *structs.Node) {
+	t.Helper()
+	var nresp structs.NodeUpdateResponse
+	must.NoError(t, rpcCall(t, s, "Node.Register", &structs.NodeRegisterRequest{Node: n}, &nresp))
 }
 
 func TestJob_Register_ReservesTheClaimWithThePlacement(t *testing.T) {
@@ -510,4 +515,59 @@ func TestJob_Register_ReasonCountsNodes(t *testing.T) {
 	must.EqOp(t, 100, reg.Failures[0].Missing)
 	must.SliceLen(t, 1, reg.Failures[0].Reasons)
 	must.StrHasSuffix(t, " (2 nodes)", reg.Failures[0].Reasons[0])
+}
+
+// TestJob_Register_RootTaskOnlyWhereAllowed: a group with a task that
+// needs root (a plugin task, user = "root") is placed only on a node whose
+// client allows root tasks; elsewhere the failure names the task, the
+// node and the setting to change. A task as nobody goes anywhere.
+func TestJob_Register_RootTaskOnlyWhereAllowed(t *testing.T) {
+	plugin := func(j *structs.Job) {
+		j.TaskGroups[0].Tasks[0].Name = "plugin"
+		j.TaskGroups[0].Tasks[0].CSIPluginConfig = &structs.TaskCSIPluginConfig{ID: "hp", Type: structs.CSIPluginTypeMonolith, MountDir: "/csi"}
+	}
+	cases := []struct {
+		name   string
+		edit   func(*structs.Job)
+		placed bool
+	}{
+		{"plugin task", plugin, false},
+		{"user root", func(j *structs.Job) { j.TaskGroups[0].Tasks[0].Name = "plugin"; j.TaskGroups[0].Tasks[0].User = "root" }, false},
+		{"uid 0", func(j *structs.Job) { j.TaskGroups[0].Tasks[0].Name = "plugin"; j.TaskGroups[0].Tasks[0].User = "0" }, false},
+		{"plugin task as nobody", func(j *structs.Job) { plugin(j); j.TaskGroups[0].Tasks[0].User = "nobody" }, true},
+		{"default user", func(*structs.Job) {}, true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			s := schedWorld(t) // node-1 and node-2 do not allow root tasks
+			job := writerJob("j", "data")
+			job.TaskGroups[0].Volumes = nil
+			job.TaskGroups[0].Tasks[0].VolumeMounts = nil
+			tc.edit(job)
+			var reg structs.JobRegisterResponse
+			must.NoError(t, rpcCall(t, s, "Job.Register", &structs.JobRegisterRequest{Job: job}, &reg))
+			if tc.placed {
+				must.SliceLen(t, 1, reg.Placed)
+				must.SliceEmpty(t, reg.Failures)
+				return
+			}
+			must.SliceEmpty(t, reg.Placed)
+			must.SliceLen(t, 1, reg.Failures)
+			must.Eq(t, []string{
+				`task "plugin" needs root (a csi_plugin task, or user = "root"); node "node-1" does not allow root tasks: ` +
+					`set client { allow_root_tasks = true } in its agent config (1 node)`,
+				`task "plugin" needs root (a csi_plugin task, or user = "root"); node "node-2" does not allow root tasks: ` +
+					`set client { allow_root_tasks = true } in its agent config (1 node)`,
+			}, reg.Failures[0].Reasons)
+
+			// A node that allows root tasks runs it.
+			n := statetest.Node("node-3")
+			n.AllowRootTasks = true
+			schedRegisterNode(t, s, n)
+			var again structs.JobRegisterResponse
+			must.NoError(t, rpcCall(t, s, "Job.Register", &structs.JobRegisterRequest{Job: job}, &again))
+			must.SliceLen(t, 1, again.Placed)
+			must.Eq(t, "node-3", again.Placed[0].NodeID)
+		})
+	}
 }

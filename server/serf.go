@@ -81,6 +81,12 @@ func (s *Server) setupSerf() error {
 	ml.AdvertiseAddr = s.config.BindAddr
 	ml.AdvertisePort = s.config.SerfPort
 	ml.Logger = logger
+	if len(s.config.EncryptKey) > 0 {
+		// memberlist encrypts every message with the key and, as
+		// GossipVerifyIncoming is on by default, drops any that is not:
+		// a member without the key cannot join.
+		ml.SecretKey = s.config.EncryptKey
+	}
 	conf.MemberlistConfig = ml
 
 	sf, err := serf.Create(conf)
@@ -131,7 +137,9 @@ func (s *Server) serfEventLoop() {
 // maybeBootstrap forms the first raft configuration once bootstrap_expect
 // servers are alive in gossip. Every server computes the same configuration
 // from the same members, so it does not matter which bootstraps first. A
-// server with raft state from an earlier run never bootstraps again.
+// server with raft state from an earlier run never bootstraps again. Under
+// TLS with verify_server_hostname, only members that show a server
+// certificate count (verifyMember).
 func (s *Server) maybeBootstrap() {
 	if s.hadRaftState || s.bootstrapped.Load() || s.raft == nil {
 		return
@@ -145,6 +153,10 @@ func (s *Server) maybeBootstrap() {
 			s.logger.Error("servers disagree on bootstrap_expect; not bootstrapping",
 				"member", m.Name, "theirs", m.Expect, "ours", s.config.BootstrapExpect)
 			return
+		}
+		if err := s.verifyMember(s.ctx, m); err != nil {
+			s.logger.Warn("not bootstrapping raft with gossip member", "member", m.Name, "addr", m.RPCAddr, "error", err)
+			continue
 		}
 		voters = append(voters, m)
 	}

@@ -23,6 +23,7 @@ import (
 	"github.com/berth-csi/berth/fsm"
 	"github.com/berth-csi/berth/rpc"
 	"github.com/berth-csi/berth/state"
+	"github.com/berth-csi/berth/tlsutil"
 )
 
 // Server is one berth server.
@@ -41,6 +42,7 @@ type Server struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 
+	tls       *tlsutil.Configurator // nil without tls.rpc
 	listener  net.Listener
 	rpcAddr   string
 	mux       *rpc.Mux
@@ -65,6 +67,11 @@ type Server struct {
 
 	heartbeats heartbeats
 	nodeConns  *nodeConns
+
+	acls         aclCache               // compiled ACLs, by their policies' versions
+	leaderSecret atomic.Pointer[string] // this leader's own token (acl_leader.go); nil when not leading
+
+	keys *serverKeyring // root keys: material in the keystore, metadata in raft
 
 	shutdownOnce sync.Once
 	shutdownErr  error
@@ -114,6 +121,9 @@ func New(cfg *Config) (*Server, error) {
 }
 
 func (s *Server) start() error {
+	if err := s.setupTLS(); err != nil {
+		return err
+	}
 	addr := net.JoinHostPort(s.config.BindAddr, strconv.Itoa(s.config.RPCPort))
 	l, err := net.Listen("tcp", addr)
 	if err != nil {
@@ -125,14 +135,17 @@ func (s *Server) start() error {
 	if s.fsm, err = fsm.New(s.config.Logger); err != nil {
 		return err
 	}
-	s.rpcServer = rpc.NewServer(s.config.Logger)
+	if err := s.setupKeyring(); err != nil {
+		return err
+	}
+	s.rpcServer = rpc.NewServer(s.config.Logger, s.rpcServerOptions()...)
 	if err := s.registerEndpoints(); err != nil {
 		return err
 	}
-	s.pool = rpc.NewPool(s.config.Logger, 64)
+	s.pool = rpc.NewPool(s.config.Logger, 64, s.poolOptions()...)
 
-	s.raftLayer = newRaftLayer(l.Addr())
-	s.mux = rpc.NewMux(s.config.Logger, l)
+	s.raftLayer = newRaftLayer(s.ctx, l.Addr(), s.outgoingTLS())
+	s.mux = rpc.NewMux(s.config.Logger, l, s.muxOptions()...)
 	s.mux.Handle(rpc.TypeRPC, func(c net.Conn) { s.rpcServer.ServeConn(s.ctx, c) })
 	s.mux.Handle(rpc.TypeMultiplex, func(c net.Conn) { s.rpcServer.ServeMultiplex(s.ctx, c, nil) })
 	s.mux.Handle(rpc.TypeRaft, s.raftLayer.handoff)
@@ -150,13 +163,15 @@ func (s *Server) start() error {
 	}
 	s.setupAutopilot()
 	s.goFunc(s.monitorLeadership)
+	s.goFunc(s.replicateKeys)
 	s.goFunc(s.serfEventLoop)
 
 	if len(s.config.Join) > 0 {
 		s.goFunc(s.retryJoin)
 	}
 	s.maybeBootstrap()
-	s.logger.Info("server started", "rpc_addr", s.rpcAddr, "serf_addr", s.SerfAddr(), "id", s.id)
+	s.logger.Info("server started", "rpc_addr", s.rpcAddr, "serf_addr", s.SerfAddr(), "id", s.id,
+		"tls_rpc", s.tls != nil, "gossip_encrypted", len(s.config.EncryptKey) > 0)
 	return nil
 }
 

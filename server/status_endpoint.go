@@ -14,13 +14,15 @@ import (
 // own view; nothing here is forwarded.
 type Status struct{ srv *Server }
 
-// Leader returns the leader's RPC address, "" while there is none.
+// Leader returns the leader's RPC address, "" while there is none. It is
+// open to every caller: clients find the servers with it.
 func (st *Status) Leader(_ *structs.GenericRequest, reply *string) error {
 	*reply = st.srv.leaderAddr()
 	return nil
 }
 
-// Peers returns the RPC addresses of the raft voters.
+// Peers returns the RPC addresses of the raft voters; open to every
+// caller, as Leader.
 func (st *Status) Peers(_ *structs.GenericRequest, reply *[]string) error {
 	conf, _, err := st.srv.raftConfiguration()
 	if err != nil {
@@ -35,8 +37,12 @@ func (st *Status) Peers(_ *structs.GenericRequest, reply *[]string) error {
 	return nil
 }
 
-// Members returns the servers gossip knows, with their status.
-func (st *Status) Members(_ *structs.GenericRequest, reply *structs.ServerMembersResponse) error {
+// Members returns the servers gossip knows, with their status; it needs
+// operator or node read.
+func (st *Status) Members(args *structs.GenericRequest, reply *structs.ServerMembersResponse) error {
+	if err := st.srv.allowScope(args.AuthToken, needOperatorRead, needNodeRead); err != nil {
+		return err
+	}
 	leader := st.srv.leaderAddr()
 	for _, m := range st.srv.servers() {
 		reply.Members = append(reply.Members, &structs.ServerMember{
@@ -70,7 +76,10 @@ func memberStatus(s serf.MemberStatus) string {
 type Operator struct{ srv *Server }
 
 // RaftGetConfiguration lists the raft servers, naming each from gossip.
-func (op *Operator) RaftGetConfiguration(_ *structs.GenericRequest, reply *structs.RaftConfigurationResponse) error {
+func (op *Operator) RaftGetConfiguration(args *structs.GenericRequest, reply *structs.RaftConfigurationResponse) error {
+	if err := op.srv.allowScope(args.AuthToken, needOperatorRead); err != nil {
+		return err
+	}
 	conf, index, err := op.srv.raftConfiguration()
 	if err != nil {
 		return structs.NewError(structs.CodeUnavailable, "read raft configuration: %v", err)

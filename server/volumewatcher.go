@@ -8,6 +8,7 @@ import (
 
 	"github.com/hashicorp/go-memdb"
 
+	"github.com/berth-csi/berth/acl"
 	"github.com/berth-csi/berth/structs"
 )
 
@@ -185,11 +186,15 @@ func (s *Server) controllerDetach(ctx context.Context, vol *structs.CSIVolume, c
 	if publishes, err := s.publishes(vol); err != nil || !publishes {
 		return err
 	}
+	secrets, err := s.volumeSecrets(vol)
+	if err != nil {
+		return err
+	}
 	req := &structs.ClientCSIControllerDetachVolumeRequest{PluginID: vol.PluginID, ExternalVolumeID: vol.ExternalID,
-		ExternalNodeID: claim.ExternalNodeID, Secrets: vol.Secrets}
+		ExternalNodeID: claim.ExternalNodeID, Secrets: secrets}
 	ctx, cancel := context.WithTimeout(ctx, claimStepTimeout)
 	defer cancel()
-	err := s.callController(ctx, controllerCall{plugin: vol.PluginID, need: capAttach, method: "ClientCSI.ControllerDetachVolume",
+	err = s.callController(ctx, controllerCall{plugin: vol.PluginID, need: capAttach, method: "ClientCSI.ControllerDetachVolume",
 		node: &req.NodeID, opts: &req.QueryOptions, args: req, reply: &structs.ClientCSIControllerDetachVolumeResponse{},
 		volume: vol, near: claim.NodeID})
 	if err != nil {
@@ -203,6 +208,9 @@ func (s *Server) controllerDetach(ctx context.Context, vol *structs.CSIVolume, c
 // volumewatcher drives each from there.
 func (v *CSIVolume) Detach(args *structs.CSIVolumeDetachRequest, reply *structs.CSIVolumeDetachResponse) error {
 	if done, err := v.srv.forward("CSIVolume.Detach", args, args, reply); done {
+		return err
+	}
+	if err := v.srv.allowNamespace(args.AuthToken, args.RequestNamespace(), acl.CapCSIWriteVolume); err != nil {
 		return err
 	}
 	if args.VolumeID == "" || args.NodeID == "" {

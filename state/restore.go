@@ -40,6 +40,15 @@ func rowTypeOK(table string, obj any) bool {
 	case TableCSIVolumes:
 		_, ok := obj.(*structs.CSIVolume)
 		return ok
+	case TableRootKeys:
+		_, ok := obj.(*structs.RootKeyMeta)
+		return ok
+	case TableACLPolicies:
+		_, ok := obj.(*structs.ACLPolicy)
+		return ok
+	case TableACLTokens:
+		_, ok := obj.(*structs.ACLToken)
+		return ok
 	}
 	return false
 }

@@ -23,6 +23,9 @@ var Tables = []string{
 	TableAllocs,
 	TableCSIPlugins,
 	TableCSIVolumes,
+	TableRootKeys,
+	TableACLPolicies,
+	TableACLTokens,
 }
 
 // Index names.
@@ -54,6 +57,10 @@ func Schema() *memdb.DBSchema {
 		TableAllocs:     allocsTableSchema(),
 		TableCSIVolumes: csiVolumesTableSchema(),
 		TableCSIPlugins: csiPluginsTableSchema(),
+		TableRootKeys:   rootKeysTableSchema(),
+
+		TableACLPolicies: aclPoliciesTableSchema(),
+		TableACLTokens:   aclTokensTableSchema(),
 	}}
 }
 
@@ -87,8 +94,17 @@ func indexTableSchema() *memdb.TableSchema {
 
 func nodesTableSchema() *memdb.TableSchema {
 	return &memdb.TableSchema{
-		Name:    TableNodes,
-		Indexes: map[string]*memdb.IndexSchema{indexID: idIndex("ID")},
+		Name: TableNodes,
+		Indexes: map[string]*memdb.IndexSchema{
+			indexID: idIndex("ID"),
+			// Not unique: a secret proves a node only together with the
+			// node's ID; this index answers "is it any node's secret".
+			indexSecretHash: {
+				Name:         indexSecretHash,
+				AllowMissing: true,
+				Indexer:      stringField("SecretHash"),
+			},
+		},
 	}
 }
 

@@ -19,9 +19,17 @@ type CSIVolume struct {
 
 	MountOptions *CSIMountOptions `json:",omitempty"`
 	Secrets      CSISecrets       `json:",omitempty"`
-	Parameters   map[string]string
-	Context      map[string]string
-	Topologies   []*CSITopology
+
+	// EncryptedSecrets is how the servers store Secrets: sealed under the
+	// keyring's active root key, bound to the volume's namespace and ID.
+	// Secrets is empty in every volume the servers write to raft; a volume
+	// stored before encryption may still hold them in clear until its
+	// next write. Never shown.
+	EncryptedSecrets *EncryptedSecrets `codec:"EncryptedSecrets" json:"-"`
+
+	Parameters map[string]string
+	Context    map[string]string
+	Topologies []*CSITopology
 
 	RequestedCapacityMin int64
 	RequestedCapacityMax int64
@@ -66,6 +74,7 @@ func (v *CSIVolume) Copy() *CSIVolume {
 	}
 	c.MountOptions = v.MountOptions.Copy()
 	c.Secrets = v.Secrets.Copy()
+	c.EncryptedSecrets = v.EncryptedSecrets.Copy()
 	c.Parameters = copyStringMap(v.Parameters)
 	c.Context = copyStringMap(v.Context)
 	if v.Topologies != nil {
@@ -82,11 +91,12 @@ func (v *CSIVolume) Copy() *CSIVolume {
 	return &c
 }
 
-// Sanitized returns a copy fit for an API response: no secrets, mount
-// flags redacted.
+// Sanitized returns a copy fit for an API response: no secrets, clear or
+// encrypted, mount flags redacted.
 func (v *CSIVolume) Sanitized() *CSIVolume {
 	c := v.Copy()
 	c.Secrets = nil
+	c.EncryptedSecrets = nil
 	c.MountOptions = v.MountOptions.Redacted()
 	return c
 }

@@ -87,6 +87,10 @@ type Task struct {
 	KillTimeout     time.Duration  // from the stop signal to SIGKILL; 0 means 5s
 	VolumeMounts    []*VolumeMount
 	CSIPluginConfig *TaskCSIPluginConfig `json:",omitempty"`
+	// User is who the task runs as: a user name or a numeric uid on the
+	// client. Empty is the default: DefaultTaskUser, or root for a CSI
+	// plugin task (see RunAs). Root needs the client's allow_root_tasks.
+	User string `json:",omitempty"`
 }
 
 // TaskCSIPluginConfig is a task's `csi_plugin` block: the task is a plugin.

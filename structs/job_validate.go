@@ -177,6 +177,9 @@ func (t *Task) validate(p *problems, tg *TaskGroup, at string) {
 	if t.KillTimeout < 0 {
 		p.add("%skill_timeout %s must not be negative (0 is the default, 5s)", at, t.KillTimeout)
 	}
+	if t.User != "" {
+		p.addErr(at, ValidateTaskUser(t.User))
+	}
 	if t.Restart != nil {
 		t.Restart.validate(p, at+"restart: ")
 	}

@@ -65,6 +65,15 @@ func TestJob_Validate(t *testing.T) {
 		{"unknown config key", func(j *Job) { j.TaskGroups[0].Tasks[0].Config["image"] = "x" }, `config: unknown key "image"; exec takes command and args`},
 		{"no command", func(j *Job) { delete(j.TaskGroups[0].Tasks[0].Config, "command") }, "config: missing command"},
 		{"negative kill_timeout", func(j *Job) { j.TaskGroups[0].Tasks[0].KillTimeout = -time.Second }, "kill_timeout -1s must not be negative"},
+		{"valid user name", func(j *Job) { j.TaskGroups[0].Tasks[0].User = "www-data" }, ""},
+		{"valid uid", func(j *Job) { j.TaskGroups[0].Tasks[0].User = "1000" }, ""},
+		{"user with a space", func(j *Job) { j.TaskGroups[0].Tasks[0].User = "no body" },
+			`task "t": user "no body" is not a user name (letters, digits, '_', '.' and '-', starting with a letter or '_') or a numeric uid`},
+		{"user with a colon", func(j *Job) { j.TaskGroups[0].Tasks[0].User = "a:b" }, `task "t": user "a:b" is not a user name`},
+		{"uid too large", func(j *Job) { j.TaskGroups[0].Tasks[0].User = "4294967295" },
+			`task "t": user "4294967295" is not a user name or a numeric uid (0 to 4294967294)`},
+		{"uid and letters", func(j *Job) { j.TaskGroups[0].Tasks[0].User = "1000x" }, `user "1000x" is not a user name or a numeric uid`},
+		{"user too long", func(j *Job) { j.TaskGroups[0].Tasks[0].User = strings.Repeat("u", 33) }, "is 33 bytes long; a user name has at most 32"},
 		{"negative health_timeout", func(j *Job) {
 			j.TaskGroups[0].Tasks[0].CSIPluginConfig = &TaskCSIPluginConfig{ID: "hp", Type: CSIPluginTypeNode, MountDir: "/csi", HealthTimeout: -1}
 		}, "health_timeout -1ns must not be negative"},
@@ -183,4 +192,34 @@ func TestCSIVolume_Copy_KeepsNullEntries(t *testing.T) {
 	c := v.Copy()
 	must.Eq(t, v, c)
 	must.ErrorContains(t, c.Validate(), "capability 2 is null")
+}
+
+func TestTask_NeedsRoot(t *testing.T) {
+	plugin := &TaskCSIPluginConfig{ID: "hp", Type: CSIPluginTypeMonolith, MountDir: "/csi"}
+	cases := []struct {
+		name  string
+		task  Task
+		runAs string
+		root  bool
+	}{
+		{"default", Task{}, "", false},
+		{"nobody", Task{User: "nobody"}, "nobody", false},
+		{"root", Task{User: "root"}, "root", true},
+		{"uid 0", Task{User: "0"}, "0", true},
+		{"uid 00", Task{User: "00"}, "00", true},
+		{"uid 1000", Task{User: "1000"}, "1000", false},
+		{"plugin with no user", Task{CSIPluginConfig: plugin}, "root", true},
+		{"plugin as nobody", Task{CSIPluginConfig: plugin, User: "nobody"}, "nobody", false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			must.Eq(t, tc.runAs, tc.task.RunAs())
+			must.Eq(t, tc.root, tc.task.NeedsRoot())
+		})
+	}
+	tg := &TaskGroup{Tasks: []*Task{{Name: "web"}, nil, {Name: "plugin", CSIPluginConfig: plugin}}}
+	must.Eq(t, "plugin", tg.RootTask().Name)
+	must.Nil(t, (&TaskGroup{Tasks: []*Task{{Name: "web"}}}).RootTask())
+	must.Eq(t, `task "plugin" needs root (a csi_plugin task, or user = "root"); node "n1" does not allow root tasks: `+
+		`set client { allow_root_tasks = true } in its agent config`, RootTaskRefusal("plugin", "n1"))
 }

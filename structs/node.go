@@ -38,6 +38,11 @@ type Node struct {
 	CSIControllerPlugins map[string]*CSIInfo
 	CSINodePlugins       map[string]*CSIInfo
 
+	// AllowRootTasks is the client's allow_root_tasks: whether it runs
+	// tasks as root (CSI plugin tasks, user = "root"). The scheduler
+	// places a group with such a task only where it is set.
+	AllowRootTasks bool
+
 	Events []*NodeEvent
 
 	CreateIndex uint64

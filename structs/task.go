@@ -1,6 +1,10 @@
 package structs
 
-import "time"
+import (
+	"fmt"
+	"strconv"
+	"time"
+)
 
 // Volume mount propagation modes (`volume_mount { propagation_mode }`).
 const (
@@ -73,4 +77,86 @@ func (ts *TaskState) Copy() *TaskState {
 		}
 	}
 	return &c
+}
+
+// Task users. A task runs as DefaultTaskUser unless it names another
+// (task { user }); a CSI plugin task that names none runs as RootUser,
+// since it mounts. Root needs the client's allow_root_tasks.
+const (
+	DefaultTaskUser = "nobody"
+	RootUser        = "root"
+)
+
+// maxUserLength is the longest user name a task may give (useradd's).
+const maxUserLength = 32
+
+// RunAs is the user the task's spec asks for: User when set, RootUser for
+// a CSI plugin task that sets none, else "" (the driver's default,
+// DefaultTaskUser).
+func (t *Task) RunAs() string {
+	switch {
+	case t.User != "":
+		return t.User
+	case t.CSIPluginConfig != nil:
+		return RootUser
+	}
+	return ""
+}
+
+// NeedsRoot reports whether the task's spec asks for root: user "root"
+// or uid 0, or a CSI plugin task that names no user. (A client also
+// refuses another name that has uid 0 there.)
+func (t *Task) NeedsRoot() bool {
+	u := t.RunAs()
+	if u == RootUser {
+		return true
+	}
+	uid, err := strconv.ParseUint(u, 10, 32)
+	return err == nil && uid == 0
+}
+
+// RootTask is the group's first task that needs root, nil if none does.
+func (tg *TaskGroup) RootTask() *Task {
+	for _, t := range tg.Tasks {
+		if t != nil && t.NeedsRoot() {
+			return t
+		}
+	}
+	return nil
+}
+
+// RootTaskRefusal says why a task that needs root cannot run on a node
+// (named by its name) whose client does not allow root tasks: the
+// scheduler's placement failure and the client's own refusal.
+func RootTaskRefusal(task, node string) string {
+	return fmt.Sprintf("task %s needs root (a csi_plugin task, or user = %q); node %s does not allow root tasks: "+
+		"set client { allow_root_tasks = true } in its agent config", QuoteName(task), RootUser, QuoteName(node))
+}
+
+// ValidateTaskUser checks a task's user: a numeric uid, or a user name of
+// 1 to 32 letters, digits, '_', '.' and '-' that starts with a letter or
+// '_' (what useradd takes). It says nothing of whether the user exists on
+// a client: that is the client's check.
+func ValidateTaskUser(s string) error {
+	if s == "" {
+		return NewError(CodeBadRequest, "user is empty; name a user, e.g. %q, or a numeric uid", DefaultTaskUser)
+	}
+	if s[0] >= '0' && s[0] <= '9' {
+		if uid, err := strconv.ParseUint(s, 10, 32); err != nil || uid == 1<<32-1 {
+			return NewError(CodeBadRequest, "user %s is not a user name or a numeric uid (0 to 4294967294)", QuoteName(s))
+		}
+		return nil
+	}
+	if len(s) > maxUserLength {
+		return NewError(CodeBadRequest, "user %s is %d bytes long; a user name has at most %d", QuoteName(s), len(s), maxUserLength)
+	}
+	for i, r := range s {
+		ok := r == '_' || (r >= 'a' && r <= 'z') || (r >= 'A' && r <= 'Z') ||
+			(i > 0 && (r == '.' || r == '-' || (r >= '0' && r <= '9')))
+		if !ok {
+			return NewError(CodeBadRequest, "user %s is not a user name (letters, digits, '_', '.' and '-', starting with a letter or '_') "+
+				"or a numeric uid", QuoteName(s))
+		}
+	}
+	return nil
 }

@@ -56,7 +56,10 @@ type Config struct {
 	// ClaimTimeout bounds how long a claim is retried while the servers
 	// are unavailable.
 	ClaimTimeout time.Duration
-	Logger       hclog.Logger
+	// AllowRootTasks is the client's allow_root_tasks: without it, an
+	// alloc with a task that would run as root fails before it starts.
+	AllowRootTasks bool
+	Logger         hclog.Logger
 }
 
 // Validate names what is missing.

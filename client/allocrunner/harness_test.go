@@ -164,6 +164,9 @@ func (f *fakeVolumes) MountVolume(_ context.Context, req *volumemanager.MountReq
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
+	if err := os.Chmod(dir, 0o777); err != nil { // as berth-hostpath makes them: tasks run as nobody
+		return nil, err
+	}
 	if err := os.WriteFile(filepath.Join(dir, "hello"), []byte("hello from "+req.VolumeID+"\n"), 0o644); err != nil {
 		return nil, err
 	}
@@ -209,6 +212,9 @@ type harness struct {
 	dataDir string
 	extNode map[string]string
 	plugins PluginRegistry // nil unless a test runs plugin tasks
+	// allowRoot is the client's allow_root_tasks: on, as plugin tasks
+	// and tasks that mount need it; their other tasks run as nobody.
+	allowRoot bool
 }
 
 func newHarness(t *testing.T) *harness {
@@ -220,6 +226,8 @@ func newHarness(t *testing.T) *harness {
 		volumes: &fakeVolumes{rec: rec, root: t.TempDir()},
 		dataDir: t.TempDir(),
 		extNode: map[string]string{"hostpath": "ext-node-1"},
+
+		allowRoot: true,
 	}
 	h.mounter = h.volumes
 	return h
@@ -246,9 +254,10 @@ func (h *harness) runner(alloc *structs.Allocation) *Runner {
 			v, ok := h.extNode[id]
 			return v, ok
 		},
-		OnUpdate:     h.rec.onUpdate,
-		ClaimTimeout: time.Second,
-		Plugins:      h.plugins,
+		OnUpdate:       h.rec.onUpdate,
+		ClaimTimeout:   time.Second,
+		Plugins:        h.plugins,
+		AllowRootTasks: h.allowRoot,
 
 		PluginProbeInterval: 100 * time.Millisecond,
 		Logger:              testlog.Logger(h.t, "allocrunner"),
@@ -326,6 +335,18 @@ func readLog(t *testing.T, r *Runner, task, kind string) string {
 	}
 	must.NoError(t, err)
 	return string(b)
+}
+
+// openTempDir is a t.TempDir that every user can search (t.TempDir's
+// parent is 0700): a task that runs as nobody reaches a mount destination
+// there by its absolute path.
+func openTempDir(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	for _, d := range []string{filepath.Dir(dir), dir} {
+		must.NoError(t, os.Chmod(d, 0o755))
+	}
+	return dir
 }
 
 func needRoot(t *testing.T) {

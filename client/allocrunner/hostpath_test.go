@@ -61,7 +61,7 @@ func TestRunner_Hostpath(t *testing.T) {
 	}
 	h.servers.publishContext = pc
 
-	dest := filepath.Join(t.TempDir(), "srv", "data")
+	dest := filepath.Join(openTempDir(t), "srv", "data")
 	task := shTask("web", `echo "written by the task" > `+dest+`/hello; cat `+dest+`/hello; echo ready; exec sleep 1000`)
 	task.VolumeMounts = []*structs.VolumeMount{{Volume: "data", Destination: dest}}
 	alloc := testAlloc(structs.JobTypeService, task)

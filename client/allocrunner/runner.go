@@ -210,6 +210,13 @@ func (r *Runner) Run() {
 		}
 		return
 	}
+	if err := r.prepareUsers(); err != nil {
+		r.logger.Error("cannot run the alloc's tasks as their users", "error", err)
+		r.runTasks(runners, true) // reattached tasks of a restored alloc
+		r.failAll(EventSetupFailure, err.Error())
+		r.finish(nil)
+		return
+	}
 	if len(r.tg.Volumes) > 0 {
 		for _, tr := range runners {
 			r.updateTask(tr.task.Name, nil, event(EventSettingUpVolumes, "confirming the claims the servers reserved and mounting the group's volumes"))
@@ -329,6 +336,8 @@ func (r *Runner) taskRunners() []*taskRunner {
 					"BERTH_JOB_ID":     r.cfg.Alloc.JobID,
 					"BERTH_GROUP_NAME": r.tg.Name,
 				},
+				User:      t.RunAs(),
+				AllowRoot: r.cfg.AllowRootTasks,
 			},
 		}
 		if t.CSIPluginConfig != nil {

@@ -308,7 +308,7 @@ func TestRunner_Volumes_Failures(t *testing.T) {
 func TestRunner_Volumes_BindIntoTask(t *testing.T) {
 	needRoot(t)
 	h := newHarness(t)
-	abs := filepath.Join(t.TempDir(), "srv", "data")
+	abs := filepath.Join(openTempDir(t), "srv", "data")
 	task := shTask("web", `cat `+abs+`/hello; cat local/logs/hello
 if echo x > local/logs/x 2>/dev/null; then echo logs-writable; else echo logs-read-only; fi
 echo written > `+abs+`/by-task; echo ready; exec sleep 1000`)

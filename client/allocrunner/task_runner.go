@@ -125,7 +125,8 @@ func (tr *taskRunner) run(ctx context.Context) {
 					return
 				}
 				ev := event(EventDriverFailure, err.Error())
-				if errors.Is(err, exec.ErrInvalidTask) || errors.Is(err, exec.ErrNeedsRoot) {
+				if errors.Is(err, exec.ErrInvalidTask) || errors.Is(err, exec.ErrNeedsRoot) ||
+					errors.Is(err, exec.ErrRootNotAllowed) || errors.Is(err, exec.ErrUnknownUser) {
 					tr.r.updateTask(name, markDead(true), ev)
 					return
 				}

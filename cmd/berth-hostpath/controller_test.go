@@ -8,6 +8,7 @@ import (
 
 	"github.com/container-storage-interface/spec/lib/go/csi"
 	"github.com/shoenig/test/must"
+	"golang.org/x/sys/unix"
 	"google.golang.org/grpc/codes"
 )
 
@@ -157,6 +158,9 @@ func TestCreateVolume_FromSnapshotAndClone(t *testing.T) {
 			fi, err := os.Stat(filepath.Join(dir, "sub", "file"))
 			must.NoError(t, err)
 			must.Eq(t, os.FileMode(0o640), fi.Mode().Perm())
+			fi, err = os.Stat(dir)
+			must.NoError(t, err)
+			must.Eq(t, os.FileMode(0o777), fi.Mode().Perm(), must.Sprint("a copy's dir is open to every user too"))
 		})
 	}
 
@@ -180,6 +184,27 @@ func TestCreateVolume_FromSnapshotAndClone(t *testing.T) {
 		_, err = os.Stat(filepath.Join(cfg.Root, "volumes", resp.Volume.VolumeId, "sub", "file"))
 		must.NoError(t, err)
 	})
+}
+
+// TestCreateVolume_Modes: a volume's dir is 0777 whatever the umask, so a
+// workload writes into it as any user; the dirs that hold volumes and
+// snapshots are 0700, also on a root an older version laid out.
+func TestCreateVolume_Modes(t *testing.T) {
+	cfg := testConfig(t)
+	must.NoError(t, os.MkdirAll(filepath.Join(cfg.Root, "volumes"), 0o755))
+	old := unix.Umask(0o077)
+	_, cs, _ := services(newTestDriver(t, cfg))
+	v := createVolume(t, cs, "data", 1<<20)
+	unix.Umask(old)
+	for dir, want := range map[string]os.FileMode{
+		filepath.Join(cfg.Root, "volumes", v.VolumeId): 0o777,
+		filepath.Join(cfg.Root, "volumes"):             0o700,
+		filepath.Join(cfg.Root, "snapshots"):           0o700,
+	} {
+		fi, err := os.Stat(dir)
+		must.NoError(t, err)
+		must.Eq(t, want, fi.Mode().Perm(), must.Sprint(dir))
+	}
 }
 
 func TestCreateSnapshot_Idempotency(t *testing.T) {

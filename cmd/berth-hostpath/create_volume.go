@@ -89,6 +89,13 @@ func (s *controllerServer) CreateVolume(ctx context.Context, req *csi.CreateVolu
 			return nil, status.Errorf(codes.Internal, "CreateVolume %q: copy %s to %s: %v", name, src, dir, err)
 		}
 	}
+	// Writable by whichever user the workload runs as, as
+	// csi-driver-host-path's volumes are; whatever the umask or the
+	// source's mode. Only mounts reach it: volumes/ is 0700.
+	if err := os.Chmod(dir, volumeDirMode); err != nil {
+		os.RemoveAll(dir)
+		return nil, status.Errorf(codes.Internal, "CreateVolume %q: %v", name, err)
+	}
 	if err := s.store.update(func(st *state) error {
 		st.Volumes[v.ID] = v
 		return nil

@@ -40,7 +40,11 @@
 // directory it created. Read-only comes from the request, a reader-only
 // access mode or a read-only ControllerPublishVolume, and is applied with
 // a bind remount. Mount points are found in /proc/self/mountinfo.
-// Volume directories are created with mode 0777 less the umask.
+// A volume's directory has mode 0777, as csi-driver-host-path's do, so
+// that a workload writes into it whatever user it runs as (berth runs
+// tasks as nobody by default); the volumes/ and snapshots/ dirs that hold
+// them are 0700, so that a volume is reached only through its mounts. A
+// clone or a restore gets mode 0777 too; the files inside keep theirs.
 //
 // # Imports
 //

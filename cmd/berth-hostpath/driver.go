@@ -26,11 +26,26 @@ type driver struct {
 	opMu sync.Mutex
 }
 
+// Modes of the root layout. A volume's directory is open to every user,
+// so that a workload writes into it whatever user it runs as; the dirs
+// that hold volumes and snapshots are root's alone, so that a volume is
+// reached only through its mounts.
+const (
+	volumeDirMode = 0o777
+	holderDirMode = 0o700
+)
+
 // newDriver creates the root layout and loads the state file.
 func newDriver(cfg Config, log hclog.Logger) (*driver, error) {
-	for _, dir := range []string{cfg.Root, filepath.Join(cfg.Root, "volumes"), filepath.Join(cfg.Root, "snapshots")} {
-		if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(cfg.Root, 0o755); err != nil {
+		return nil, fmt.Errorf("hostpath: create %s: %w", cfg.Root, err)
+	}
+	for _, dir := range []string{filepath.Join(cfg.Root, "volumes"), filepath.Join(cfg.Root, "snapshots")} {
+		if err := os.MkdirAll(dir, holderDirMode); err != nil {
 			return nil, fmt.Errorf("hostpath: create %s: %w", dir, err)
+		}
+		if err := os.Chmod(dir, holderDirMode); err != nil { // also a root laid out by an older version
+			return nil, fmt.Errorf("hostpath: %w", err)
 		}
 	}
 	st, err := openStore(filepath.Join(cfg.Root, stateFileName))

@@ -28,7 +28,7 @@ type agentProc struct {
 	httpPort, rpcPort, serfPort int
 	dataDir                     string
 	cmd                         *exec.Cmd
-	log                         *bytes.Buffer
+	log                         *lockedBuffer // read while the agent runs
 }
 
 func (a *agentProc) httpAddr() string { return "http://127.0.0.1:" + strconv.Itoa(a.httpPort) }
@@ -59,7 +59,9 @@ func freePorts(t *testing.T, n int) []int {
 	return ports
 }
 
-func startAgent(t *testing.T, bin string, a *agentProc, join string) {
+// startAgent starts a server agent; extra arguments (a -config) come after
+// the usual ones.
+func startAgent(t *testing.T, bin string, a *agentProc, join string, extra ...string) {
 	t.Helper()
 	args := []string{"agent", "-server", "-node-name", a.name, "-data-dir", a.dataDir, "-bind", "127.0.0.1",
 		"-http-port", strconv.Itoa(a.httpPort), "-rpc-port", strconv.Itoa(a.rpcPort),
@@ -67,7 +69,8 @@ func startAgent(t *testing.T, bin string, a *agentProc, join string) {
 	if join != "" {
 		args = append(args, "-join", join)
 	}
-	a.log = &bytes.Buffer{}
+	args = append(args, extra...)
+	a.log = &lockedBuffer{}
 	a.cmd = exec.Command(bin, args...)
 	a.cmd.Stdout, a.cmd.Stderr = a.log, a.log
 	must.NoError(t, a.cmd.Start())
@@ -156,7 +159,9 @@ func TestProcess_ThreeServers_VolumeRegisteredAndRead(t *testing.T) {
 	defer cancel()
 	var nresp structs.NodeUpdateResponse
 	must.NoError(t, pool.Call(ctx, agents[2].rpcAddr(), "Node.Register", &structs.NodeRegisterRequest{
-		Node: statetest.NodeWithPlugin("client-1", "hostpath", false, true, true)}, &nresp))
+		Node:         statetest.NodeWithPlugin("client-1", "hostpath", false, true, true),
+		WriteRequest: structs.WriteRequest{AuthToken: "0e9b7d2a-5c1f-4e8b-9a3d-6f2c1b0e7d4a"}, // the node's secret
+	}, &nresp))
 	must.Eq(t, leader, nresp.LeaderRPCAddr)
 
 	spec := filepath.Join(t.TempDir(), "data.hcl")

@@ -36,6 +36,14 @@ func TestREADME_Cluster(t *testing.T) {
 	w.run("A three-server cluster on one machine", "Plugins as tasks, on a cluster")
 }
 
+// TestREADME_SecureCluster runs the README's secure cluster walkthrough:
+// certificates, gossip key, three servers and a client with mTLS and
+// ACLs, bootstrap, policies and tokens, a job run with a deploy token.
+func TestREADME_SecureCluster(t *testing.T) {
+	w := newReadmeWalk(t)
+	w.run("A secure cluster")
+}
+
 // readmePorts are the ports the README names; the test gives each a free
 // one.
 var readmePorts = []int{4746, 4747, 4748, 5746, 5747, 5748, 6746, 6747, 6748, 7746, 8746}
@@ -48,6 +56,7 @@ type readmeWalk struct {
 	dir      string
 	rewrites []rewrite
 	bind     map[string]string // shown ID -> actual ID
+	env      []string          // "K=V" set by the walkthrough's export steps
 	bg       []*readmeProc
 	sections map[string][][]numberedLine
 }
@@ -145,6 +154,12 @@ func (w *readmeWalk) step(st readmeStep) {
 		return
 	case cmd == "make build" || cmd == "make test":
 		return // the test built the binaries; make test is this
+	case strings.HasPrefix(cmd, "export "):
+		// Later commands, in the foreground and background, get it.
+		kv := strings.TrimPrefix(cmd, "export ")
+		must.StrContains(t, kv, "=", must.Sprintf("README:%d: export NAME=VALUE", st.line))
+		w.env = append(w.env, strings.Trim(kv, `"`))
+		return
 	case cmd == "make dev":
 		cmd = w.rewrite("bin/berth agent -dev -http-port 4746 -rpc-port 4747 -serf-port 4748")
 		st.bg = true
@@ -224,7 +239,7 @@ func (w *readmeWalk) exec(cmd string) (string, int) {
 	defer cancel()
 	c := exec.CommandContext(ctx, "bash", "-c", cmd)
 	c.Dir = w.dir
-	c.Env = append(os.Environ(), "BERTH_ADDR="+w.rewrite("http://127.0.0.1:4746"))
+	c.Env = append(append(os.Environ(), "BERTH_ADDR="+w.rewrite("http://127.0.0.1:4746")), w.env...)
 	out, err := c.CombinedOutput()
 	var ee *exec.ExitError
 	switch {
@@ -241,6 +256,7 @@ func (w *readmeWalk) start(line int, cmd string) {
 	p := &readmeProc{line: line, out: &lockedBuffer{}, done: make(chan struct{})}
 	p.cmd = exec.Command("bash", "-c", "exec "+cmd)
 	p.cmd.Dir = w.dir
+	p.cmd.Env = append(os.Environ(), w.env...)
 	p.cmd.Stdout, p.cmd.Stderr = p.out, p.out
 	p.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	must.NoError(w.t, p.cmd.Start())

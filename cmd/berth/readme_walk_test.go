@@ -140,6 +140,9 @@ var readmeKinds = []struct {
 	{"uuid", regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`), true},
 	{"provider id", regexp.MustCompile(`^(vol|snap)-[0-9a-f]{16}$`), true},
 	{"short id", regexp.MustCompile(`^[0-9a-f]{8}$`), true},
+	// A gossip key from `berth operator gossip keygen`: 32 bytes, base64.
+	// (its "=" is punctuation to splitCore, so the core is 43 characters).
+	{"key", regexp.MustCompile(`^[A-Za-z0-9+/]{43}$`), true},
 	{"time", regexp.MustCompile(`^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$`), false},
 	{"duration", regexp.MustCompile(`^(\d+(\.\d+)?(ns|µs|us|ms|s|m|h))+$`), false},
 	// Which server leads is the election's choice.
@@ -229,8 +232,10 @@ func matchOutput(shown []string, got string, bind map[string]string) (map[string
 	return trial, nil
 }
 
-// hexWord finds words that may be IDs or ID prefixes in a command.
-var hexWord = regexp.MustCompile(`\b[0-9a-f]{4,}\b|\b(vol|snap)-[0-9a-f]{16}\b`)
+// hexWord finds words that may be IDs or ID prefixes in a command: whole
+// UUIDs first (so that one is replaced whole, not by its parts), then hex
+// words, provider IDs and gossip keys.
+var hexWord = regexp.MustCompile(`\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b|\b[0-9a-f]{4,}\b|\b(vol|snap)-[0-9a-f]{16}\b|[A-Za-z0-9+/]{43}=`)
 
 // substitute puts the actual IDs bound so far in place of the shown ones
 // in a command or file: whole IDs, and prefixes of them (as "2b3d" for
@@ -239,6 +244,12 @@ func substitute(s string, bind map[string]string) string {
 	return hexWord.ReplaceAllStringFunc(s, func(w string) string {
 		if v, ok := bind[w]; ok {
 			return v
+		}
+		if key, ok := strings.CutSuffix(w, "="); ok {
+			if v, ok := bind[key]; ok {
+				return v + "="
+			}
+			return w
 		}
 		for shown, actual := range bind {
 			if strings.HasPrefix(shown, w) && len(actual) >= len(w) {
@@ -263,6 +274,15 @@ func TestReadmeMatch(t *testing.T) {
 	must.Eq(t, map[string]string{"2b3df4c3": "9f00aa11", "7cca083e": "7cca0000", "snap-7a2270fd197b12cd": "snap-00112233445566ff"}, b)
 	must.EqOp(t, "berth alloc status 9f00 && berth volume snapshot delete hostpath snap-00112233445566ff",
 		substitute("berth alloc status 2b3d && berth volume snapshot delete hostpath snap-7a2270fd197b12cd", b))
+
+	// A whole UUID (a token's Secret ID) and a gossip key are replaced whole.
+	kb, err := matchOutput([]string{
+		`Secret ID   = 15e3aa93-1ef0-b779-834b-7ddfbe8b6c6d`,
+		`Zm9vYmFyYmF6cXV4MTIzNDU2Nzg5MGFiY2RlZmdoaWo=`,
+	}, "Secret ID   = 0a1b2c3d-4e5f-6071-8293-a4b5c6d7e8f9\nQUJDREVGR0hJSktMTU5PUFFSU1RVVldYWVphYmNkZWY=", map[string]string{})
+	must.NoError(t, err)
+	must.EqOp(t, `export BERTH_TOKEN=0a1b2c3d-4e5f-6071-8293-a4b5c6d7e8f9; encrypt = "QUJDREVGR0hJSktMTU5PUFFSU1RVVldYWVphYmNkZWY="`,
+		substitute(`export BERTH_TOKEN=15e3aa93-1ef0-b779-834b-7ddfbe8b6c6d; encrypt = "Zm9vYmFyYmF6cXV4MTIzNDU2Nzg5MGFiY2RlZmdoaWo="`, kb))
 
 	for _, tc := range []struct{ shown, got string }{
 		{`Allocation "2b3df4c3": pending -> running`, `Allocation "2b3df4c3": pending -> failed`},

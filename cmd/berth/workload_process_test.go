@@ -64,6 +64,13 @@ func startWorkloadClient(t *testing.T, bin string, servers []*agentProc, name st
 // (and dialing the servers from) the loopback address bind.
 func startWorkloadClientAt(t *testing.T, bin string, servers []*agentProc, name, bind string) *clientProc {
 	t.Helper()
+	return startWorkloadClientWith(t, bin, servers, name, bind, "")
+}
+
+// startWorkloadClientWith is startWorkloadClientAt with more agent config
+// (HCL blocks: tls, acl) appended to the client's.
+func startWorkloadClientWith(t *testing.T, bin string, servers []*agentProc, name, bind, extraHCL string) *clientProc {
+	t.Helper()
 	dataDir, err := os.MkdirTemp("", "bc")
 	must.NoError(t, err)
 	var addrs []string
@@ -77,10 +84,12 @@ data_dir  = %q
 bind_addr = %q
 ports { http = %d }
 client {
-  enabled = true
-  servers = [%s]
+  enabled          = true
+  servers          = [%s]
+  allow_root_tasks = true # the plugin tasks; the workloads run as nobody
 }
-`, name, dataDir, bind, freePorts(t, 1)[0], strings.Join(addrs, ", "))), 0o600))
+%s
+`, name, dataDir, bind, freePorts(t, 1)[0], strings.Join(addrs, ", "), extraHCL)), 0o600))
 	t.Cleanup(func() {
 		c.signal(syscall.SIGTERM)
 		killTasksUnder(dataDir)

@@ -12,7 +12,8 @@
 // reaches the host, while the host's unmounts still reach the task), bind
 // mounts the volumes with the propagation asked (private: rprivate,
 // host-to-task: rslave, bidirectional: rshared), remounts read-only ones,
-// then execs the command. A setup error comes back to Start over a
+// enters the task dir, drops to the task's user (setgroups, setgid,
+// setuid: for good) and execs the command. A setup error comes back to Start over a
 // close-on-exec pipe, so Start either returns a running task or the reason
 // it could not start. Hence Init must be the first call of main() in every
 // binary that starts tasks (cmd/berth) and of TestMain in every test
@@ -22,14 +23,25 @@
 // to the kill timeout and then kills the group. Without root there is no
 // new mount namespace, and a task with volume mounts is refused.
 //
-// What is not isolated: the task shares the host's root file system, PIDs,
-// network and user (no chroot, no PID namespace, no cgroups), so a task
+// Users: a task runs as the user its config names (a name or a numeric
+// uid, looked up with os/user for its uid, gid and supplementary groups),
+// DefaultUser ("nobody") when it names none. Root (uid 0, by any name)
+// needs TaskConfig.AllowRoot; an unknown user is refused before anything
+// runs (ErrUnknownUser). The task starts in its task dir, entered before
+// the drop: relative paths work even where a dir above it is not
+// searchable by the user, absolute ones only where every one is. Its logs
+// are opened by berth and handed to it: it needs no access to them. Without root berth cannot switch
+// users: tasks run as berth's own user and one that names another is
+// refused (ErrNeedsRoot).
+//
+// What is not isolated: the task shares the host's root file system, PIDs
+// and network (no chroot, no PID namespace, no cgroups), so a task
 // that leaves its process group (setsid) outlives Stop; an absolute mount
 // destination that does not exist is created as an empty directory on the
 // host (the mount itself exists only in the task's namespace).
 //
-// Imports: the standard library and structs (propagation modes). Linux
-// only.
+// Imports: the standard library and structs (propagation modes, the
+// default user). Linux only.
 //
 // Concurrency: a *Handle is safe for concurrent use; one goroutine per task
 // waits for the process (or, for a reattached task, polls it) and closes

@@ -19,9 +19,14 @@ import (
 
 // Errors, for errors.Is.
 var (
-	// ErrNeedsRoot: a task with volume mounts needs a mount namespace,
-	// which only root can make.
-	ErrNeedsRoot = errors.New("exec: volume mounts need a mount namespace, and berth is not running as root")
+	// ErrNeedsRoot: what the task asks for needs berth to run as root: a
+	// mount namespace (volume mounts), or another user.
+	ErrNeedsRoot = errors.New("exec: berth is not running as root")
+	// ErrRootNotAllowed: the task would run as root, and the caller did
+	// not allow it (the client's allow_root_tasks).
+	ErrRootNotAllowed = errors.New("exec: tasks may not run as root on this client")
+	// ErrUnknownUser: the task's user does not exist on this host.
+	ErrUnknownUser = errors.New("exec: no such user")
 	// ErrInvalidTask: the task config is wrong (the message says how).
 	ErrInvalidTask = errors.New("exec: invalid task")
 	// ErrGone: a task to reattach to is no longer running.
@@ -51,6 +56,11 @@ type TaskConfig struct {
 	// Extra are more BERTH_ variables, set by the caller.
 	Extra  map[string]string
 	Mounts []Mount
+
+	// User is who the task runs as: a user name or a numeric uid; ""
+	// is DefaultUser (see ResolveUser). AllowRoot lets it be root.
+	User      string
+	AllowRoot bool
 }
 
 // resolve checks the config and returns it with every mount destination
@@ -172,7 +182,11 @@ func Start(ctx context.Context, cfg *TaskConfig) (*Handle, error) {
 	}
 	root := os.Geteuid() == 0
 	if !root && len(c.Mounts) > 0 {
-		return nil, fmt.Errorf("task %q: %w", c.TaskName, ErrNeedsRoot)
+		return nil, fmt.Errorf("task %q: volume mounts need a mount namespace: %w", c.TaskName, ErrNeedsRoot)
+	}
+	cred, err := ResolveUser(c.User, c.AllowRoot)
+	if err != nil {
+		return nil, fmt.Errorf("task %q: %w", c.TaskName, err)
 	}
 	// What is already under each bidirectional source stays when the
 	// task is gone; what appears while it runs came from the task.
@@ -231,7 +245,7 @@ func Start(ctx context.Context, cfg *TaskConfig) (*Handle, error) {
 		return nil, fmt.Errorf("task %q: start: %w", c.TaskName, err)
 	}
 
-	spec := initSpec{Command: c.Command, Args: c.Args, Env: c.env(), Dir: c.TaskDir, NewNS: root, Mounts: c.Mounts}
+	spec := initSpec{Command: c.Command, Args: c.Args, Env: c.env(), Dir: c.TaskDir, NewNS: root, Mounts: c.Mounts, Cred: cred}
 	if err := json.NewEncoder(specW).Encode(spec); err != nil {
 		_ = cmd.Process.Kill()
 		_ = cmd.Wait()

@@ -22,7 +22,9 @@ func TestMain(m *testing.M) {
 }
 
 // taskConfig lays out an alloc dir in a temp dir and returns a task config
-// for sh -c script.
+// for sh -c script. As the allocrunner does, it lets the task's user (the
+// default, nobody, when the test runs as root) reach the task dir and own
+// it.
 func taskConfig(t *testing.T, script string) *TaskConfig {
 	t.Helper()
 	root := t.TempDir()
@@ -30,6 +32,16 @@ func taskConfig(t *testing.T, script string) *TaskConfig {
 	allocDir := filepath.Join(root, "alloc")
 	must.NoError(t, os.MkdirAll(filepath.Join(taskDir, "local"), 0o755))
 	must.NoError(t, os.MkdirAll(filepath.Join(allocDir, "logs"), 0o755))
+	for _, d := range []string{filepath.Dir(root), root} { // t.TempDir makes them 0700
+		must.NoError(t, os.Chmod(d, 0o755))
+	}
+	if os.Geteuid() == 0 {
+		nobody, err := ResolveUser("", false)
+		must.NoError(t, err)
+		for _, d := range []string{taskDir, filepath.Join(taskDir, "local")} {
+			must.NoError(t, os.Chown(d, int(nobody.UID), int(nobody.GID)))
+		}
+	}
 	return &TaskConfig{
 		AllocID:    "a1",
 		TaskName:   "web",
@@ -229,6 +241,7 @@ func TestStart_NotRoot_RefusesMounts(t *testing.T) {
 	cfg.Mounts = []Mount{{Source: t.TempDir(), Destination: "v"}}
 	_, err := Start(context.Background(), cfg)
 	must.ErrorIs(t, err, ErrNeedsRoot)
+	must.ErrorContains(t, err, `task "web": volume mounts need a mount namespace: exec: berth is not running as root`)
 	must.Eq(t, ExitResult{}, waitDone(t, start(t, taskConfig(t, "exit 0"))), must.Sprint("without mounts it runs"))
 }
 

@@ -22,8 +22,9 @@ const (
 )
 
 // initSpec is what the init needs: the command, its environment and
-// directory, and the mounts to make in the new namespace (destinations
-// already resolved to absolute paths).
+// directory, the mounts to make in the new namespace (destinations
+// already resolved to absolute paths), and the user to become once they
+// are made (nil: stay who berth is).
 type initSpec struct {
 	Command string
 	Args    []string
@@ -31,6 +32,7 @@ type initSpec struct {
 	Dir     string
 	NewNS   bool
 	Mounts  []Mount
+	Cred    *Credential
 }
 
 // Init becomes the task when this process was started as a task's init:
@@ -67,8 +69,15 @@ func runInit() error {
 			return err
 		}
 	}
+	// The task dir is entered first: the task finds it as its working
+	// directory even where a dir above it is not searchable by its user.
 	if err := os.Chdir(s.Dir); err != nil {
 		return fmt.Errorf("enter task dir: %w", err)
+	}
+	if s.Cred != nil {
+		if err := becomeUser(s.Cred); err != nil {
+			return err
+		}
 	}
 	path, err := lookPath(s.Command, s.Env)
 	if err != nil {
@@ -77,6 +86,28 @@ func runInit() error {
 	argv := append([]string{s.Command}, s.Args...)
 	if err := syscall.Exec(path, argv, s.Env); err != nil {
 		return fmt.Errorf("exec %s: %w", path, err)
+	}
+	return nil
+}
+
+// becomeUser drops to the task's user for good: its supplementary groups,
+// then its gid, then its uid (after which nothing else could be changed).
+// Go applies each to every thread of the process. It is done here, not
+// with SysProcAttr.Credential on the init's start, which would drop root
+// before the init makes the task's mounts.
+func becomeUser(c *Credential) error {
+	groups := make([]int, len(c.Groups))
+	for i, g := range c.Groups {
+		groups[i] = int(g)
+	}
+	if err := syscall.Setgroups(groups); err != nil {
+		return fmt.Errorf("set the groups of user %q: %w", c.User, err)
+	}
+	if err := syscall.Setgid(int(c.GID)); err != nil {
+		return fmt.Errorf("set gid %d of user %q: %w", c.GID, c.User, err)
+	}
+	if err := syscall.Setuid(int(c.UID)); err != nil {
+		return fmt.Errorf("set uid %d of user %q: %w", c.UID, c.User, err)
 	}
 	return nil
 }

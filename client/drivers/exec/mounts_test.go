@@ -21,6 +21,15 @@ func needRoot(t *testing.T) {
 	}
 }
 
+// rootTaskConfig is taskConfig for a task that runs as root: one that
+// mounts, or writes where only root may.
+func rootTaskConfig(t *testing.T, script string) *TaskConfig {
+	t.Helper()
+	cfg := taskConfig(t, script)
+	cfg.User, cfg.AllowRoot = "root", true
+	return cfg
+}
+
 // hostMountsUnder lists this (the host's) namespace's mounts under dir.
 func hostMountsUnder(t *testing.T, dir string) []string {
 	t.Helper()
@@ -44,7 +53,7 @@ func sharedTmpfs(t *testing.T, dir string) {
 
 func TestStart_Mounts_BindsVisibleToTaskOnly(t *testing.T) {
 	needRoot(t)
-	cfg := taskConfig(t, "")
+	cfg := rootTaskConfig(t, "")
 	root := filepath.Dir(cfg.TaskDir)
 	vol := filepath.Join(t.TempDir(), "vol")
 	must.NoError(t, os.MkdirAll(vol, 0o755))
@@ -75,7 +84,7 @@ sleep 1000`}
 
 func TestStart_Mounts_TaskMountsDoNotLeak(t *testing.T) {
 	needRoot(t)
-	cfg := taskConfig(t, `mount -t tmpfs none local && echo mounted > local/f && echo ready && sleep 1000`)
+	cfg := rootTaskConfig(t, `mount -t tmpfs none local && echo mounted > local/f && echo ready && sleep 1000`)
 	root := filepath.Dir(cfg.TaskDir)
 	h := start(t, cfg)
 	waitLog(t, cfg.StdoutPath, "ready")
@@ -108,7 +117,7 @@ func TestStart_Mounts_Propagation(t *testing.T) {
 			name += " kept"
 		}
 		t.Run(name, func(t *testing.T) {
-			cfg := taskConfig(t, `set -e
+			cfg := rootTaskConfig(t, `set -e
 mkdir -p vol/by-task
 mount -t tmpfs none vol/by-task
 echo ready
@@ -164,7 +173,7 @@ sleep 1000`)
 
 func TestStart_Mounts_BidirectionalNeedsMountPoint(t *testing.T) {
 	needRoot(t)
-	cfg := taskConfig(t, "exit 0")
+	cfg := rootTaskConfig(t, "exit 0")
 	cfg.Mounts = []Mount{{Source: t.TempDir(), Destination: "vol", Propagation: structs.PropagationBidirectional}}
 	_, err := Start(context.Background(), cfg)
 	must.ErrorContains(t, err, "bidirectional propagation needs "+cfg.Mounts[0].Source+" to be a mount point")
@@ -173,7 +182,7 @@ func TestStart_Mounts_BidirectionalNeedsMountPoint(t *testing.T) {
 
 func TestStart_Mounts_ReadOnlyKeepsFlagsAndSubmounts(t *testing.T) {
 	needRoot(t)
-	cfg := taskConfig(t, `set -e
+	cfg := rootTaskConfig(t, `set -e
 for p in vol vol/sub; do if touch $p/x 2>/dev/null; then echo "$p writable"; else echo "$p read-only"; fi; done
 grep " $BERTH_TASK_DIR/vol " /proc/self/mountinfo | grep -q nosuid && echo nosuid-kept`)
 	src := filepath.Join(t.TempDir(), "src")

@@ -44,20 +44,29 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, cfg, stderr); err != nil {
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	if err := run(ctx, cfg, stderr, hup); err != nil {
 		fmt.Fprintf(stderr, "Error: %v\n", err)
 		return 1
 	}
 	return 0
 }
 
-func run(ctx context.Context, cfg *Config, stderr io.Writer) error {
+// run runs the agent until ctx ends; each value on hup (SIGHUP) reloads
+// its TLS certificates.
+func run(ctx context.Context, cfg *Config, stderr io.Writer, hup <-chan os.Signal) error {
 	logger := hclog.New(&hclog.LoggerOptions{
 		Name:       "berth",
 		Level:      hclog.LevelFromString(cfg.LogLevel),
 		Output:     stderr,
 		JSONFormat: cfg.LogJSON,
 	})
+	if cfg.Dev {
+		logger.Warn("dev mode: TLS and ACLs are off; do not expose this agent to a network")
+	}
+	var reload reloaders
 	if cfg.Dev && cfg.DataDir == "" {
 		dir, err := os.MkdirTemp("", "berth-dev-")
 		if err != nil {
@@ -82,6 +91,9 @@ func run(ctx context.Context, cfg *Config, stderr io.Writer) error {
 			}
 		}()
 		backend = srv
+		if cfg.TLS.RPC {
+			reload.add("server", srv.ReloadTLS)
+		}
 		if cfg.Dev || len(cfg.Client.Servers) == 0 {
 			// A server that is also a client joins itself, as -dev does.
 			cfg.Client.Servers = []string{srv.RPCAddr()}
@@ -93,11 +105,14 @@ func run(ctx context.Context, cfg *Config, stderr io.Writer) error {
 			return err
 		}
 		defer stop()
+		if cfg.TLS.RPC {
+			reload.add("client", c.ReloadTLS)
+		}
 		if backend == nil {
 			backend = c
 		}
 	}
-	return serveHTTP(ctx, cfg, backend, logger)
+	return serveHTTP(ctx, cfg, backend, logger, hup, &reload)
 }
 
 func startServer(cfg *Config, logger hclog.Logger) (*server.Server, error) {
@@ -113,6 +128,9 @@ func startServer(cfg *Config, logger hclog.Logger) (*server.Server, error) {
 		scfg.JobMaxCount = cfg.Server.JobMaxCount
 	}
 	scfg.GossipLocal = cfg.Dev
+	scfg.TLS = cfg.rpcTLS()
+	scfg.EncryptKey = cfg.encryptKey
+	scfg.ACLEnabled = cfg.ACL.Enabled
 	scfg.Logger = logger
 	return server.New(scfg)
 }
@@ -134,6 +152,8 @@ func startClient(ctx context.Context, cfg *Config, logger hclog.Logger) (*client
 	}
 	ccfg.HTTPAddr = net.JoinHostPort(cfg.BindAddr, strconv.Itoa(cfg.Ports.HTTP))
 	ccfg.BindAddr = cfg.BindAddr
+	ccfg.TLS = cfg.rpcTLS()
+	ccfg.AllowRootTasks = cfg.Client.AllowRootTasks
 	ccfg.Logger = logger
 	for _, p := range cfg.Plugins {
 		ccfg.Plugins = append(ccfg.Plugins, &dynamicplugins.PluginInfo{
@@ -173,11 +193,12 @@ func startClient(ctx context.Context, cfg *Config, logger hclog.Logger) (*client
 	return c, stop, nil
 }
 
-func serveHTTP(ctx context.Context, cfg *Config, backend httpapi.Backend, logger hclog.Logger) error {
+func serveHTTP(ctx context.Context, cfg *Config, backend httpapi.Backend, logger hclog.Logger,
+	hup <-chan os.Signal, reload *reloaders) error {
 	httpAddr := net.JoinHostPort(cfg.BindAddr, strconv.Itoa(cfg.Ports.HTTP))
-	l, err := net.Listen("tcp", httpAddr)
+	l, err := listenHTTP(httpAddr, cfg.TLS, reload)
 	if err != nil {
-		return fmt.Errorf("HTTP API: listen on %s: %w (is another agent using -http-port %d?)", httpAddr, err, cfg.Ports.HTTP)
+		return fmt.Errorf("HTTP API: %w", err)
 	}
 	hs := &http.Server{
 		Handler: httpapi.New(backend, logger.Named("http")),
@@ -188,20 +209,29 @@ func serveHTTP(ctx context.Context, cfg *Config, backend httpapi.Backend, logger
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       2 * time.Minute,
 		BaseContext:       func(net.Listener) context.Context { return ctx },
+		// Failed TLS handshakes and the like, with the peer's address.
+		ErrorLog: logger.Named("http").StandardLogger(&hclog.StandardLoggerOptions{ForceLevel: hclog.Warn}),
 	}
 	httpErr := make(chan error, 1)
 	go func() { httpErr <- hs.Serve(l) }()
 	logger.Info("agent running", "http_addr", l.Addr().String(), "data_dir", cfg.DataDir,
-		"server", cfg.Server.Enabled, "client", cfg.Client.Enabled, "dev", cfg.Dev)
+		"server", cfg.Server.Enabled, "client", cfg.Client.Enabled, "dev", cfg.Dev,
+		"tls_http", cfg.TLS.HTTP, "tls_rpc", cfg.TLS.RPC, "acl", cfg.ACL.Enabled)
 	if cfg.Dev {
 		logger.Warn("dev mode: one server and one client in this process; data lives in a temp dir unless -data-dir is given")
 	}
 
-	select {
-	case <-ctx.Done():
-		logger.Info("shutting down on signal")
-	case err := <-httpErr:
-		return fmt.Errorf("HTTP API stopped: %w", err)
+wait:
+	for {
+		select {
+		case <-ctx.Done():
+			logger.Info("shutting down on signal")
+			break wait
+		case err := <-httpErr:
+			return fmt.Errorf("HTTP API stopped: %w", err)
+		case <-hup:
+			reload.run(logger)
+		}
 	}
 	sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
 	defer cancel()

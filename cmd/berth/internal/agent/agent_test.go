@@ -83,6 +83,7 @@ func TestRun_Dev_ServesAndStopsCleanly(t *testing.T) {
 	must.Eq(t, 1, plug.ControllersHealthy)
 	must.Eq(t, "hostpath.berth.dev", plug.Provider)
 	must.NotEq(t, "", plug.Version)
+	must.StrContains(t, logs.String(), "dev mode: TLS and ACLs are off; do not expose this agent to a network")
 	t.Logf("figure: dev agent start -> hostpath 1/1 healthy in %s", time.Since(started).Round(time.Millisecond))
 
 	// A clean start: the client's first probe finds the built-in plugin

@@ -25,8 +25,13 @@ type Config struct {
 	Server  *ServerConfig   `hcl:"server,block"`
 	Client  *ClientConfig   `hcl:"client,block"`
 	Plugins []*PluginConfig `hcl:"plugin,block"`
+	TLS     *TLSConfig      `hcl:"tls,block"`
+	ACL     *ACLConfig      `hcl:"acl,block"`
 
 	Dev bool
+
+	// encryptKey is server.encrypt decoded (see security.go).
+	encryptKey []byte
 }
 
 // PortsConfig is the `ports { }` block.
@@ -44,6 +49,9 @@ type ServerConfig struct {
 	// JobMaxCount caps the allocations one job may ask for (0: the
 	// server's default, 10,000).
 	JobMaxCount int `hcl:"job_max_count,optional"`
+	// Encrypt is the gossip encryption key, 32 bytes in base64 (`berth
+	// operator gossip keygen`); the same on every server.
+	Encrypt string `hcl:"encrypt,optional"`
 }
 
 // ClientConfig is the `client { }` block.
@@ -54,6 +62,8 @@ type ClientConfig struct {
 	// ControllerConcurrency bounds the controller calls to one plugin on
 	// this client; 0 keeps the default (1).
 	ControllerConcurrency int `hcl:"controller_concurrency,optional"`
+	// AllowRootTasks lets tasks run as root; on in -dev.
+	AllowRootTasks bool `hcl:"allow_root_tasks,optional"`
 }
 
 // PluginConfig is a `plugin "ID" { type, socket }` block: a CSI plugin run
@@ -71,6 +81,8 @@ func defaultConfig() *Config {
 		Ports:    &PortsConfig{HTTP: server.DefaultHTTPPort, RPC: server.DefaultRPCPort, Serf: server.DefaultSerfPort},
 		Server:   &ServerConfig{BootstrapExpect: 1},
 		Client:   &ClientConfig{},
+		TLS:      &TLSConfig{},
+		ACL:      &ACLConfig{},
 	}
 }
 
@@ -148,6 +160,9 @@ func parseConfig(args []string, stderr io.Writer) (*Config, error) {
 			return nil, fmt.Errorf("agent config: %w", err)
 		}
 		fillDefaults(cfg)
+		if err := cfg.checkSecurity(configFile); err != nil {
+			return nil, fmt.Errorf("agent config: %s: %w", configFile, err)
+		}
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
@@ -187,6 +202,19 @@ func parseConfig(args []string, stderr io.Writer) (*Config, error) {
 		cfg.Server.Enabled = true
 		cfg.Client.Enabled = true
 		cfg.Server.BootstrapExpect = 1
+		// One trusted machine: no TLS, ACLs or gossip key, and tasks may
+		// run as root (run says so at start).
+		cfg.TLS = &TLSConfig{}
+		cfg.ACL = &ACLConfig{}
+		cfg.encryptKey = nil
+		cfg.Client.AllowRootTasks = true
+	}
+	if cfg.Server.Enabled && cfg.ACL != nil && cfg.ACL.Enabled && (cfg.TLS == nil || !cfg.TLS.RPC) {
+		// Without mutual TLS a server cannot tell another server from any
+		// caller, so it could not share the root key (nor trust tokens
+		// sent in clear).
+		return nil, errors.New("agent config: acl { enabled = true } on a server needs tls { rpc = true }: " +
+			"servers share the root key and prove who they are over mutual TLS (make certificates with `berth tls`)")
 	}
 	if !cfg.Server.Enabled && !cfg.Client.Enabled {
 		return nil, errUsage{errors.New("say what to run: -dev, -server or -client (or server/client blocks in -config)")}

@@ -44,6 +44,9 @@ type command struct {
 var commands = []*command{
 	serverMembersCommand,
 	operatorRaftListPeersCommand,
+	operatorGossipKeygenCommand,
+	tlsCACreateCommand, tlsCertCreateCommand,
+	operatorKeyringListCommand, operatorKeyringRotateCommand,
 	nodeStatusCommand,
 	pluginStatusCommand,
 	volumeRegisterCommand,
@@ -60,6 +63,17 @@ var commands = []*command{
 	jobStopCommand,
 	allocStatusCommand,
 	allocLogsCommand,
+	aclBootstrapCommand,
+	aclTokenCreateCommand,
+	aclTokenListCommand,
+	aclTokenInfoCommand,
+	aclTokenUpdateCommand,
+	aclTokenDeleteCommand,
+	aclTokenSelfCommand,
+	aclPolicyApplyCommand,
+	aclPolicyListCommand,
+	aclPolicyInfoCommand,
+	aclPolicyDeleteCommand,
 }
 
 // Run runs the command args name and returns its exit status.
@@ -96,13 +110,14 @@ func (a *App) Run(ctx context.Context, args []string) int {
 	return c.run(ctx, a.meta(c), append(global, rest...))
 }
 
-// leadingAddress takes -address (the one option every command has) from
-// before the command's name, as in `berth -address=http://h:4746 node
-// status`, and returns it to be given to the command.
+// leadingAddress takes the general options (-address, -token, the TLS
+// ones: globalOptions) from before the command's name, as in `berth
+// -address=http://h:4746 node status`, and returns them to be given to the
+// command.
 func leadingAddress(args []string) (global, rest []string) {
 	for len(args) > 0 {
 		name, _, hasValue := strings.Cut(strings.TrimLeft(args[0], "-"), "=")
-		if !strings.HasPrefix(args[0], "-") || name != "address" {
+		if !strings.HasPrefix(args[0], "-") || !globalOptions[name] {
 			break
 		}
 		n := 1

@@ -36,7 +36,7 @@ func TestApp_Run_UsageAndHelp(t *testing.T) {
 		{"snapshot group -h", []string{"volume", "snapshot", "-h"}, 0, "Usage: berth volume snapshot <subcommand>", ""},
 		{"help for the snapshot group", []string{"help", "volume", "snapshot"}, 0, "    list    List the snapshots CSI plugins hold\n", ""},
 		{"unknown snapshot verb", []string{"volume", "snapshot", "restore"}, 2, "", `Error: unknown command "volume snapshot restore"`},
-		{"main help lists snapshot create", []string{"-h"}, 0, "volume snapshot create    Snapshot a CSI volume through its plugin", ""},
+		{"main help lists snapshot create", []string{"-h"}, 0, "volume snapshot create        Snapshot a CSI volume through its plugin", ""},
 		{"help for snapshot create", []string{"help", "volume", "snapshot", "create"}, 0,
 			"Usage: berth volume snapshot create [options] <volume> [<name>]", ""},
 		{"help for snapshot delete", []string{"volume", "snapshot", "delete", "-h"}, 0,

@@ -103,3 +103,14 @@ func hasKey(m map[string]string, k string) bool {
 	_, ok := m[k]
 	return ok
 }
+
+// stringsFlag collects a flag given more than once, such as
+// -additional-dnsname.
+type stringsFlag []string
+
+func (f *stringsFlag) String() string { return strings.Join(*f, ",") }
+
+func (f *stringsFlag) Set(v string) error {
+	*f = append(*f, v)
+	return nil
+}

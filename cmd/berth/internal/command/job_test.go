@@ -331,7 +331,7 @@ func TestApp_JobAllocAndDetachHelp(t *testing.T) {
 		{"job alone lists its verbs", []string{"job"}, 2, "    run     Run a job from a job spec\n    status  Display status information about jobs\n    stop    Stop a running job\n"},
 		{"alloc alone lists its verbs", []string{"alloc"}, 2, "    status  Display the status of an allocation\n    logs    Print the logs of an allocation's task\n"},
 		{"volume lists detach", []string{"volume"}, 2, "    detach           Release a node's claims on a CSI volume\n"},
-		{"main help", []string{"-h"}, 0, "job run                   Run a job from a job spec\n"},
+		{"main help", []string{"-h"}, 0, "job run                       Run a job from a job spec\n"},
 		{"run help", []string{"help", "job", "run"}, 0, "-detach\n"},
 		{"stop help", []string{"job", "stop", "-h"}, 0, "-purge\n"},
 		{"logs help", []string{"alloc", "logs", "-h"}, 0, "-stderr\n"},

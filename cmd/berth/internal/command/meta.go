@@ -20,8 +20,23 @@ type meta struct {
 	stderr io.Writer
 	getenv func(string) string
 
-	address string
+	// The general options (-address, -token and TLS), as given; client
+	// fills in the environment's for those left out.
+	address       string
+	token         string
+	caCert        string
+	clientCert    string
+	clientKey     string
+	tlsServerName string
+
 	secrets *secretFlag // -secret, for the commands that define it
+}
+
+// globalOptions are the options every command takes, before or after its
+// name.
+var globalOptions = map[string]bool{
+	"address": true, "token": true, "ca-cert": true, "client-cert": true,
+	"client-key": true, "tls-server-name": true,
 }
 
 // generalHelp documents the flags every command takes.
@@ -30,6 +45,25 @@ const generalHelp = `General Options:
   -address=<addr>
     The address of a berth agent's HTTP API. Overrides the BERTH_ADDR
     environment variable. Default = http://127.0.0.1:4746
+
+  -token=<secret-id>
+    The ACL token to send. Overrides the BERTH_TOKEN environment variable.
+
+  -ca-cert=<path>
+    The CA certificate that signed the agent's HTTPS certificate.
+    Overrides the BERTH_CACERT environment variable.
+
+  -client-cert=<path>
+    The client certificate to present to an agent that verifies HTTPS
+    clients. Overrides the BERTH_CLIENT_CERT environment variable.
+
+  -client-key=<path>
+    The key of -client-cert. Overrides the BERTH_CLIENT_KEY environment
+    variable.
+
+  -tls-server-name=<name>
+    The name the agent's certificate must carry (e.g. server.global.berth).
+    Overrides the BERTH_TLS_SERVER_NAME environment variable.
 `
 
 // usage is the command's full -h text.
@@ -43,6 +77,11 @@ func (m *meta) flagSet() *flag.FlagSet {
 	fs.SetOutput(io.Discard)
 	fs.Usage = func() {}
 	fs.StringVar(&m.address, "address", "", "")
+	fs.StringVar(&m.token, "token", "", "")
+	fs.StringVar(&m.caCert, "ca-cert", "", "")
+	fs.StringVar(&m.clientCert, "client-cert", "", "")
+	fs.StringVar(&m.clientKey, "client-key", "", "")
+	fs.StringVar(&m.tlsServerName, "tls-server-name", "", "")
 	return fs
 }
 
@@ -107,18 +146,34 @@ func (m *meta) fail(format string, args ...any) int {
 }
 
 // client returns an API client for -address, else BERTH_ADDR, else the
-// default, bound to ctx.
+// default, with the token and TLS files of the flags or else of the
+// environment, bound to ctx.
 func (m *meta) client(ctx context.Context) (*api.Client, error) {
-	addr := m.address
-	if addr == "" {
-		addr = m.getenv(api.AddressEnv)
-	}
+	addr := m.option(m.address, api.AddressEnv)
 	if addr == "" {
 		addr = api.DefaultAddress
 	}
-	c, err := api.NewClient(api.Config{Address: addr})
+	c, err := api.NewClient(api.Config{
+		Address: addr,
+		Token:   m.option(m.token, api.TokenEnv),
+		TLS: api.TLSConfig{
+			CACert:        m.option(m.caCert, api.CACertEnv),
+			ClientCert:    m.option(m.clientCert, api.ClientCertEnv),
+			ClientKey:     m.option(m.clientKey, api.ClientKeyEnv),
+			TLSServerName: m.option(m.tlsServerName, api.TLSServerNameEnv),
+		},
+	})
 	if err != nil {
-		return nil, fmt.Errorf("%v; set -address or %s to the agent's HTTP address, e.g. %s", err, api.AddressEnv, api.DefaultAddress)
+		return nil, fmt.Errorf("%v; check -address or %s (the agent's HTTP address, e.g. %s) and the -ca-cert, -client-cert and -client-key files",
+			err, api.AddressEnv, api.DefaultAddress)
 	}
 	return c.WithContext(ctx), nil
+}
+
+// option is a general option's flag value, else its environment variable.
+func (m *meta) option(flagValue, env string) string {
+	if flagValue != "" {
+		return flagValue
+	}
+	return m.getenv(env)
 }

@@ -95,3 +95,40 @@ func TestAPIClient_SendsOnlyKnownFields(t *testing.T) {
 
 	must.EqOp(t, 5, b.count())
 }
+
+// TestAPIClient_ACLSendsOnlyKnownFields: the ACL writes of the api
+// client send only fields the handlers take, and get back what they
+// answer.
+func TestAPIClient_ACLSendsOnlyKnownFields(t *testing.T) {
+	b := &fakeBackend{replies: aclReplies()}
+	srv := httptest.NewServer(New(b, testLogger(t)))
+	t.Cleanup(srv.Close)
+	c, err := api.NewClient(api.Config{Address: srv.URL})
+	must.NoError(t, err)
+
+	var token structs.ACLToken
+	fill(reflect.ValueOf(&token), 0)
+	token.SecretID = "" // the api client refuses one
+	update := token.Copy()
+	token.AccessorID = ""
+	made, _, err := c.ACLTokens().Create(&token)
+	must.NoError(t, err, must.Sprint("token create"))
+	must.EqOp(t, "secret-1", made.SecretID)
+	sent := b.last(t).args.(*structs.ACLTokenUpsertRequest).Tokens[0]
+	must.Eq(t, token.Policies, sent.Policies)
+	must.EqOp(t, token.ExpirationTTL, sent.ExpirationTTL)
+
+	updated, _, err := c.ACLTokens().Update(update)
+	must.NoError(t, err, must.Sprint("token update"))
+	must.EqOp(t, "", updated.SecretID)
+
+	var policy structs.ACLPolicy
+	fill(reflect.ValueOf(&policy), 0)
+	_, err = c.ACLPolicies().Upsert(&policy)
+	must.NoError(t, err, must.Sprint("policy upsert"))
+
+	boot, _, err := c.ACLBootstrap()
+	must.NoError(t, err, must.Sprint("bootstrap"))
+	must.EqOp(t, "secret-0", boot.SecretID)
+	must.EqOp(t, 4, b.count())
+}

@@ -1,11 +1,17 @@
 // Package httpapi serves berth's HTTP API: JSON over HTTP in Nomad's shape
 // (/v1/volumes, /v1/volume/csi/:id, /v1/volumes/snapshot, /v1/plugins,
 // /v1/nodes, /v1/jobs, /v1/job/:id, /v1/allocations, /v1/client/fs/logs,
-// /v1/status/...). Each route parses its query and body into a
+// /v1/acl/..., /v1/status/...). Each route parses its query and body into a
 // structs request, calls one RPC on the agent's server in-process through
 // Backend, and writes the reply as JSON with the raft index in the
 // X-Berth-Index header; a task's log is the one answer written as plain
 // bytes.
+//
+// The caller's ACL token comes in the X-Berth-Token header. ServeHTTP puts
+// it in the request's context and the Backend is wrapped (authBackend) so
+// that every RPC's AuthToken is set from it: no route handles the token
+// itself, and none can forget it. The servers decide what it may do; this
+// package only maps their PermissionDenied to a 403.
 //
 // It owns routing, query parsing (blocking queries: ?index=&wait=, ?stale,
 // ?prefix=, ?namespace=), the mapping of structs error codes to HTTP status,

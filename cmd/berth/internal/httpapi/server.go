@@ -2,7 +2,9 @@ package httpapi
 
 import (
 	"context"
+	"maps"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -19,10 +21,17 @@ const maxBodyBytes = 8 << 20
 
 // handler serves every route.
 type handler struct {
-	backend Backend
+	backend Backend // wrapped in authBackend: every RPC carries the caller's token
 	logger  hclog.Logger
 	mux     *http.ServeMux
 	started time.Time
+	table   []routeEntry // every route handle registered, in order
+}
+
+// routeEntry is one registered path and the methods it accepts.
+type routeEntry struct {
+	pattern string
+	methods []string
 }
 
 // New returns the HTTP API handler over backend. logger is used as given
@@ -32,7 +41,7 @@ func New(backend Backend, logger hclog.Logger) http.Handler {
 		logger = hclog.NewNullLogger()
 	}
 	h := &handler{
-		backend: backend,
+		backend: authBackend{next: backend},
 		logger:  logger,
 		mux:     http.NewServeMux(),
 		started: time.Now(),
@@ -94,6 +103,9 @@ func (h *handler) routes() {
 	h.handle("/v1/allocation/{id}", route{http.MethodGet: h.allocGet})
 	h.handle("/v1/client/fs/logs/{alloc}", route{http.MethodGet: h.allocLogs})
 
+	h.aclRoutes()
+	h.keyringRoutes()
+
 	h.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, errNotFoundRoute(r))
 	})
@@ -102,6 +114,7 @@ func (h *handler) routes() {
 // handle registers a path; a method the route lacks is a JSON 405.
 func (h *handler) handle(pattern string, rt route) {
 	allow := allowHeader(rt)
+	h.table = append(h.table, routeEntry{pattern: pattern, methods: slices.Sorted(maps.Keys(rt))})
 	h.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
 		fn, ok := rt[r.Method]
 		if !ok {
@@ -121,7 +134,7 @@ func (h *handler) handle(pattern string, rt route) {
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
-	h.mux.ServeHTTP(sw, r)
+	h.mux.ServeHTTP(sw, withToken(r))
 	h.logger.Trace("request", "method", r.Method, "path", r.URL.Path,
 		"status", sw.status, "duration", time.Since(start))
 }

@@ -28,7 +28,7 @@ func DefaultRestartPolicy(jobType string) *structs.RestartPolicy {
 }
 
 var (
-	taskFields        = []string{"driver", "config", "env", "restart", "kill_timeout", "volume_mount", "csi_plugin"}
+	taskFields        = []string{"driver", "config", "env", "restart", "kill_timeout", "volume_mount", "csi_plugin", "user"}
 	execConfigFields  = []string{"command", "args"}
 	restartFields     = []string{"attempts", "interval", "delay", "mode"}
 	restartModes      = []string{structs.RestartModeFail, structs.RestartModeDelay}
@@ -81,6 +81,14 @@ func (p *parser) task(tf *field, name string, gs scope, jobType string, vols map
 		case "csi_plugin":
 			if b := p.block(f, s); b != nil {
 				t.CSIPluginConfig = p.csiPlugin(b, s.sub("csi_plugin"))
+			}
+		case "user":
+			if u, ok := p.str(f, s); ok {
+				if err := structs.ValidateTaskUser(u); err != nil {
+					p.errorf(f.line, s.field("user"), "%s%v", s.prefix(), err) // the error names the user
+					continue
+				}
+				t.User = u
 			}
 		default:
 			fs.unknown(p, f, s, taskFields)

@@ -40,6 +40,7 @@ const dbJobHCL = `job "db" {
         N   = 3
       }
       kill_timeout = "10s"
+      user         = "postgres"
       restart { attempts = 5 }
       volume_mount {
         volume           = "data"
@@ -84,6 +85,7 @@ func wantDBJob() *structs.Job {
 					Config:      map[string]any{"command": "/usr/bin/env", "args": []string{"sh", "-c", "..."}},
 					Env:         map[string]string{"KEY": "value", "N": "3"},
 					KillTimeout: 10 * time.Second,
+					User:        "postgres",
 					Restart:     &structs.RestartPolicy{Attempts: 5, Interval: 30 * time.Minute, Delay: 15 * time.Second, Mode: "fail"},
 					VolumeMounts: []*structs.VolumeMount{{Volume: "data", Destination: "/srv/data",
 						PropagationMode: structs.PropagationBidirectional}},
@@ -316,7 +318,18 @@ func TestParseJob_Errors(t *testing.T) {
 			"group[db].cuont", `web.hcl:3: group "db": unknown field "cuont"; did you mean "count"?`},
 		{"unknown field, no guess", "web.hcl", jobWith("", "", "datacenters = [\"dc1\"]"), 13,
 			"group[db].task[server].datacenters",
-			`group "db": task "server": unknown field "datacenters"; valid fields are driver, config, env, restart, kill_timeout, volume_mount, csi_plugin`},
+			`group "db": task "server": unknown field "datacenters"; valid fields are driver, config, env, restart, kill_timeout, volume_mount, csi_plugin, user`},
+		{"user with a space", "web.hcl", jobWith("", "", `user = "no body"`), 13,
+			"group[db].task[server].user", `web.hcl:13: group "db": task "server": user "no body" is not a user name (letters, digits, '_', '.' and '-', starting with a letter or '_') or a numeric uid`},
+		{"user empty", "web.hcl", jobWith("", "", `user = ""`), 13,
+			"group[db].task[server].user", `group "db": task "server": user is empty; name a user, e.g. "nobody", or a numeric uid`},
+		{"user as a number", "web.hcl", jobWith("", "", `user = 1000`), 13,
+			"group[db].task[server].user", `group "db": task "server": user must be a string, not a number`},
+		{"misspelt user", "web.hcl", jobWith("", "", `usr = "nobody"`), 13,
+			"group[db].task[server].usr", `unknown field "usr"; did you mean "user"?`},
+		{"bad user in JSON", "web.json", `{"ID": "web", "TaskGroups": [{"Name": "db", "Tasks": [{"Name": "t", "Driver": "exec",
+  "Config": {"command": "/bin/true"}, "User": "a:b"}]}]}`, 2,
+			"group[db].task[t].user", `group "db": task "t": user "a:b" is not a user name`},
 		{"disconnect field as string", "web.hcl", jobWith(`disconnect { stop_on_client = "no" }`, "", ""), 3,
 			"group[db].disconnect.stop_on_client", `web.hcl:3: group "db": disconnect: stop_on_client must be true or false, not a string`},
 		{"misspelt disconnect field", "web.hcl", jobWith(`disconnect { stop_on_clent = false }`, "", ""), 3,
@@ -569,7 +582,8 @@ func TestParseJob_DocsJSON(t *testing.T) {
       "Restart": {"Attempts": 2, "Interval": "30m", "Delay": "15s", "Mode": "fail"},
       "KillTimeout": 5000000000,
       "VolumeMounts": [{"Volume": "data", "Destination": "/srv/data"}],
-      "CSIPluginConfig": null
+      "CSIPluginConfig": null,
+      "User": "nobody"
     }]
   }]
 }`
@@ -579,4 +593,5 @@ func TestParseJob_DocsJSON(t *testing.T) {
 	must.Eq(t, []*structs.VolumeMount{{Volume: "data", Destination: "/srv/data", PropagationMode: "private"}}, task.VolumeMounts)
 	must.Eq(t, DefaultRestartPolicy(structs.JobTypeService), task.Restart)
 	must.Nil(t, task.CSIPluginConfig)
+	must.EqOp(t, "nobody", task.User)
 }

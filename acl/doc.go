@@ -1,0 +1,47 @@
+// Package acl is berth's policy language and the compiled permission set a
+// request is checked against.
+//
+// Parse turns a policy's rules (HCL, as an operator writes them with
+// `berth acl policy apply`) into a *Policy, refusing unknown blocks,
+// policies and capabilities with the line they are on. Compile merges the
+// policies a token holds into an *ACL, whose Allow* methods the servers
+// call at the top of every RPC endpoint. ManagementACL allows everything.
+//
+// The language:
+//
+//	namespace "default" {
+//	  policy       = "read"            # deny | read | write
+//	  capabilities = ["submit-job"]    # added to what policy grants
+//	}
+//	namespace "team-*" {               # '*' matches any run of characters
+//	  policy = "write"
+//	}
+//	node {
+//	  policy = "read"                  # deny | read | write
+//	}
+//	plugin {
+//	  policy = "list"                  # deny | list | read
+//	}
+//	operator {
+//	  policy = "write"                 # deny | read | write
+//	}
+//
+// A namespace's policy grants capabilities as Nomad's does:
+//
+//	read  = read-job, csi-list-volume, csi-read-volume
+//	write = read + submit-job, read-logs, csi-write-volume,
+//	        csi-mount-volume, csi-register-plugin
+//
+// read-logs is a write capability, as in Nomad: a task's log may show
+// what it was given (environment, files), which a read-only token must
+// not see. An exact namespace rule applies before any glob; among globs
+// the one with the most literal characters applies.
+//
+// Merging: when a token holds several policies, each scope gets the most
+// permissive of them, except that a deny (policy = "deny", or "deny" in
+// capabilities) anywhere wins for that namespace or scope.
+//
+// It imports structs only (for coded errors) and hcl/v2; the servers
+// import it. An *ACL is immutable once compiled and safe for concurrent
+// use.
+package acl

@@ -1,0 +1,100 @@
+package exec
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/user"
+	"strconv"
+
+	"github.com/berth-csi/berth/structs"
+)
+
+// DefaultUser is who a task runs as when its config names no user and
+// berth runs as root.
+const DefaultUser = structs.DefaultTaskUser
+
+// Credential is who a task runs as: the user it named, and that user's
+// uid, primary gid and supplementary groups on this host.
+type Credential struct {
+	User   string
+	UID    uint32
+	GID    uint32
+	Groups []uint32
+}
+
+// Root reports whether the credential is root's (uid 0).
+func (c *Credential) Root() bool { return c != nil && c.UID == 0 }
+
+// ResolveUser finds who a task that names user runs as: a user name or a
+// numeric uid; "" is DefaultUser. It refuses a user this host does not
+// know (ErrUnknownUser) and root unless allowRoot (ErrRootNotAllowed).
+// When berth does not run as root it cannot switch users: a task runs as
+// berth's own user (a nil Credential, which Start also takes), and one
+// that names another user is refused (ErrNeedsRoot).
+func ResolveUser(name string, allowRoot bool) (*Credential, error) {
+	asRoot := os.Geteuid() == 0
+	if name == "" {
+		if !asRoot {
+			return nil, nil
+		}
+		name = DefaultUser
+	}
+	cred, err := lookupUser(name)
+	if err != nil {
+		return nil, err
+	}
+	if cred.Root() && !allowRoot {
+		return nil, fmt.Errorf("%w (user %q is uid 0)", ErrRootNotAllowed, name)
+	}
+	if !asRoot {
+		if int(cred.UID) == os.Geteuid() {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("running as user %q: %w", name, ErrNeedsRoot)
+	}
+	return cred, nil
+}
+
+// lookupUser reads the user and its groups with os/user: a name first
+// looked up as a name, a number as a uid.
+func lookupUser(name string) (*Credential, error) {
+	var (
+		u   *user.User
+		err error
+	)
+	if _, perr := strconv.ParseUint(name, 10, 32); perr == nil {
+		u, err = user.LookupId(name)
+	} else {
+		u, err = user.Lookup(name)
+	}
+	var unknownName user.UnknownUserError
+	var unknownID user.UnknownUserIdError
+	if errors.As(err, &unknownName) || errors.As(err, &unknownID) {
+		return nil, fmt.Errorf("%w: %q", ErrUnknownUser, name)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("exec: look up user %q: %w", name, err)
+	}
+	uid, err := strconv.ParseUint(u.Uid, 10, 32)
+	if err != nil {
+		return nil, fmt.Errorf("exec: user %q has a uid that is not a number: %q", name, u.Uid)
+	}
+	gid, err := strconv.ParseUint(u.Gid, 10, 32)
+	if err != nil {
+		return nil, fmt.Errorf("exec: user %q has a gid that is not a number: %q", name, u.Gid)
+	}
+	cred := &Credential{User: name, UID: uint32(uid), GID: uint32(gid)}
+	gids, err := u.GroupIds()
+	if err != nil {
+		return nil, fmt.Errorf("exec: list the groups of user %q: %w", name, err)
+	}
+	for _, g := range gids {
+		n, err := strconv.ParseUint(g, 10, 32)
+		if err != nil {
+			return nil, fmt.Errorf("exec: user %q has a group ID that is not a number: %q", name, g)
+		}
+		cred.Groups = append(cred.Groups, uint32(n))
+	}
+	return cred, nil
+}

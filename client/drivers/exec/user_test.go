@@ -1,0 +1,125 @@
+package exec
+
+import (
+	"context"
+	"os"
+	"os/user"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/shoenig/test/must"
+)
+
+// idOf is what `id -u; id -g; id -G` prints for a user of this host.
+func idOf(t *testing.T, name string) string {
+	t.Helper()
+	u, err := user.Lookup(name)
+	must.NoError(t, err)
+	groups, err := u.GroupIds()
+	must.NoError(t, err)
+	return u.Uid + "\n" + u.Gid + "\n" + strings.Join(groups, " ") + "\n"
+}
+
+// TestStart_User: a task runs as nobody unless it names a user (by name
+// or uid), with that user's gid and groups; root only where allowed; an
+// unknown user is refused before anything runs.
+func TestStart_User(t *testing.T) {
+	needRoot(t)
+	cases := []struct {
+		name      string
+		user      string
+		allowRoot bool
+		want      string // what `id -u; id -g; id -G` prints
+		wantErr   error
+		errText   string
+	}{
+		{name: "default is nobody", want: idOf(t, "nobody")},
+		{name: "by name", user: "daemon", want: idOf(t, "daemon")},
+		{name: "by uid", user: "1", want: idOf(t, "daemon")},
+		{name: "nobody by name", user: "nobody", want: idOf(t, "nobody")},
+		{name: "root allowed", user: "root", allowRoot: true, want: idOf(t, "root")},
+		{name: "root refused", user: "root", wantErr: ErrRootNotAllowed,
+			errText: `task "web": exec: tasks may not run as root on this client (user "root" is uid 0)`},
+		{name: "uid 0 refused", user: "0", wantErr: ErrRootNotAllowed},
+		{name: "unknown user", user: "no-such-user", wantErr: ErrUnknownUser, errText: `task "web": exec: no such user: "no-such-user"`},
+		{name: "unknown uid", user: "4294967294", wantErr: ErrUnknownUser},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := taskConfig(t, "id -u; id -g; id -G")
+			cfg.User, cfg.AllowRoot = tc.user, tc.allowRoot
+			if tc.wantErr != nil {
+				_, err := Start(context.Background(), cfg)
+				must.ErrorIs(t, err, tc.wantErr)
+				if tc.errText != "" {
+					must.EqError(t, err, tc.errText)
+				}
+				_, statErr := os.Stat(cfg.StdoutPath)
+				must.ErrorIs(t, statErr, os.ErrNotExist, must.Sprint("refused before anything ran"))
+				return
+			}
+			must.Eq(t, ExitResult{}, waitDone(t, start(t, cfg)))
+			must.Eq(t, tc.want, readFile(t, cfg.StdoutPath))
+		})
+	}
+	must.Eq(t, "65534\n", strings.SplitAfter(idOf(t, "nobody"), "\n")[0], must.Sprint("nobody is uid 65534 on this host"))
+}
+
+// TestStart_User_WritesItsDirsAndVolumes: a task as nobody writes into its
+// own (chowned) task dir and into a volume whose directory is 0777, as
+// berth-hostpath makes them, and its files are nobody's; it cannot write
+// where only root may, even through a read-write bind.
+func TestStart_User_WritesItsDirsAndVolumes(t *testing.T) {
+	needRoot(t)
+	cfg := taskConfig(t, `set -e
+echo mine > local/f
+echo vol > /srv/vol/f
+if echo x > /srv/rootonly/f 2>/dev/null; then echo rootonly-writable; else echo rootonly-refused; fi`)
+	vol := filepath.Join(t.TempDir(), "vol")
+	must.NoError(t, os.Mkdir(vol, 0o777))
+	must.NoError(t, os.Chmod(vol, 0o777)) // whatever the umask
+	rootOnly := filepath.Join(t.TempDir(), "rootonly")
+	must.NoError(t, os.Mkdir(rootOnly, 0o755))
+	base := filepath.Dir(cfg.TaskDir)
+	cfg.Mounts = []Mount{
+		{Source: vol, Destination: filepath.Join(base, "srv", "vol")},
+		{Source: rootOnly, Destination: filepath.Join(base, "srv", "rootonly")},
+	}
+	cfg.Args[1] = strings.ReplaceAll(cfg.Args[1], "/srv/", base+"/srv/")
+	must.Eq(t, ExitResult{}, waitDone(t, start(t, cfg)), must.Sprintf("stderr: %s", readFile(t, cfg.StderrPath)))
+	must.Eq(t, "rootonly-refused\n", readFile(t, cfg.StdoutPath))
+
+	nobody, err := ResolveUser("", false)
+	must.NoError(t, err)
+	for _, f := range []string{filepath.Join(cfg.TaskDir, "local", "f"), filepath.Join(vol, "f")} {
+		fi, err := os.Stat(f)
+		must.NoError(t, err)
+		must.Eq(t, nobody.UID, fi.Sys().(*syscall.Stat_t).Uid, must.Sprintf("%s is the task user's", f))
+	}
+}
+
+// TestStart_User_UnreachableParent: a task whose user cannot search a
+// dir above its task dir still starts there and writes by relative path;
+// the absolute path is closed to it.
+func TestStart_User_UnreachableParent(t *testing.T) {
+	needRoot(t)
+	cfg := taskConfig(t, `echo mine > local/f && cat local/f; if ls "$BERTH_TASK_DIR" >/dev/null 2>&1; then echo abs-open; else echo abs-closed; fi`)
+	must.NoError(t, os.Chmod(filepath.Dir(cfg.TaskDir), 0o700))
+	must.Eq(t, ExitResult{}, waitDone(t, start(t, cfg)), must.Sprintf("stderr: %s", readFile(t, cfg.StderrPath)))
+	must.Eq(t, "mine\nabs-closed\n", readFile(t, cfg.StdoutPath))
+}
+
+func TestResolveUser_NotRoot(t *testing.T) {
+	if os.Geteuid() == 0 {
+		t.Skip("running as root: the refusal without root cannot be shown here")
+	}
+	cred, err := ResolveUser("", false)
+	must.NoError(t, err)
+	must.Nil(t, cred, must.Sprint("without root a task runs as berth's own user"))
+	_, err = ResolveUser("nobody", false)
+	must.ErrorIs(t, err, ErrNeedsRoot)
+	_, err = ResolveUser("root", false)
+	must.ErrorIs(t, err, ErrRootNotAllowed)
+}

@@ -1,0 +1,45 @@
+package fsm
+
+import "github.com/berth-csi/berth/structs"
+
+func applyACLPolicyUpsert(f *FSM, index uint64, buf []byte) any {
+	var req structs.ACLPolicyUpsertRequest
+	if err := decode(structs.ACLPolicyUpsertRequestType, index, buf, &req); err != nil {
+		return err
+	}
+	return f.State().UpsertACLPolicies(index, req.Policies)
+}
+
+func applyACLPolicyDelete(f *FSM, index uint64, buf []byte) any {
+	var req structs.ACLPolicyDeleteRequest
+	if err := decode(structs.ACLPolicyDeleteRequestType, index, buf, &req); err != nil {
+		return err
+	}
+	return f.State().DeleteACLPolicies(index, req.Names)
+}
+
+func applyACLTokenUpsert(f *FSM, index uint64, buf []byte) any {
+	var req structs.ACLTokenUpsertRequest
+	if err := decode(structs.ACLTokenUpsertRequestType, index, buf, &req); err != nil {
+		return err
+	}
+	return f.State().UpsertACLTokens(index, req.Tokens)
+}
+
+func applyACLTokenDelete(f *FSM, index uint64, buf []byte) any {
+	var req structs.ACLTokenDeleteRequest
+	if err := decode(structs.ACLTokenDeleteRequestType, index, buf, &req); err != nil {
+		return err
+	}
+	return f.State().DeleteACLTokens(index, req.AccessorIDs)
+}
+
+// applyACLBootstrap writes the first management token; the state refuses
+// a second bootstrap (Conflict).
+func applyACLBootstrap(f *FSM, index uint64, buf []byte) any {
+	var req structs.ACLBootstrapRequest
+	if err := decode(structs.ACLBootstrapRequestType, index, buf, &req); err != nil {
+		return err
+	}
+	return f.State().BootstrapACLToken(index, req.Token)
+}

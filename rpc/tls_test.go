@@ -1,0 +1,263 @@
+package rpc
+
+import (
+	"context"
+	"crypto/tls"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/shoenig/test/must"
+
+	"github.com/berth-csi/berth/structs"
+	"github.com/berth-csi/berth/tlsutil"
+)
+
+// testPKI is a CA in a temp dir that signs the tests' certificates.
+type testPKI struct {
+	dir    string
+	ca     *tlsutil.CA
+	caFile string
+}
+
+func newTestPKI(t *testing.T) *testPKI {
+	t.Helper()
+	ca, err := tlsutil.GenerateCA()
+	must.NoError(t, err)
+	p := &testPKI{dir: t.TempDir(), ca: ca}
+	p.caFile = filepath.Join(p.dir, "ca.pem")
+	must.NoError(t, os.WriteFile(p.caFile, ca.CertPEM, 0o600))
+	return p
+}
+
+// writeCert writes a role certificate as name.pem and name-key.pem and
+// returns the tls config naming them, verify_server_hostname on.
+func (p *testPKI) writeCert(t *testing.T, name string, role tlsutil.Role) tlsutil.Config {
+	t.Helper()
+	certPEM, keyPEM, err := tlsutil.GenerateCert(role, p.ca, nil, nil)
+	must.NoError(t, err)
+	cfg := tlsutil.Config{
+		EnableRPC: true, CAFile: p.caFile, VerifyServerHostname: true,
+		CertFile: filepath.Join(p.dir, name+".pem"), KeyFile: filepath.Join(p.dir, name+"-key.pem"),
+	}
+	must.NoError(t, os.WriteFile(cfg.CertFile, certPEM, 0o600))
+	must.NoError(t, os.WriteFile(cfg.KeyFile, keyPEM, 0o600))
+	return cfg
+}
+
+// conf is a Configurator for a new role certificate.
+func (p *testPKI) conf(t *testing.T, name string, role tlsutil.Role) *tlsutil.Configurator {
+	t.Helper()
+	c, err := tlsutil.NewConfigurator(p.writeCert(t, name, role))
+	must.NoError(t, err)
+	return c
+}
+
+// startTLSServer serves "Test" over TLS only with a server certificate of
+// pki, raft connections only from servers.
+func startTLSServer(t *testing.T, pki *testPKI, raft func(net.Conn)) (*testServer, *tlsutil.Configurator, func() string) {
+	t.Helper()
+	logger, rec := recordedLogger(t)
+	conf := pki.conf(t, "server", tlsutil.RoleServer)
+	ts := startServerWith(t, "127.0.0.1:0", serverSetup{
+		logger:   logger,
+		mux:      []MuxOption{WithMuxTLS(conf.IncomingRPC), WithRequiredRole(TypeRaft, tlsutil.RoleServer)},
+		server:   []ServerOption{WithForwardedRole(tlsutil.RoleServer)},
+		handlers: map[byte]func(net.Conn){TypeRaft: raft},
+	})
+	return ts, conf, rec.String
+}
+
+func TestTLS_Call(t *testing.T) {
+	pki := newTestPKI(t)
+	ts, _, _ := startTLSServer(t, pki, func(c net.Conn) { c.Close() })
+	client := pki.conf(t, "client", tlsutil.RoleClient)
+
+	t.Run("one connection", func(t *testing.T) {
+		conn, err := Dial(testCtx(t), ts.addr, TypeRPC, WithDialTLS(client.OutgoingRPC))
+		must.NoError(t, err)
+		defer conn.Close()
+		_, isTLS := conn.(*tls.Conn)
+		must.True(t, isTLS)
+		var reply PeerReply
+		must.NoError(t, CallConn(testCtx(t), conn, "Test.Peer", &EchoArgs{}, &reply))
+		must.True(t, reply.Found)
+		must.Eq(t, Peer{Addr: conn.LocalAddr().String(), Role: tlsutil.RoleClient, TLS: true}, reply.Peer)
+	})
+	t.Run("pool session and a call back over it", func(t *testing.T) {
+		back := NewServer(nil)
+		must.NoError(t, back.Register("Test", &testService{}))
+		t.Cleanup(back.Shutdown)
+		p := newPool(t, WithPoolTLS(client.OutgoingRPC), WithStreamServer(back))
+
+		var reply PeerReply
+		must.NoError(t, p.Call(testCtx(t), ts.addr, "Test.Peer", &EchoArgs{}, &reply))
+		must.Eq(t, tlsutil.RoleClient, reply.Peer.Role)
+		must.True(t, reply.Peer.TLS)
+
+		// The server calls the client back over the session; the
+		// client sees the server's verified certificate.
+		var sess = <-ts.sessions
+		must.NoError(t, CallSession(testCtx(t), sess, "Test.Peer", &EchoArgs{}, &reply))
+		must.Eq(t, Peer{Addr: ts.addr, Role: tlsutil.RoleServer, TLS: true}, reply.Peer)
+	})
+}
+
+func TestTLS_PlainTextRefused(t *testing.T) {
+	pki := newTestPKI(t)
+	ts, _, logs := startTLSServer(t, pki, func(c net.Conn) { c.Close() })
+	for _, typ := range []byte{TypeRPC, TypeRaft, TypeMultiplex} {
+		t.Run(connTypeName(typ), func(t *testing.T) {
+			conn, err := Dial(testCtx(t), ts.addr, typ)
+			must.NoError(t, err, must.Sprint("the type byte is written before the refusal"))
+			defer conn.Close()
+			assertClosed(t, conn)
+			must.StrContains(t, logs(), "refusing plain-text connection; tls.rpc is on: remote_addr="+conn.LocalAddr().String())
+		})
+	}
+	t.Run("pool call", func(t *testing.T) {
+		err := newPool(t).Call(testCtx(t), ts.addr, "Test.Echo", &EchoArgs{}, &EchoReply{})
+		assertCoded(t, err, structs.CodeUnavailable, ts.addr)
+	})
+}
+
+func TestTLS_OtherCARefused(t *testing.T) {
+	pki := newTestPKI(t)
+	ts, _, logs := startTLSServer(t, pki, func(c net.Conn) { c.Close() })
+	stranger := newTestPKI(t).conf(t, "stranger", tlsutil.RoleClient)
+
+	t.Run("the client refuses the server", func(t *testing.T) {
+		_, err := Dial(testCtx(t), ts.addr, TypeRPC, WithDialTLS(stranger.OutgoingRPC))
+		assertCoded(t, err, structs.CodeUnavailable, "tls handshake", "unknown authority")
+	})
+	t.Run("the server refuses the client", func(t *testing.T) {
+		// A stranger that trusts our CA, and presents its own certificate
+		// anyway: the server's verification is what refuses it.
+		cfg := func() *tls.Config {
+			c := stranger.OutgoingRPC()
+			c.RootCAs = pki.conf(t, "trusted", tlsutil.RoleClient).OutgoingRPC().RootCAs
+			own := c.Certificates[0]
+			c.Certificates = nil
+			c.GetClientCertificate = func(*tls.CertificateRequestInfo) (*tls.Certificate, error) { return &own, nil }
+			return c
+		}
+		p := newPool(t, WithPoolTLS(cfg))
+		err := p.Call(testCtx(t), ts.addr, "Test.Echo", &EchoArgs{}, &EchoReply{})
+		assertCoded(t, err, structs.CodeUnavailable, ts.addr)
+		waitLog(t, logs, "refusing connection: tls handshake failed: remote_addr=127.0.0.1:", "unknown authority")
+	})
+}
+
+func TestTLS_RequiredRole(t *testing.T) {
+	pki := newTestPKI(t)
+	raftConns := make(chan tlsutil.Role, 4)
+	ts, _, logs := startTLSServer(t, pki, func(c net.Conn) {
+		defer c.Close()
+		raftConns <- connPeer(c).Role
+	})
+	client := pki.conf(t, "client", tlsutil.RoleClient)
+	server := pki.conf(t, "other-server", tlsutil.RoleServer)
+
+	conn, err := Dial(testCtx(t), ts.addr, TypeRaft, WithDialTLS(client.OutgoingRPC))
+	must.NoError(t, err)
+	defer conn.Close()
+	assertClosed(t, conn)
+	waitLog(t, logs, "refusing connection: certificate role not allowed for this connection type: remote_addr="+conn.LocalAddr().String(),
+		"type=raft role=client required_role=server")
+
+	conn, err = Dial(testCtx(t), ts.addr, TypeRaft, WithDialTLS(server.OutgoingRPC))
+	must.NoError(t, err)
+	defer conn.Close()
+	select {
+	case role := <-raftConns:
+		must.Eq(t, tlsutil.RoleServer, role)
+	case <-time.After(10 * time.Second):
+		t.Fatal("the server's raft connection never reached its handler")
+	}
+	must.Eq(t, 0, len(raftConns), must.Sprint("the client's never did"))
+}
+
+func TestTLS_ForwardedRole(t *testing.T) {
+	pki := newTestPKI(t)
+	ts, _, logs := startTLSServer(t, pki, func(c net.Conn) { c.Close() })
+	client := newPool(t, WithPoolTLS(pki.conf(t, "client", tlsutil.RoleClient).OutgoingRPC))
+	server := newPool(t, WithPoolTLS(pki.conf(t, "other-server", tlsutil.RoleServer).OutgoingRPC))
+
+	cases := []struct {
+		name      string
+		pool      *Pool
+		forwarded bool
+		refused   bool
+	}{
+		{"client's own request", client, false, false},
+		{"client posing as a forwarding server", client, true, true},
+		{"server forwarding", server, true, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var reply EchoReply
+			err := tc.pool.Call(testCtx(t), ts.addr, "Test.Forwardable", &FwdArgs{Forwarded: tc.forwarded}, &reply)
+			if tc.refused {
+				assertCoded(t, err, structs.CodePermissionDenied, "only a server certificate may forward")
+				must.StrContains(t, logs(), "refusing forwarded request: the peer's certificate is not a server's: method=Test.Forwardable remote_addr=127.0.0.1:")
+				return
+			}
+			must.NoError(t, err)
+			must.Eq(t, "served", reply.Name)
+		})
+	}
+	t.Run("in process", func(t *testing.T) {
+		must.NoError(t, ts.srv.Call(testCtx(t), "Test.Forwardable", &FwdArgs{Forwarded: true}, nil))
+	})
+}
+
+// TestTLS_Reload: the Mux builds each connection's configuration from the
+// certificates loaded at that moment.
+func TestTLS_Reload(t *testing.T) {
+	pki := newTestPKI(t)
+	ts, conf, _ := startTLSServer(t, pki, func(c net.Conn) { c.Close() })
+	client := pki.conf(t, "client", tlsutil.RoleClient)
+	call := func() error {
+		return newPool(t, WithPoolTLS(client.OutgoingRPC)).Call(testCtx(t), ts.addr, "Test.Echo", &EchoArgs{}, &EchoReply{})
+	}
+	must.NoError(t, call())
+
+	// The server's files now hold a client certificate: once reloaded,
+	// a client verifying server.global.berth refuses it.
+	cfg := conf.Config()
+	certPEM, keyPEM, err := tlsutil.GenerateCert(tlsutil.RoleClient, pki.ca, nil, nil)
+	must.NoError(t, err)
+	must.NoError(t, os.WriteFile(cfg.CertFile, certPEM, 0o600))
+	must.NoError(t, os.WriteFile(cfg.KeyFile, keyPEM, 0o600))
+	must.NoError(t, call(), must.Sprint("not reloaded yet"))
+	must.NoError(t, conf.Reload())
+	assertCoded(t, call(), structs.CodeUnavailable, "server.global.berth")
+}
+
+// waitLog waits until one line of logs() holds every part of want.
+func waitLog(t *testing.T, logs func() string, want ...string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for ctx.Err() == nil {
+		for _, line := range strings.Split(logs(), "\n") {
+			if containsAll(line, want) {
+				return
+			}
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("no log line said %q:\n%s", want, logs())
+}
+
+func containsAll(s string, parts []string) bool {
+	for _, p := range parts {
+		if !strings.Contains(s, p) {
+			return false
+		}
+	}
+	return true
+}

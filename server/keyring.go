@@ -1,0 +1,202 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-memdb"
+
+	"github.com/berth-csi/berth/server/keyring"
+	"github.com/berth-csi/berth/structs"
+)
+
+// The root keyring. Each server keeps the key material in its keystore
+// (<data_dir>/keystore) and raft holds only the keys' metadata:
+//
+//   - the leader, once it has caught up with the log, makes the first key
+//     when there is none (material to its keystore first, then the
+//     metadata through raft), then seals any volume secrets still stored
+//     in clear by an older version;
+//   - every server watches the keys' metadata and fetches the material of
+//     a key it lacks from the other servers (Keyring.GetKey), with backoff,
+//     until it has every key.
+
+const (
+	keystoreDirName    = "keystore"
+	keyFetchTimeout    = 10 * time.Second
+	keyRetryMin        = 500 * time.Millisecond
+	keyRetryMax        = 30 * time.Second
+	rootKeyInitRetries = time.Second
+)
+
+// serverKeyring is the server's keyring and the wake-up of its replicator.
+type serverKeyring struct {
+	ring *keyring.Keyring
+	kick chan struct{} // buffered, one pending wake
+	// initMu makes the leader's first key once, whether its leader loop
+	// or a write that needs a key gets there first.
+	initMu sync.Mutex
+}
+
+// setupKeyring opens the keystore in the data dir.
+func (s *Server) setupKeyring() error {
+	ring, err := keyring.Open(filepath.Join(s.config.DataDir, keystoreDirName))
+	if err != nil {
+		return fmt.Errorf("server: open the root keyring: %w", err)
+	}
+	s.keys = &serverKeyring{ring: ring, kick: make(chan struct{}, 1)}
+	return nil
+}
+
+// kickKeyReplication wakes the replicator: a key was found missing.
+func (s *Server) kickKeyReplication() {
+	select {
+	case s.keys.kick <- struct{}{}:
+	default:
+	}
+}
+
+// initRootKey runs on a new leader: it makes the first root key when
+// there is none, then seals the secrets of volumes stored in clear. It
+// retries until it succeeds or leadership ends.
+func (s *Server) initRootKey(ctx context.Context) {
+	for ctx.Err() == nil {
+		err := s.ensureRootKey()
+		if err == nil {
+			break
+		}
+		s.logger.Error("keyring: make the first root key; retrying", "error", err)
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(rootKeyInitRetries):
+		}
+	}
+	if n, err := s.rekeyVolumes(ctx, false); err != nil && ctx.Err() == nil {
+		s.logger.Error("keyring: seal volume secrets stored in clear", "error", err)
+	} else if n > 0 {
+		s.logger.Info("keyring: sealed volume secrets stored in clear", "volumes", n)
+	}
+}
+
+func (s *Server) ensureRootKey() error {
+	s.keys.initMu.Lock()
+	defer s.keys.initMu.Unlock()
+	active, err := s.State().ActiveRootKeyMeta(nil)
+	if err != nil || active != nil {
+		return err
+	}
+	key, _, err := s.newRootKey()
+	if err != nil {
+		return err
+	}
+	s.logger.Info("keyring: made the first root key", "key_id", key.KeyID)
+	return nil
+}
+
+// newRootKey makes a key, writes its material to the keystore, then its
+// metadata, active, through raft.
+func (s *Server) newRootKey() (*structs.RootKeyMeta, uint64, error) {
+	key, err := keyring.NewKey(time.Now())
+	if err != nil {
+		return nil, 0, err
+	}
+	if err := s.keys.ring.Add(key); err != nil {
+		return nil, 0, structs.NewError(structs.CodeInternal, "keyring: store the new root key on server %s: %v", s.config.NodeName, err)
+	}
+	_, index, err := raftApply[int](s, structs.RootKeyUpsertRequestType, &structs.RootKeyUpsertRequest{Key: key.Meta})
+	if err != nil {
+		return nil, 0, err
+	}
+	meta, err := s.State().RootKeyMetaByID(nil, key.Meta.KeyID)
+	if err != nil {
+		return nil, 0, err
+	}
+	if meta == nil {
+		meta = key.Meta
+	}
+	return meta, index, nil
+}
+
+// replicateKeys runs on every server until it shuts down: it fetches the
+// material of every key raft knows and this keystore lacks.
+func (s *Server) replicateKeys() {
+	wait := keyRetryMin
+	for s.ctx.Err() == nil {
+		st := s.State()
+		ws := memdb.NewWatchSet()
+		ws.Add(st.AbandonCh())
+		keys, err := st.RootKeyMetas(ws)
+		failed := err != nil
+		if err != nil {
+			s.logger.Error("keyring: read root keys", "error", err)
+		}
+		for _, k := range keys {
+			if s.keys.ring.Has(k.KeyID) {
+				continue
+			}
+			if err := s.fetchKey(k.KeyID); err != nil {
+				failed = true
+				s.logger.Warn("keyring: fetch root key from the other servers; will retry", "key_id", k.KeyID, "retry_in", wait, "error", err)
+				continue
+			}
+			s.logger.Info("keyring: fetched root key", "key_id", k.KeyID)
+		}
+		var retry <-chan time.Time
+		if failed {
+			retry = time.After(wait)
+			wait = min(2*wait, keyRetryMax)
+		} else {
+			wait = keyRetryMin
+		}
+		select {
+		case <-ws.WatchCh(s.ctx):
+		case <-s.keys.kick:
+		case <-retry:
+		}
+	}
+}
+
+// fetchKey asks the other raft servers, in turn, for a key's material and
+// adds the first answer to the keystore.
+func (s *Server) fetchKey(id string) error {
+	conf, _, err := s.raftConfiguration()
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, srv := range conf.Servers {
+		addr := string(srv.Address)
+		if addr == s.rpcAddr {
+			continue
+		}
+		key, err := s.fetchKeyFrom(addr, id)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", addr, err))
+			continue
+		}
+		return s.keys.ring.Add(key)
+	}
+	if len(errs) == 0 {
+		return fmt.Errorf("root key %s: no other server to ask", id)
+	}
+	return errors.Join(errs...)
+}
+
+func (s *Server) fetchKeyFrom(addr, id string) (*structs.RootKey, error) {
+	ctx, cancel := context.WithTimeout(s.ctx, keyFetchTimeout)
+	defer cancel()
+	var reply structs.KeyringGetKeyResponse
+	args := &structs.KeyringGetKeyRequest{KeyID: id, QueryOptions: structs.QueryOptions{AllowStale: true}}
+	if err := s.pool.Call(ctx, addr, "Keyring.GetKey", args, &reply); err != nil {
+		return nil, err
+	}
+	if reply.Key == nil || reply.Key.Meta == nil || reply.Key.Meta.KeyID != id {
+		return nil, fmt.Errorf("answered with another key than %s", id)
+	}
+	return reply.Key, nil
+}

@@ -1,0 +1,99 @@
+package server
+
+import (
+	"context"
+	"errors"
+
+	"github.com/hashicorp/go-memdb"
+
+	"github.com/berth-csi/berth/server/keyring"
+	"github.com/berth-csi/berth/state"
+	"github.com/berth-csi/berth/structs"
+)
+
+// fullRotateRounds bounds the passes of a full rotation: a volume written
+// during a pass was sealed under the new key by that write, or is taken
+// by the next pass.
+const fullRotateRounds = 3
+
+// Keyring serves the root keyring: its metadata to operators, and the key
+// material to the other servers only.
+type Keyring struct{ srv *Server }
+
+// List lists the root keys' metadata (never their material), oldest first.
+func (k *Keyring) List(args *structs.KeyringListRequest, reply *structs.KeyringListResponse) error {
+	if done, err := k.srv.forward("Keyring.List", args, args, reply); done {
+		return err
+	}
+	if err := k.srv.allowScope(args.AuthToken, needOperatorRead); err != nil {
+		return err
+	}
+	return k.srv.blockingQuery(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) error {
+		keys, err := st.RootKeyMetas(ws)
+		if err != nil {
+			return err
+		}
+		reply.Keys = make([]*structs.RootKeyMeta, len(keys))
+		for i, key := range keys {
+			reply.Keys[i] = key.Copy()
+		}
+		reply.Index, err = st.IndexWatch(ws, state.TableRootKeys)
+		return err
+	})
+}
+
+// Rotate makes a new active root key; the old ones stay, inactive, to
+// decrypt what they sealed. Volumes move to the new key on their next
+// write, or now with Full.
+func (k *Keyring) Rotate(ctx context.Context, args *structs.KeyringRotateRequest, reply *structs.KeyringRotateResponse) error {
+	if done, err := k.srv.forward("Keyring.Rotate", args, args, reply); done {
+		return err
+	}
+	if err := k.srv.allowScope(args.AuthToken, needOperatorWrite); err != nil {
+		return err
+	}
+	meta, index, err := k.srv.newRootKey()
+	if err != nil {
+		return err
+	}
+	k.srv.logger.Info("keyring: rotated the root key", "key_id", meta.KeyID, "full", args.Full)
+	reply.Key, reply.Index = meta, index
+	if !args.Full {
+		return nil
+	}
+	for range fullRotateRounds {
+		n, err := k.srv.rekeyVolumes(ctx, true)
+		reply.Reencrypted += n
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			break
+		}
+	}
+	reply.Index, err = k.srv.State().LatestIndex()
+	return err
+}
+
+// GetKey gives a root key's material to another server that lacks it.
+// Only a server may ask (authorizeKeyFetch). It answers from this
+// server's keystore, never forwarding.
+func (k *Keyring) GetKey(ctx context.Context, args *structs.KeyringGetKeyRequest, reply *structs.KeyringGetKeyResponse) error {
+	if err := k.srv.authorizeKeyFetch(ctx, args.AuthToken); err != nil {
+		return err
+	}
+	if !keyring.ValidID(args.KeyID) {
+		return structs.NewError(structs.CodeBadRequest, "keyring: %q is not a root key ID", args.KeyID)
+	}
+	key, err := k.srv.keys.ring.Get(args.KeyID)
+	if errors.Is(err, keyring.ErrKeyMissing) {
+		return structs.NewError(structs.CodeNotFound, "the root key %s is not on server %s; ask another server", args.KeyID, k.srv.config.NodeName)
+	}
+	if err != nil {
+		return err
+	}
+	reply.Key = key
+	k.srv.setQueryMeta(&reply.QueryMeta)
+	reply.Index, err = k.srv.State().Index(state.TableRootKeys)
+	return err
+}
