@@ -8,8 +8,6 @@ import (
 
 	"github.com/shoenig/test/must"
 
-	"github.com/berth-csi/berth/internal/testlog"
-	"github.com/berth-csi/berth/rpc"
 	"github.com/berth-csi/berth/server"
 	"github.com/berth-csi/berth/server/servertest"
 	"github.com/berth-csi/berth/state/statetest"
@@ -60,16 +58,7 @@ func TestACL_Cluster_RelayToAClientOnAnotherServer(t *testing.T) {
 
 	// The client opens its session to a follower, as a client agent does.
 	client := &controllerClient{}
-	srv := rpc.NewServer(testlog.Logger(t, "client"))
-	t.Cleanup(srv.Shutdown)
-	must.NoError(t, srv.Register("ClientCSI", client))
-	pool := rpc.NewPool(testlog.Logger(t, "client"), 0, rpc.WithStreamServer(srv))
-	t.Cleanup(pool.Shutdown)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	must.NoError(t, pool.Call(ctx, follower.RPCAddr(), "Node.Register", &structs.NodeRegisterRequest{
-		Node:         statetest.NodeWithPlugin("node-1", "hostpath", true, true, true),
-		WriteRequest: structs.WriteRequest{AuthToken: testNodeSecret}}, &structs.NodeUpdateResponse{}))
+	server.ConnectClient(t, follower.RPCAddr(), client)
 
 	// The follower applies the leader's token shortly after the election:
 	// until then the relay is refused, and the register fails.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/shoenig/test/must"
 
+	"github.com/berth-csi/berth/server"
 	"github.com/berth-csi/berth/server/servertest"
 	"github.com/berth-csi/berth/state/statetest"
 	"github.com/berth-csi/berth/structs"
@@ -226,7 +227,7 @@ func TestCluster_KeyringOverTLS(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 			defer cancel()
 			var reply structs.KeyringGetKeyResponse
-			err := tlsPool(t, tc.tls).Call(ctx, c.Followers()[0].RPCAddr(), "Keyring.GetKey",
+			err := server.TLSPool(t, tc.tls).Call(ctx, c.Followers()[0].RPCAddr(), "Keyring.GetKey",
 				&structs.KeyringGetKeyRequest{KeyID: keyID}, &reply)
 			if tc.want != nil {
 				must.ErrorIs(t, err, tc.want)

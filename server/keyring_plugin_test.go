@@ -8,8 +8,6 @@ import (
 
 	"github.com/shoenig/test/must"
 
-	"github.com/berth-csi/berth/internal/testlog"
-	"github.com/berth-csi/berth/rpc"
 	"github.com/berth-csi/berth/state/statetest"
 	"github.com/berth-csi/berth/structs"
 )
@@ -55,30 +53,13 @@ func (p *pluginSecrets) NodeDetachVolume(_ *structs.ClientCSINodeDetachVolumeReq
 	return nil
 }
 
-// connectPluginClient registers node-1, running a monolith instance of
-// hostpath that publishes volumes, over a session that serves p, as a
-// client agent does.
-func connectPluginClient(t *testing.T, s *Server, p *pluginSecrets) {
-	t.Helper()
-	srv := rpc.NewServer(testlog.Logger(t, "client-rpc"))
-	t.Cleanup(srv.Shutdown)
-	must.NoError(t, srv.Register("ClientCSI", p))
-	pool := rpc.NewPool(testlog.Logger(t, "client-pool"), 0, rpc.WithStreamServer(srv))
-	t.Cleanup(pool.Shutdown)
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	must.NoError(t, pool.Call(ctx, s.RPCAddr(), "Node.Register", &structs.NodeRegisterRequest{
-		Node:         statetest.NodeWithPlugin("node-1", "hostpath", true, true, true),
-		WriteRequest: structs.WriteRequest{AuthToken: testNodeSecret}}, &structs.NodeUpdateResponse{}))
-}
-
 // TestKeyring_PluginGetsSecretsInClear: the secrets sealed in state reach
 // every controller call in clear, and the claiming client gets them as its
 // node secrets, from register to claim to release.
 func TestKeyring_PluginGetsSecretsInClear(t *testing.T) {
 	s := testServer(t, func(c *Config) { c.HeartbeatTTL = 10 * time.Minute })
 	p := &pluginSecrets{seen: map[string]structs.CSISecrets{}}
-	connectPluginClient(t, s, p)
+	ConnectClient(t, s.RPCAddr(), p)
 	want := structs.CSISecrets{"token": "plugin-sees-this"}
 
 	vol := statetest.Volume("data", "hostpath")
@@ -135,7 +116,7 @@ func TestKeyring_PluginGetsSecretsInClear(t *testing.T) {
 func TestKeyring_MissingKeyIsRetryable(t *testing.T) {
 	s := testServer(t, func(c *Config) { c.HeartbeatTTL = 10 * time.Minute })
 	p := &pluginSecrets{seen: map[string]structs.CSISecrets{}}
-	connectPluginClient(t, s, p)
+	ConnectClient(t, s.RPCAddr(), p)
 
 	const elsewhere = "99999999-9999-4999-8999-999999999999"
 	_, _, err := raftApply[int](s, structs.RootKeyUpsertRequestType, &structs.RootKeyUpsertRequest{

@@ -7,8 +7,6 @@ import (
 
 	"github.com/shoenig/test/must"
 
-	"github.com/berth-csi/berth/internal/testlog"
-	"github.com/berth-csi/berth/rpc"
 	"github.com/berth-csi/berth/state/statetest"
 	"github.com/berth-csi/berth/structs"
 )
@@ -177,11 +175,7 @@ func (p *pingClient) Ping(_ *structs.NodeSpecificRequest, reply *structs.ClientP
 // as name, and sends a node call for node-1 with token on it.
 func sessionAs(t *testing.T, s *Server, name, method, token string, args any) error {
 	t.Helper()
-	srv := rpc.NewServer(testlog.Logger(t, name))
-	t.Cleanup(srv.Shutdown)
-	must.NoError(t, srv.Register("ClientStatus", &pingClient{name: name}))
-	pool := rpc.NewPool(testlog.Logger(t, name), 0, rpc.WithStreamServer(srv))
-	t.Cleanup(pool.Shutdown)
+	pool := clientPool(t, name, "ClientStatus", &pingClient{name: name})
 	args.(authInfo).SetAuthToken(token)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()

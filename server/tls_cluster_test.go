@@ -10,7 +10,6 @@ import (
 	"github.com/shoenig/test/must"
 
 	"github.com/berth-csi/berth/internal/testlog"
-	"github.com/berth-csi/berth/rpc"
 	"github.com/berth-csi/berth/server"
 	"github.com/berth-csi/berth/server/servertest"
 	"github.com/berth-csi/berth/structs"
@@ -35,19 +34,6 @@ func recorder(t *testing.T) *testlog.Recorder {
 		}
 	})
 	return rec
-}
-
-func tlsPool(t *testing.T, cfg *tlsutil.Config) *rpc.Pool {
-	t.Helper()
-	var opts []rpc.PoolOption
-	if cfg != nil {
-		conf, err := tlsutil.NewConfigurator(*cfg)
-		must.NoError(t, err)
-		opts = append(opts, rpc.WithPoolTLS(conf.OutgoingRPC))
-	}
-	p := rpc.NewPool(testlog.Logger(t, "pool"), 0, opts...)
-	t.Cleanup(p.Shutdown)
-	return p
 }
 
 func TestTLS_Cluster_ElectsAndForwards(t *testing.T) {
@@ -79,7 +65,7 @@ func TestTLS_Cluster_ElectsAndForwards(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 			defer cancel()
 			var leader string
-			err := tlsPool(t, tc.tls).Call(ctx, follower.RPCAddr(), "Status.Leader", &structs.GenericRequest{}, &leader)
+			err := server.TLSPool(t, tc.tls).Call(ctx, follower.RPCAddr(), "Status.Leader", &structs.GenericRequest{}, &leader)
 			if !tc.ok {
 				must.ErrorIs(t, err, structs.ErrUnavailable)
 				return

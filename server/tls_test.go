@@ -12,7 +12,6 @@ import (
 
 	"github.com/shoenig/test/must"
 
-	"github.com/berth-csi/berth/internal/testlog"
 	"github.com/berth-csi/berth/rpc"
 	"github.com/berth-csi/berth/structs"
 	"github.com/berth-csi/berth/tlsutil"
@@ -62,19 +61,6 @@ func (p *peerProbe) IsServer(ctx context.Context, _ *structs.GenericRequest, rep
 	return nil
 }
 
-func probePool(t *testing.T, cfg *tlsutil.Config) *rpc.Pool {
-	t.Helper()
-	var opts []rpc.PoolOption
-	if cfg != nil {
-		conf, err := tlsutil.NewConfigurator(*cfg)
-		must.NoError(t, err)
-		opts = append(opts, rpc.WithPoolTLS(conf.OutgoingRPC))
-	}
-	p := rpc.NewPool(testlog.Logger(t, "pool"), 0, opts...)
-	t.Cleanup(p.Shutdown)
-	return p
-}
-
 func TestServer_PeerIsServer(t *testing.T) {
 	certs := newTestCerts(t)
 	withTLS := testServer(t, func(c *Config) { c.TLS = certs.cert(t, "server", tlsutil.RoleServer) })
@@ -103,7 +89,7 @@ func TestServer_PeerIsServer(t *testing.T) {
 			if tc.in {
 				must.NoError(t, tc.srv.RPC(ctx, "PeerProbe.IsServer", &structs.GenericRequest{}, &got))
 			} else {
-				must.NoError(t, probePool(t, tc.tls).Call(ctx, tc.srv.RPCAddr(), "PeerProbe.IsServer", &structs.GenericRequest{}, &got))
+				must.NoError(t, TLSPool(t, tc.tls).Call(ctx, tc.srv.RPCAddr(), "PeerProbe.IsServer", &structs.GenericRequest{}, &got))
 			}
 			must.Eq(t, tc.want, got)
 		})

@@ -86,8 +86,12 @@ func startAgent(t *testing.T, bin string, a *agentProc, join string, extra ...st
 }
 
 // leaderOf asks an agent's HTTP API who leads; "" on any failure.
-func leaderOf(a *agentProc) string {
-	resp, err := http.Get(a.httpAddr() + "/v1/status/leader")
+func leaderOf(a *agentProc) string { return leaderAt(http.DefaultClient, a.httpAddr()) }
+
+// leaderAt asks the HTTP API at addr, with hc, who leads; "" on any
+// failure.
+func leaderAt(hc *http.Client, addr string) string {
+	resp, err := hc.Get(addr + "/v1/status/leader")
 	if err != nil {
 		return ""
 	}

@@ -155,16 +155,7 @@ func (w *secureWorld) leaderOf(a *agentProc) string {
 	must.NoError(w.t, err)
 	hc := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{
 		TLSClientConfig: &tls.Config{RootCAs: pool, Certificates: []tls.Certificate{pair}}}}
-	resp, err := hc.Get("https://127.0.0.1:" + strconv.Itoa(a.httpPort) + "/v1/status/leader")
-	if err != nil {
-		return ""
-	}
-	defer resp.Body.Close()
-	var leader string
-	if resp.StatusCode != 200 || json.NewDecoder(resp.Body).Decode(&leader) != nil {
-		return ""
-	}
-	return leader
+	return leaderAt(hc, "https://127.0.0.1:"+strconv.Itoa(a.httpPort))
 }
 
 // serversLogged waits until some server's log has a line with every one

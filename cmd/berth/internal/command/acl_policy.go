@@ -4,13 +4,13 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net/url"
 	"os"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
 
+	"github.com/berth-csi/berth/api"
 	"github.com/berth-csi/berth/structs"
 )
 
@@ -121,15 +121,15 @@ Policy List Options:
 }
 
 func runACLPolicyList(ctx context.Context, m *meta, args []string) int {
-	r, status := m.startRead(ctx, args, 0, false)
-	if r == nil {
-		return status
-	}
-	list := func() ([]*structs.ACLPolicyListStub, error) {
-		policies, _, err := r.c.ACLPolicies().List(nil)
-		return policies, err
-	}
-	return show(r, "/v1/acl/policies", nil, "list policies", list, m.policyList)
+	return runRead(ctx, m, args, readSpec[[]*structs.ACLPolicyListStub]{
+		endpoint: "/v1/acl/policies",
+		doing:    "list policies",
+		get: func(c *api.Client) ([]*structs.ACLPolicyListStub, error) {
+			policies, _, err := c.ACLPolicies().List(nil)
+			return policies, err
+		},
+		print: (*meta).policyList,
+	})
 }
 
 var aclPolicyInfoCommand = &command{
@@ -148,22 +148,18 @@ Policy Info Options:
 }
 
 func runACLPolicyInfo(ctx context.Context, m *meta, args []string) int {
-	r, status := m.startRead(ctx, args, 1, false)
-	if r == nil {
-		return status
-	}
-	if len(r.pos) == 0 {
-		return m.usageError("this command takes one argument")
-	}
-	name := r.pos[0]
-	get := func() (*structs.ACLPolicy, error) {
-		p, _, err := r.c.ACLPolicies().Info(name, nil)
-		return p, err
-	}
-	return show(r, "/v1/acl/policy/"+url.PathEscape(name), nil, "read policy "+strconv.Quote(name), get, m.policyInfo)
+	return runInfo(ctx, m, args, infoSpec[*structs.ACLPolicy]{
+		noun:    "policy",
+		getPath: "/v1/acl/policy/",
+		get: func(c *api.Client, name string) (*structs.ACLPolicy, error) {
+			p, _, err := c.ACLPolicies().Info(name, nil)
+			return p, err
+		},
+		print: (*meta).policyInfo,
+	})
 }
 
-func (m *meta) policyList(policies []*structs.ACLPolicyListStub) {
+func (m *meta) policyList(policies []*structs.ACLPolicyListStub, _ bool) {
 	if len(policies) == 0 {
 		m.println("No ACL policies")
 		return

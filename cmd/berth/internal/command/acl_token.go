@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"net/url"
 	"slices"
 	"sort"
 	"strconv"
@@ -248,15 +247,15 @@ Token List Options:
 }
 
 func runACLTokenList(ctx context.Context, m *meta, args []string) int {
-	r, status := m.startRead(ctx, args, 0, false)
-	if r == nil {
-		return status
-	}
-	list := func() ([]*structs.ACLTokenListStub, error) {
-		tokens, _, err := r.c.ACLTokens().List(nil)
-		return tokens, err
-	}
-	return show(r, aclTokenSpec.listPath, nil, "list tokens", list, m.tokenList)
+	return runRead(ctx, m, args, readSpec[[]*structs.ACLTokenListStub]{
+		endpoint: aclTokenSpec.listPath,
+		doing:    "list tokens",
+		get: func(c *api.Client) ([]*structs.ACLTokenListStub, error) {
+			tokens, _, err := c.ACLTokens().List(nil)
+			return tokens, err
+		},
+		print: (*meta).tokenList,
+	})
 }
 
 var aclTokenInfoCommand = &command{
@@ -276,23 +275,16 @@ Token Info Options:
 }
 
 func runACLTokenInfo(ctx context.Context, m *meta, args []string) int {
-	r, status := m.startRead(ctx, args, 1, false)
-	if r == nil {
-		return status
-	}
-	if len(r.pos) == 0 {
-		return m.usageError("this command takes one argument")
-	}
-	id, err := aclTokenSpec.resolve(r.c, r.pos[0])
-	if err != nil {
-		return m.fail("%s", err)
-	}
-	get := func() (*structs.ACLToken, error) {
-		token, _, err := r.c.ACLTokens().Info(id, nil)
-		return token, err
-	}
-	return show(r, aclTokenSpec.getPath+url.PathEscape(id), nil, "read token "+strconv.Quote(id), get,
-		func(token *structs.ACLToken) { m.tokenInfo(token, false) })
+	return runInfo(ctx, m, args, infoSpec[*structs.ACLToken]{
+		noun:    "token",
+		getPath: aclTokenSpec.getPath,
+		resolve: aclTokenSpec.resolve,
+		get: func(c *api.Client, id string) (*structs.ACLToken, error) {
+			token, _, err := c.ACLTokens().Info(id, nil)
+			return token, err
+		},
+		print: func(m *meta, token *structs.ACLToken) { m.tokenInfo(token, false) },
+	})
 }
 
 var aclTokenSelfCommand = &command{
@@ -311,16 +303,15 @@ Token Self Options:
 }
 
 func runACLTokenSelf(ctx context.Context, m *meta, args []string) int {
-	r, status := m.startRead(ctx, args, 0, false)
-	if r == nil {
-		return status
-	}
-	get := func() (*structs.ACLToken, error) {
-		token, _, err := r.c.ACLTokens().Self(nil)
-		return token, err
-	}
-	return show(r, "/v1/acl/token/self", nil, "read this command's token", get,
-		func(token *structs.ACLToken) { m.tokenInfo(token, false) })
+	return runRead(ctx, m, args, readSpec[*structs.ACLToken]{
+		endpoint: "/v1/acl/token/self",
+		doing:    "read this command's token",
+		get: func(c *api.Client) (*structs.ACLToken, error) {
+			token, _, err := c.ACLTokens().Self(nil)
+			return token, err
+		},
+		print: func(m *meta, token *structs.ACLToken, _ bool) { m.tokenInfo(token, false) },
+	})
 }
 
 // aclTokenSpec finds tokens by a unique prefix of their accessor IDs.
@@ -381,7 +372,7 @@ func tokenPolicies(typ string, policies []string) string {
 	return orNone(strings.Join(policies, ", "))
 }
 
-func (m *meta) tokenList(tokens []*structs.ACLTokenListStub) {
+func (m *meta) tokenList(tokens []*structs.ACLTokenListStub, _ bool) {
 	if len(tokens) == 0 {
 		m.println("No ACL tokens")
 		return

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/url"
+	"strconv"
 
 	"github.com/berth-csi/berth/api"
 )
@@ -60,6 +61,39 @@ func runRead[T any](ctx context.Context, m *meta, args []string, s readSpec[T]) 
 	}
 	get := func() (T, error) { return s.get(r.c) }
 	return show(r, s.endpoint, nil, s.doing, get, func(v T) { s.print(m, v, r.verbose) })
+}
+
+// infoSpec is what a command that shows one object, named by its one
+// argument, supplies to runInfo.
+type infoSpec[T any] struct {
+	noun    string // "policy", in messages
+	getPath string // the object's endpoint, before its escaped ID, for -json
+
+	// resolve finds the ID the argument names, e.g. by a unique prefix;
+	// nil takes the argument as the ID.
+	resolve func(c *api.Client, arg string) (string, error)
+	get     func(c *api.Client, id string) (T, error)
+	print   func(m *meta, v T)
+}
+
+// runInfo prints the object that the command's one argument names.
+func runInfo[T any](ctx context.Context, m *meta, args []string, s infoSpec[T]) int {
+	r, status := m.startRead(ctx, args, 1, false)
+	if r == nil {
+		return status
+	}
+	if len(r.pos) == 0 {
+		return m.usageError("this command takes one argument")
+	}
+	id := r.pos[0]
+	if s.resolve != nil {
+		var err error
+		if id, err = s.resolve(r.c, id); err != nil {
+			return m.fail("%s", err)
+		}
+	}
+	get := func() (T, error) { return s.get(r.c, id) }
+	return show(r, s.getPath+url.PathEscape(id), nil, "read "+s.noun+" "+strconv.Quote(id), get, func(v T) { s.print(m, v) })
 }
 
 // show prints the JSON of endpoint for -json, else what get returns with
