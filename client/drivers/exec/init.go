@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // initArg0 is the argv[0] a re-exec of the binary carries to become a
@@ -108,6 +110,14 @@ func becomeUser(c *Credential) error {
 	}
 	if err := syscall.Setuid(int(c.UID)); err != nil {
 		return fmt.Errorf("set uid %d of user %q: %w", c.UID, c.User, err)
+	}
+	if c.UID != 0 {
+		// A task that is not root stays so: a setuid or file-capability
+		// binary it runs (sudo, su, ping) gains nothing (Nomad's exec
+		// driver does the same).
+		if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+			return fmt.Errorf("set no_new_privs for user %q: %w", c.User, err)
+		}
 	}
 	return nil
 }

@@ -123,3 +123,25 @@ func TestResolveUser_NotRoot(t *testing.T) {
 	_, err = ResolveUser("root", false)
 	must.ErrorIs(t, err, ErrRootNotAllowed)
 }
+
+// TestStart_User_NoNewPrivs: a task that is not root runs with
+// no_new_privs, so a setuid binary cannot make it root again; a root task
+// (where allowed) keeps the usual behaviour.
+func TestStart_User_NoNewPrivs(t *testing.T) {
+	needRoot(t)
+	for _, tc := range []struct {
+		user      string
+		allowRoot bool
+		want      string
+	}{
+		{user: "nobody", want: "1"},
+		{user: "root", allowRoot: true, want: "0"},
+	} {
+		t.Run(tc.user, func(t *testing.T) {
+			cfg := taskConfig(t, `grep NoNewPrivs /proc/self/status | tr -d ' \t' | cut -d: -f2`)
+			cfg.User, cfg.AllowRoot = tc.user, tc.allowRoot
+			must.Eq(t, ExitResult{}, waitDone(t, start(t, cfg)), must.Sprintf("stderr: %s", readFile(t, cfg.StderrPath)))
+			must.EqOp(t, tc.want+"\n", readFile(t, cfg.StdoutPath))
+		})
+	}
+}
