@@ -80,6 +80,7 @@ func (s *Server) leaderLoop(ctx context.Context) {
 	watchers.Go(func() { s.watchVolumes(ctx) })
 	watchers.Go(func() { s.watchJobs(ctx) })
 	watchers.Go(func() { s.initRootKey(ctx) })
+	watchers.Go(func() { s.reapExpiredTokensLoop(ctx) })
 
 	ticker := time.NewTicker(s.config.ReconcileInterval)
 	defer ticker.Stop()
