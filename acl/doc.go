@@ -37,9 +37,12 @@
 // not see. An exact namespace rule applies before any glob; among globs
 // the one with the most literal characters applies.
 //
-// Merging: when a token holds several policies, each scope gets the most
-// permissive of them, except that a deny (policy = "deny", or "deny" in
-// capabilities) anywhere wins for that namespace or scope.
+// Merging: when a token holds several policies, each rule (a namespace
+// name or glob, node, plugin, operator) gets the most permissive of them,
+// except that a deny (policy = "deny", or "deny" in capabilities) in any of
+// them wins for that rule. Which namespace rule applies is chosen after
+// merging, as above: a deny on "*" does not cover a namespace that has an
+// exact rule of its own.
 //
 // It imports structs only (for coded errors) and hcl/v2; the servers
 // import it. An *ACL is immutable once compiled and safe for concurrent
