@@ -74,10 +74,19 @@ func callerIsServer(ctx context.Context) bool {
 }
 
 // allowServerOnly checks a server-to-server call (a relay of a call to a
-// client): the caller is another server, or holds a management token (a
-// leader relaying its own call sends its leader token).
+// client). Under tls.rpc the caller must be another server by its verified
+// certificate, whatever ACLs say (a relaying server dials with its
+// own). Without TLS nothing tells a server apart: with ACLs on, the
+// caller holds a management token (a leader relaying its own call sends
+// its leader token); with ACLs off the cluster trusts its network.
 func (s *Server) allowServerOnly(ctx context.Context, method, token string) error {
-	if callerIsServer(ctx) || s.isManagementToken(token) {
+	if s.tls != nil {
+		if callerIsServer(ctx) {
+			return nil
+		}
+		return errPermission("%s is for the servers only; the caller did not present a server certificate (%s)", method, tlsutil.ServerName)
+	}
+	if s.isManagementToken(token) {
 		return nil
 	}
 	return errPermission("%s is for the servers only; token lacks a management token", method)
@@ -140,29 +149,68 @@ func (s *Server) nodeOfSecret(st *state.StateStore, token string) (*structs.Node
 	return st.NodeBySecretHash(nil, hashSecret(token))
 }
 
-// trackNodeConnAfter tracks the session a node's request came on once the
-// request succeeded: here, or on the leader it was forwarded to, its
-// secret was checked. Deferred with the request's error.
-func (s *Server) trackNodeConnAfter(ctx context.Context, nodeID string, forwarded bool, err *error) {
+// trackRegisteredConnAfter tracks the session a registration came on once
+// it succeeded: here, or on the leader it was forwarded to, the node was
+// stored with the request's token as its secret, so the caller is the
+// node's client. Deferred with the request's error.
+func (s *Server) trackRegisteredConnAfter(ctx context.Context, nodeID string, forwarded bool, err *error) {
 	if *err == nil {
 		s.trackNodeConn(ctx, nodeID, forwarded)
 	}
 }
 
-// allowNodeRegister checks a node's registration: it must carry a secret,
-// the node's own when the node is known (its client's data dir keeps it),
-// and over TLS come with a client's (or, forwarded, a server's)
-// certificate. It returns the hash to store.
-func (s *Server) allowNodeRegister(ctx context.Context, existing *structs.Node, nodeID, token string) (string, error) {
-	if p, ok := rpc.PeerFromContext(ctx); ok && p.TLS && p.Role != tlsutil.RoleClient && p.Role != tlsutil.RoleServer {
-		return "", errPermission("node %s: only a client certificate registers a node; %s presented a %q certificate", nodeID, p.Addr, p.Role)
+// trackNodeConnAfter tracks the session a node's request came on once the
+// request succeeded, and only if it carried the node's own secret: a token
+// with node write acts for a node but is not its client, and must not
+// receive the servers' calls to the node (volume secrets among them). The
+// leader's success does not say which of the two the caller was, so the
+// server the caller reached checks the secret against its own state (a
+// node it has not replicated yet is tracked on its next heartbeat).
+// Deferred with the request's error.
+func (s *Server) trackNodeConnAfter(ctx context.Context, nodeID, token string, forwarded bool, err *error) {
+	if *err != nil || forwarded {
+		return
 	}
+	node, lerr := s.State().NodeByID(nil, nodeID)
+	if lerr != nil || !actsForNode(node, token) {
+		return
+	}
+	s.trackNodeConn(ctx, nodeID, forwarded)
+}
+
+// allowRegisterPeer checks who sends a registration, before it is
+// forwarded: over TLS, a client's certificate or a server's (an agent
+// that runs a server and a client presents its server certificate; a
+// server relays the registrations it checked), never a CLI's. Checked on
+// the server the client reached, so going through a follower does not
+// skip it. Without TLS nothing tells a client from anyone else.
+func allowRegisterPeer(ctx context.Context, nodeID string) error {
+	p, ok := rpc.PeerFromContext(ctx)
+	if !ok || !p.TLS || p.Role == tlsutil.RoleClient || p.Role == tlsutil.RoleServer {
+		return nil
+	}
+	return errPermission("node %s: only a client (or server) certificate registers a node; %s presented a %q certificate", nodeID, p.Addr, p.Role)
+}
+
+// allowNodeRegister checks a node's registration: it must carry a secret,
+// the node's own when the node is known (its client's data dir keeps it).
+// A node stored before node secrets existed takes the first secret it is
+// registered with (the upgrade path), logged. It returns the hash to store.
+func (s *Server) allowNodeRegister(ctx context.Context, existing *structs.Node, nodeID, token string) (string, error) {
 	if token == "" {
 		return "", errPermission("node %s: a node registers with its node secret (the client's data dir keeps it) as the AuthToken; the request has none", nodeID)
 	}
 	if existing != nil && existing.SecretHash != "" && !secretMatches(token, existing.SecretHash) {
 		return "", errPermission("node %s is registered with another secret; restore the client's data dir (client/node-secret), "+
 			"or deregister the node (an operator with node write) so it can register anew", nodeID)
+	}
+	if existing != nil && existing.SecretHash == "" {
+		from := "in process"
+		if p, ok := rpc.PeerFromContext(ctx); ok {
+			from = p.Addr
+		}
+		s.logger.Warn("node registered before node secrets takes the secret of this registration; "+
+			"if its client did not just restart, deregister the node", "node_id", nodeID, "peer", from)
 	}
 	return hashSecret(token), nil
 }

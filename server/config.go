@@ -57,10 +57,11 @@ type Config struct {
 
 	// TLS, with EnableRPC, makes every connection to the RPC port TLS
 	// with both sides verified (the agent's tls { } block): raft, server
-	// to server and client sessions alike; plain text is refused. With
-	// VerifyServerHostname only a server certificate may open a raft
-	// connection, forward a request or be added to raft. Nil or
-	// EnableRPC off is plain text (-dev).
+	// to server and client sessions alike; plain text is refused, and
+	// only a server certificate may open a raft connection, forward a
+	// request or be added to raft. VerifyServerHostname also makes this
+	// server check, when it dials, that it reached a server certificate.
+	// Nil or EnableRPC off is plain text (-dev).
 	TLS *tlsutil.Config
 	// EncryptKey encrypts gossip (server { encrypt }, decoded from
 	// base64): 32 bytes, the same on every server; a member without it

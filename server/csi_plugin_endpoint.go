@@ -3,6 +3,7 @@ package server
 import (
 	"github.com/hashicorp/go-memdb"
 
+	"github.com/berth-csi/berth/acl"
 	"github.com/berth-csi/berth/state"
 	"github.com/berth-csi/berth/structs"
 )
@@ -47,10 +48,17 @@ func (p *CSIPlugin) Get(args *structs.CSIPluginGetRequest, reply *structs.CSIPlu
 	if args.ID == "" {
 		return structs.NewError(structs.CodeBadRequest, "plugin get: missing plugin ID")
 	}
+	a, _, err := p.srv.resolveToken(args.AuthToken)
+	if err != nil {
+		return err
+	}
 	return p.srv.blockingQuery(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) error {
 		plug, err := st.CSIPluginByID(ws, args.ID)
 		if err != nil {
 			return err
+		}
+		if plug != nil {
+			plug.Allocations = readableAllocs(a, plug.Allocations)
 		}
 		reply.Plugin = plug
 		reply.Index, err = maxIndex(st, state.TableCSIPlugins, state.TableNodes, state.TableAllocs)
@@ -76,4 +84,17 @@ func (p *CSIPlugin) Delete(args *structs.CSIPluginDeleteRequest, reply *structs.
 	}
 	reply.Index = index
 	return nil
+}
+
+// readableAllocs keeps the allocations a may read: read-job in their
+// namespace (a plugin's allocations span namespaces; plugin read alone
+// does not show what runs in them).
+func readableAllocs(a *acl.ACL, allocs []*structs.AllocListStub) []*structs.AllocListStub {
+	out := make([]*structs.AllocListStub, 0, len(allocs))
+	for _, alloc := range allocs {
+		if a.AllowNamespaceOperation(alloc.Namespace, acl.CapReadJob) {
+			out = append(out, alloc)
+		}
+	}
+	return out
 }

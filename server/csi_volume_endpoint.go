@@ -106,8 +106,7 @@ func (v *CSIVolume) Claim(ctx context.Context, args *structs.CSIVolumeClaimReque
 	if !args.State.Valid() {
 		return structs.NewError(structs.CodeBadRequest, "volume %q: claim state %d is not a known state", args.VolumeID, int(args.State))
 	}
-	claimNode, err := v.allowClaim(args)
-	if err != nil {
+	if err := v.allowClaim(args); err != nil {
 		return err
 	}
 	args.Timestamp = time.Now()
@@ -129,15 +128,9 @@ func (v *CSIVolume) Claim(ctx context.Context, args *structs.CSIVolumeClaimReque
 	if vol != nil {
 		reply.Volume = vol.Sanitized()
 		if args.State == structs.CSIVolumeClaimStateTaken {
-			claim := vol.TakenClaim(args.AllocationID)
-			if claim != nil {
+			// No secrets: a node gets them from Publish, for its own allocs.
+			if claim := vol.TakenClaim(args.AllocationID); claim != nil {
 				if reply.PublishContext, err = v.attach(ctx, vol, claim); err != nil {
-					return err
-				}
-			}
-			// Secrets go only to the node that claims, on its own secret.
-			if claim != nil && claimNode != "" && claim.NodeID == claimNode {
-				if reply.NodeSecrets, err = v.srv.volumeSecrets(vol); err != nil {
 					return err
 				}
 			}
@@ -162,7 +155,7 @@ func (v *CSIVolume) Publish(ctx context.Context, args *structs.CSIVolumePublishR
 			args.VolumeID, args.AllocationID, args.NodeID)
 	}
 	st := v.srv.State()
-	asNode, err := v.srv.allowNodeClient(st, args.NodeID, args.AuthToken)
+	asNode, err := v.allowPublish(st, args)
 	if err != nil {
 		return err
 	}

@@ -21,7 +21,10 @@ func (n *Node) Register(ctx context.Context, args *structs.NodeRegisterRequest, 
 	if node == nil {
 		return structs.NewError(structs.CodeBadRequest, "node register: the request carries no node")
 	}
-	defer n.srv.trackNodeConnAfter(ctx, node.ID, args.IsForwarded(), &err)
+	if err := allowRegisterPeer(ctx, node.ID); err != nil {
+		return err
+	}
+	defer n.srv.trackRegisteredConnAfter(ctx, node.ID, args.IsForwarded(), &err)
 	if done, err := n.srv.forward("Node.Register", args, args, reply); done {
 		return err
 	}
@@ -96,7 +99,7 @@ func validateFingerprint(node *structs.Node) error {
 // A heartbeat that changes nothing resets the node's TTL on the leader and
 // writes nothing to raft.
 func (n *Node) UpdateStatus(ctx context.Context, args *structs.NodeUpdateStatusRequest, reply *structs.NodeUpdateResponse) (err error) {
-	defer n.srv.trackNodeConnAfter(ctx, args.NodeID, args.IsForwarded(), &err)
+	defer n.srv.trackNodeConnAfter(ctx, args.NodeID, args.AuthToken, args.IsForwarded(), &err)
 	if done, err := n.srv.forward("Node.UpdateStatus", args, args, reply); done {
 		return err
 	}
@@ -138,7 +141,7 @@ func (n *Node) UpdateStatus(ctx context.Context, args *structs.NodeUpdateStatusR
 
 // UpdateFingerprint applies what changed in a node's plugin fingerprint.
 func (n *Node) UpdateFingerprint(ctx context.Context, args *structs.NodeFingerprintRequest, reply *structs.NodeUpdateResponse) (err error) {
-	defer n.srv.trackNodeConnAfter(ctx, args.NodeID, args.IsForwarded(), &err)
+	defer n.srv.trackNodeConnAfter(ctx, args.NodeID, args.AuthToken, args.IsForwarded(), &err)
 	if done, err := n.srv.forward("Node.UpdateFingerprint", args, args, reply); done {
 		return err
 	}

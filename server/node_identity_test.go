@@ -1,14 +1,14 @@
 package server
 
 import (
-	"context"
 	"testing"
-	"time"
 
 	"github.com/shoenig/test/must"
 
+	"github.com/berth-csi/berth/internal/testlog"
 	"github.com/berth-csi/berth/state/statetest"
 	"github.com/berth-csi/berth/structs"
+	"github.com/berth-csi/berth/tlsutil"
 )
 
 const otherNodeSecret = "5ec2e7e5-0000-4000-8000-000000000002"
@@ -90,52 +90,95 @@ func TestNodeIdentity_ClientCalls(t *testing.T) {
 // secret (before secrets existed) is NotFound to its client's calls, and
 // its next registration sets its secret.
 func TestNodeIdentity_LegacyNodeRegistersAgain(t *testing.T) {
-	s := testServer(t)
+	rec := &testlog.Recorder{}
+	s := testServer(t, func(c *Config) { c.Logger = rec.Logger("solo") })
 	_, _, err := raftApply[any](s, structs.NodeRegisterRequestType, &structs.NodeRegisterRequest{Node: statetest.Node("old")})
 	must.NoError(t, err)
 	err = callAs(t, s, testNodeSecret, "Node.UpdateStatus", &structs.NodeUpdateStatusRequest{NodeID: "old", Status: structs.NodeStatusReady}, nil)
 	must.ErrorIs(t, err, structs.ErrNotFound)
 	must.StrContains(t, err.Error(), "register again")
 	must.NoError(t, callAs(t, s, testNodeSecret, "Node.Register", &structs.NodeRegisterRequest{Node: statetest.Node("old")}, &structs.NodeUpdateResponse{}))
+	must.StrContains(t, rec.String(), "node registered before node secrets takes the secret of this registration")
+	must.StrContains(t, rec.String(), "node_id=old")
 	must.NoError(t, callAs(t, s, testNodeSecret, "Node.UpdateStatus", &structs.NodeUpdateStatusRequest{NodeID: "old", Status: structs.NodeStatusReady}, &structs.NodeUpdateResponse{}))
 }
 
-// TestNodeIdentity_VolumeSecrets: a volume's secrets go to the node that
-// claims it, on its own secret, and to no one else.
+// TestNodeIdentity_LegacyNodeNeedsAClientCertificate: under TLS, a node
+// stored without a secret is taken over only with a client (or server)
+// certificate, whether or not the request says it was forwarded.
+func TestNodeIdentity_LegacyNodeNeedsAClientCertificate(t *testing.T) {
+	certs := newTestCerts(t)
+	s := testServer(t, func(c *Config) { c.TLS = certs.cert(t, "server", tlsutil.RoleServer) })
+	_, _, err := raftApply[any](s, structs.NodeRegisterRequestType, &structs.NodeRegisterRequest{Node: statetest.Node("old")})
+	must.NoError(t, err)
+	cases := []struct {
+		name      string
+		role      tlsutil.Role
+		forwarded bool
+		want      string // "" is accepted
+	}{
+		{"cli certificate", tlsutil.RoleCLI, false, "only a client (or server) certificate registers a node"},
+		{"cli certificate, says forwarded", tlsutil.RoleCLI, true, "certificate"},
+		{"client certificate", tlsutil.RoleClient, false, ""},
+		// An agent that runs a server and a client presents its server's.
+		{"server certificate", tlsutil.RoleServer, false, ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			req := &structs.NodeRegisterRequest{Node: statetest.Node("old")}
+			if tc.forwarded {
+				req.SetForwarded()
+			}
+			err := NodeSession(t, s.RPCAddr(), certs.cert(t, tc.name, tc.role), "caller", "Node.Register", testNodeSecret, req)
+			if tc.want == "" {
+				must.NoError(t, err)
+				return
+			}
+			must.ErrorIs(t, err, structs.ErrPermissionDenied)
+			must.StrContains(t, err.Error(), tc.want)
+			stored, err := s.State().NodeByID(nil, "old")
+			must.NoError(t, err)
+			must.Eq(t, "", stored.SecretHash)
+		})
+	}
+}
+
+// TestNodeIdentity_VolumeSecrets: a volume's secrets go to the node of an
+// alloc whose group asks for the volume, on the node's own secret, when
+// its client confirms the claim (Publish), and to no one else; a claim
+// answers no secrets, and a node takes no claim of its own.
 func TestNodeIdentity_VolumeSecrets(t *testing.T) {
 	s, mgmt := aclServer(t)
 	twoNodes(t, s)
-	vol := statetest.Volume("data", "hostpath")
-	vol.Secrets = structs.CSISecrets{"token": "hunter2"}
-	must.NoError(t, callAs(t, s, mgmt, "CSIVolume.Register", &structs.CSIVolumeRegisterRequest{Volumes: []*structs.CSIVolume{vol}},
-		&structs.CSIVolumeRegisterResponse{}))
-	claim := func() *structs.CSIVolumeClaimRequest {
-		return &structs.CSIVolumeClaimRequest{VolumeID: "data", AllocationID: "alloc-1", NodeID: "node-1",
-			Mode: structs.CSIVolumeClaimWrite, State: structs.CSIVolumeClaimStateTaken}
-	}
+	registerSecretVolumes(t, s, mgmt, structs.DefaultNamespace, "data")
+	placeAllocs(t, s, volumeAlloc("alloc-data", "node-1", structs.DefaultNamespace, 0, "data", false))
+	claim := func() *structs.CSIVolumeClaimRequest { return takeClaim("data", "default", "alloc-data", "node-1") }
+	want := structs.CSISecrets{"token": "secret-of-data"}
 
-	// Another node cannot claim for an alloc that is not on it.
+	// Another node cannot claim for an alloc that is not on it, nor the
+	// alloc's own node take a claim.
 	must.ErrorIs(t, callAs(t, s, otherNodeSecret, "CSIVolume.Claim", claim(), nil), structs.ErrPermissionDenied)
 	odd := claim()
 	odd.NodeID = "node-2"
 	must.ErrorIs(t, callAs(t, s, otherNodeSecret, "CSIVolume.Claim", odd, nil), structs.ErrPermissionDenied)
+	err := callAs(t, s, testNodeSecret, "CSIVolume.Claim", claim(), nil)
+	must.ErrorIs(t, err, structs.ErrPermissionDenied)
+	must.StrContains(t, err.Error(), "node node-1 takes no claim of its own")
 
 	// An operator (csi-mount-volume) claims, without the secrets.
 	var resp structs.CSIVolumeClaimResponse
 	must.NoError(t, callAs(t, s, mgmt, "CSIVolume.Claim", claim(), &resp))
 	must.MapEmpty(t, resp.NodeSecrets)
-	must.NoError(t, callAs(t, s, testNodeSecret, "CSIVolume.Claim", claim(), &resp))
-	must.Eq(t, structs.CSISecrets{"token": "hunter2"}, resp.NodeSecrets)
 
 	publish := func() *structs.CSIVolumePublishRequest {
-		return &structs.CSIVolumePublishRequest{VolumeID: "data", AllocationID: "alloc-1", NodeID: "node-1"}
+		return &structs.CSIVolumePublishRequest{VolumeID: "data", AllocationID: "alloc-data", NodeID: "node-1"}
 	}
 	must.ErrorIs(t, callAs(t, s, otherNodeSecret, "CSIVolume.Publish", publish(), nil), structs.ErrPermissionDenied)
 	resp = structs.CSIVolumeClaimResponse{}
 	must.NoError(t, callAs(t, s, mgmt, "CSIVolume.Publish", publish(), &resp))
 	must.MapEmpty(t, resp.NodeSecrets)
 	must.NoError(t, callAs(t, s, testNodeSecret, "CSIVolume.Publish", publish(), &resp))
-	must.Eq(t, structs.CSISecrets{"token": "hunter2"}, resp.NodeSecrets)
+	must.Eq(t, want, resp.NodeSecrets)
 
 	// Any registered node reads volumes (sanitized); an unknown secret does not.
 	var got structs.CSIVolumeGetResponse
@@ -163,23 +206,11 @@ func TestNodeIdentity_Operators(t *testing.T) {
 		&structs.NodeUpdateResponse{}))
 }
 
-// pingClient is a client's ClientStatus endpoint that says who it is.
-type pingClient struct{ name string }
-
-func (p *pingClient) Ping(_ *structs.NodeSpecificRequest, reply *structs.ClientPingResponse) error {
-	reply.NodeID = p.name
-	return nil
-}
-
 // sessionAs opens a session to s as a client agent does, answering pings
-// as name, and sends a node call for node-1 with token on it.
+// as name, and sends a node call on it with token.
 func sessionAs(t *testing.T, s *Server, name, method, token string, args any) error {
 	t.Helper()
-	pool := clientPool(t, name, "ClientStatus", &pingClient{name: name})
-	args.(authInfo).SetAuthToken(token)
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	return pool.Call(ctx, s.RPCAddr(), method, args, &structs.NodeUpdateResponse{})
+	return NodeSession(t, s.RPCAddr(), nil, name, method, token, args)
 }
 
 // TestNodeIdentity_SessionNotHijacked: a call for a node without its
@@ -198,4 +229,71 @@ func TestNodeIdentity_SessionNotHijacked(t *testing.T) {
 	var pong structs.ClientPingResponse
 	must.NoError(t, rpcCall(t, s, "ClientStatus.Ping", &structs.NodeSpecificRequest{NodeID: "node-1"}, &pong))
 	must.Eq(t, "genuine", pong.NodeID)
+}
+
+// TestNodeIdentity_NodeWriteDoesNotTakeTheSession: a token with node write
+// may update a node, but its session does not become the node's: the
+// servers' calls to the node (controller and detach calls carry volume
+// secrets) still reach the node's own client.
+func TestNodeIdentity_NodeWriteDoesNotTakeTheSession(t *testing.T) {
+	s, mgmt := aclServer(t)
+	writer := makeToken(t, s, mgmt, "node-writer", "node {\n  policy = \"write\"\n}\n")
+	must.NoError(t, sessionAs(t, s, "genuine", "Node.Register", testNodeSecret, &structs.NodeRegisterRequest{
+		Node: statetest.NodeWithPlugin("node-1", "hostpath", false, true, true)}))
+
+	calls := []struct {
+		method string
+		args   any
+	}{
+		{"Node.UpdateStatus", &structs.NodeUpdateStatusRequest{NodeID: "node-1", Status: structs.NodeStatusReady}},
+		{"Node.UpdateFingerprint", &structs.NodeFingerprintRequest{NodeID: "node-1"}},
+	}
+	for _, c := range calls {
+		t.Run(c.method, func(t *testing.T) {
+			must.NoError(t, sessionAs(t, s, "impostor", c.method, writer, c.args), must.Sprint("an operator may act for the node"))
+			var pong structs.ClientPingResponse
+			must.NoError(t, callAs(t, s, mgmt, "ClientStatus.Ping", &structs.NodeSpecificRequest{NodeID: "node-1"}, &pong))
+			must.Eq(t, "genuine", pong.NodeID)
+		})
+	}
+
+	// The node's own secret still moves the session (a client reconnects).
+	must.NoError(t, sessionAs(t, s, "restarted", "Node.UpdateStatus", testNodeSecret,
+		&structs.NodeUpdateStatusRequest{NodeID: "node-1", Status: structs.NodeStatusReady}))
+	var pong structs.ClientPingResponse
+	must.NoError(t, callAs(t, s, mgmt, "ClientStatus.Ping", &structs.NodeSpecificRequest{NodeID: "node-1"}, &pong))
+	must.Eq(t, "restarted", pong.NodeID)
+}
+
+// TestNodeIdentity_ClientAllocsOfItsOwnNode: with ACLs on, a node's secret
+// reads its own node's allocations and no other's; an operator with node
+// write reads any node's.
+func TestNodeIdentity_ClientAllocsOfItsOwnNode(t *testing.T) {
+	s, mgmt := aclServer(t)
+	twoNodes(t, s)
+	writer := makeToken(t, s, mgmt, "node-writer", "node {\n  policy = \"write\"\n}\n")
+	cases := []struct {
+		name  string
+		token string
+		want  error
+	}{
+		{"its own node's secret", testNodeSecret, nil},
+		{"another node's secret", otherNodeSecret, structs.ErrPermissionDenied},
+		{"no token", "", structs.ErrPermissionDenied},
+		{"node write", writer, nil},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var resp structs.NodeClientAllocsResponse
+			err := callAs(t, s, tc.token, "Node.GetClientAllocs", &structs.NodeSpecificRequest{NodeID: "node-1"}, &resp)
+			if tc.want != nil {
+				must.ErrorIs(t, err, tc.want)
+				must.Nil(t, resp.Allocs)
+				return
+			}
+			must.NoError(t, err)
+			must.SliceLen(t, 1, resp.Allocs)
+			must.Eq(t, "alloc-1", resp.Allocs[0].ID)
+		})
+	}
 }

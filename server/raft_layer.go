@@ -17,9 +17,10 @@ var errRaftLayerClosed = errors.New("server: raft layer closed")
 
 // raftLayer is raft's StreamLayer over the server's one TCP port: the RPC
 // mux hands it connections whose first byte is rpc.TypeRaft, and its dials
-// write that byte first. Under TLS its dials are TLS, and the mux hands it
-// only TLS connections (from server certificates, with
-// verify_server_hostname).
+// write that byte first. Under TLS its dials are TLS (checking the
+// server's name with verify_server_hostname), and the mux hands it only
+// TLS connections from server certificates, whatever
+// verify_server_hostname says.
 type raftLayer struct {
 	ctx     context.Context // the server's lifetime: dials end with it
 	addr    net.Addr

@@ -393,9 +393,9 @@ func TestJob_Register_ReaderOnlyVolumeNeedsReadOnly(t *testing.T) {
 }
 
 // TestCSIVolume_Publish_ConfirmsTheReservedClaim: a client confirms the
-// claim its placement reserved and writes nothing; a claim not held, held
-// for another node, or being released is refused, and a node not ready is
-// NotReady, for the client to retry.
+// claim its placement reserved and writes nothing; an alloc unknown or on
+// another node, or a claim being released, is refused, and a node not
+// ready is NotReady, for the client to retry.
 func TestCSIVolume_Publish_ConfirmsTheReservedClaim(t *testing.T) {
 	s := schedWorld(t)
 	var reg structs.JobRegisterResponse
@@ -421,11 +421,11 @@ func TestCSIVolume_Publish_ConfirmsTheReservedClaim(t *testing.T) {
 	must.EqOp(t, before, after, must.Sprint("a publish writes nothing"))
 
 	_, err = publish("nobody", placed.NodeID)
-	must.ErrorIs(t, err, structs.ErrConflict)
-	must.StrContains(t, err.Error(), "holds no claim")
+	must.ErrorIs(t, err, structs.ErrNotFound)
+	must.StrContains(t, err.Error(), "alloc nobody not found")
 	_, err = publish(placed.ID, other)
-	must.ErrorIs(t, err, structs.ErrBadRequest)
-	must.StrContains(t, err.Error(), "for node "+placed.NodeID)
+	must.ErrorIs(t, err, structs.ErrPermissionDenied, must.Sprint("the other node's client publishes only its own allocs"))
+	must.StrContains(t, err.Error(), "runs on node "+placed.NodeID)
 
 	must.NoError(t, rpcCall(t, s, "Node.UpdateStatus", &structs.NodeUpdateStatusRequest{NodeID: placed.NodeID, Status: structs.NodeStatusInit},
 		&structs.NodeUpdateResponse{}))

@@ -138,8 +138,7 @@ func (s *Server) serfEventLoop() {
 // servers are alive in gossip. Every server computes the same configuration
 // from the same members, so it does not matter which bootstraps first. A
 // server with raft state from an earlier run never bootstraps again. Under
-// TLS with verify_server_hostname, only members that show a server
-// certificate count (verifyMember).
+// TLS, only members that show a server certificate count (verifyMember).
 func (s *Server) maybeBootstrap() {
 	if s.hadRaftState || s.bootstrapped.Load() || s.raft == nil {
 		return

@@ -45,6 +45,37 @@ func ConnectClient(t *testing.T, addr string, rcvr any) {
 		WriteRequest: structs.WriteRequest{AuthToken: testNodeSecret}}, &structs.NodeUpdateResponse{}))
 }
 
+// PingClient is a client's ClientStatus endpoint that answers a ping with
+// its name, to tell which session a server's call to a node reached.
+type PingClient struct{ Name string }
+
+func (p *PingClient) Ping(_ *structs.NodeSpecificRequest, reply *structs.ClientPingResponse) error {
+	reply.NodeID = p.Name
+	return nil
+}
+
+// NodeSession opens a session to addr as a client agent does (with cfg's
+// certificate, or plain TCP if cfg is nil), whose pings answer name, and
+// sends a node call on it with token.
+func NodeSession(t *testing.T, addr string, cfg *tlsutil.Config, name, method, token string, args any) error {
+	t.Helper()
+	srv := rpc.NewServer(testlog.Logger(t, name))
+	t.Cleanup(srv.Shutdown)
+	must.NoError(t, srv.Register("ClientStatus", &PingClient{Name: name}))
+	opts := []rpc.PoolOption{rpc.WithStreamServer(srv)}
+	if cfg != nil {
+		conf, err := tlsutil.NewConfigurator(*cfg)
+		must.NoError(t, err)
+		opts = append(opts, rpc.WithPoolTLS(conf.OutgoingRPC))
+	}
+	pool := rpc.NewPool(testlog.Logger(t, name), 0, opts...)
+	t.Cleanup(pool.Shutdown)
+	args.(authInfo).SetAuthToken(token)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	return pool.Call(ctx, addr, method, args, &structs.NodeUpdateResponse{})
+}
+
 // clientPool is a client agent's connection pool: the sessions it opens
 // serve rcvr as service. Its logs are named name. It shuts down when the
 // test ends.

@@ -26,13 +26,8 @@ func (s *Server) setupTLS() error {
 	return nil
 }
 
-// verifyServerHostname reports whether only server certificates may act
-// as servers (raft, forwarding, joining raft).
-func (s *Server) verifyServerHostname() bool {
-	return s.tls != nil && s.config.TLS.VerifyServerHostname
-}
-
 // outgoingTLS is the configuration of the server's dials, nil without TLS.
+// With verify_server_hostname they accept only a server certificate.
 func (s *Server) outgoingTLS() func() *tls.Config {
 	if s.tls == nil {
 		return nil
@@ -40,23 +35,29 @@ func (s *Server) outgoingTLS() func() *tls.Config {
 	return s.tls.OutgoingRPC
 }
 
-// muxOptions serves TLS only when tls.rpc is on; with
-// verify_server_hostname raft connections only from server certificates.
+// Under tls.rpc, whatever verify_server_hostname says, only a verified
+// server certificate (server.global.berth) may act as a server: open a raft
+// connection (muxOptions), forward a request (rpcServerOptions), call a
+// server-only endpoint (peerIsServer, allowServerOnly), fetch a root key
+// (authorizeKeyFetch) or be added to raft (verifyMember). A client
+// certificate is of the same CA, so the chain alone proves nothing.
+
+// muxOptions serves TLS only when tls.rpc is on, and then raft connections
+// only from server certificates.
 func (s *Server) muxOptions() []rpc.MuxOption {
 	if s.tls == nil {
 		return nil
 	}
-	opts := []rpc.MuxOption{rpc.WithMuxTLS(s.tls.IncomingRPC)}
-	if s.verifyServerHostname() {
-		opts = append(opts, rpc.WithRequiredRole(rpc.TypeRaft, tlsutil.RoleServer))
+	return []rpc.MuxOption{
+		rpc.WithMuxTLS(s.tls.IncomingRPC),
+		rpc.WithRequiredRole(rpc.TypeRaft, tlsutil.RoleServer),
 	}
-	return opts
 }
 
-// rpcServerOptions: with verify_server_hostname, only server certificates
-// may forward requests.
+// rpcServerOptions: under tls.rpc only server certificates may forward
+// requests.
 func (s *Server) rpcServerOptions() []rpc.ServerOption {
-	if !s.verifyServerHostname() {
+	if s.tls == nil {
 		return nil
 	}
 	return []rpc.ServerOption{rpc.WithForwardedRole(tlsutil.RoleServer)}
@@ -75,46 +76,63 @@ func (s *Server) poolOptions() []rpc.PoolOption {
 // an error the server keeps the certificates it had. Without tls.rpc
 // there is nothing to reload and it returns nil.
 func (s *Server) ReloadTLS() error {
-	if s.tls == nil {
-		return nil
+	commit, err := s.PrepareReloadTLS()
+	if err != nil {
+		return err
 	}
-	if err := s.tls.Reload(); err != nil {
-		return fmt.Errorf("server: reload TLS certificates: %w", err)
+	commit()
+	if s.tls != nil {
+		s.logger.Info("tls certificates reloaded", "cert_file", s.config.TLS.CertFile)
 	}
-	s.logger.Info("tls certificates reloaded", "cert_file", s.config.TLS.CertFile)
 	return nil
 }
 
+// PrepareReloadTLS reads and checks the CA, certificate and key files
+// again without using them: commit makes new connections use them. The
+// agent prepares every part it reloads before it commits any, so that a
+// SIGHUP reloads all or none. On an error nothing changes. Without tls.rpc
+// commit does nothing.
+func (s *Server) PrepareReloadTLS() (commit func(), err error) {
+	if s.tls == nil {
+		return func() {}, nil
+	}
+	commit, err = s.tls.PrepareReload()
+	if err != nil {
+		return nil, fmt.Errorf("server: reload TLS certificates: %w", err)
+	}
+	return commit, nil
+}
+
 // peerIsServer reports whether the request in ctx came from another
-// server, as far as this server can tell: with tls.rpc and
-// verify_server_hostname, only over a connection whose verified
-// certificate is a server's; without them any network peer may be a
-// server (nothing tells them apart), so it is true for every request
-// that came over a connection. An in-process call (this server's HTTP API)
-// is not from another server: false.
+// server, as far as this server can tell: under tls.rpc, only over a
+// connection whose verified certificate is a server's; without it any
+// network peer may be a server (nothing tells them apart), so it is true
+// for every request that came over a connection. An in-process call (this
+// server's HTTP API) is not from another server: false.
 func (s *Server) peerIsServer(ctx context.Context) bool {
 	peer, ok := rpc.PeerFromContext(ctx)
 	if !ok {
 		return false
 	}
-	if !s.verifyServerHostname() {
+	if s.tls == nil {
 		return true
 	}
 	return peer.TLS && peer.Role == tlsutil.RoleServer
 }
 
 // verifyMember checks, before a gossip member joins raft, that its RPC
-// address answers a TLS handshake with a server certificate of our CA, so
-// that a member of gossip that holds only a client certificate (or none)
-// never becomes a voter. Without verify_server_hostname there is nothing
-// to check it against, and it returns nil.
+// address answers a TLS handshake with a server certificate of our CA
+// (server.global.berth, whatever verify_server_hostname says), so that a
+// member of gossip that holds only a client certificate (or none) never
+// becomes a voter. Without tls.rpc there is nothing to check it against,
+// and it returns nil.
 func (s *Server) verifyMember(ctx context.Context, m serverMember) error {
-	if !s.verifyServerHostname() || m.ID == s.id {
+	if s.tls == nil || m.ID == s.id {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, memberCheckTimeout)
 	defer cancel()
-	conn, err := rpc.Dial(ctx, m.RPCAddr, rpc.TypeRPC, rpc.WithDialTLS(s.tls.OutgoingRPC))
+	conn, err := rpc.Dial(ctx, m.RPCAddr, rpc.TypeRPC, rpc.WithDialTLS(s.tls.OutgoingServerRPC))
 	if err != nil {
 		return fmt.Errorf("gossip member %s at %s did not present a server certificate: %w", m.Name, m.RPCAddr, err)
 	}

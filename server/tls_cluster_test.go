@@ -12,6 +12,7 @@ import (
 	"github.com/berth-csi/berth/internal/testlog"
 	"github.com/berth-csi/berth/server"
 	"github.com/berth-csi/berth/server/servertest"
+	"github.com/berth-csi/berth/state/statetest"
 	"github.com/berth-csi/berth/structs"
 	"github.com/berth-csi/berth/tlsutil"
 )
@@ -150,4 +151,34 @@ func TestGossip_MemberWithoutKeyCannotJoin(t *testing.T) {
 	}
 	waitFor(t, 30*time.Second, "the member with the key to join", func() bool { return len(members()) >= 2 })
 	must.Eq(t, []string{friend.Name(), s0.Name()}, members())
+}
+
+// TestTLS_Cluster_RelayToAClientOnAnotherServer: over TLS, with ACLs off
+// and verify_server_hostname on or off, the leader's controller call
+// reaches a client whose session is on a follower: the follower's relay
+// check passes on the leader's server certificate. The client's own
+// certificate cannot call the relay.
+func TestTLS_Cluster_RelayToAClientOnAnotherServer(t *testing.T) {
+	for _, verify := range []bool{true, false} {
+		t.Run(map[bool]string{true: "verify_server_hostname", false: "no verify_server_hostname"}[verify], func(t *testing.T) {
+			pki := servertest.NewPKI(t)
+			c := servertest.Cluster(t, 3, servertest.WithTLS(t, pki, gossipKey(t)),
+				func(cfg *server.Config) { cfg.TLS.VerifyServerHostname = verify })
+			leader := c.Leader()
+			follower := c.Followers()[0]
+			clientCert := pki.Cert(t, "client", tlsutil.RoleClient)
+			client := &controllerClient{}
+			server.ConnectTLSClient(t, follower.RPCAddr(), clientCert, client)
+
+			must.NoError(t, call(t, leader, "CSIVolume.Register", &structs.CSIVolumeRegisterRequest{
+				Volumes: []*structs.CSIVolume{statetest.Volume("data", "hostpath")}}, &structs.CSIVolumeRegisterResponse{}))
+			must.SliceNotEmpty(t, client.seen(), must.Sprint("the validate call reached the client through the follower"))
+
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			err := server.TLSPool(t, clientCert).Call(ctx, follower.RPCAddr(), "ClientCSI.ControllerValidateVolume",
+				&structs.ClientCSIControllerValidateVolumeRequest{NodeID: "node-1"}, &structs.ClientCSIControllerValidateVolumeResponse{})
+			must.ErrorIs(t, err, structs.ErrPermissionDenied)
+		})
+	}
 }

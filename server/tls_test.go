@@ -67,6 +67,11 @@ func TestServer_PeerIsServer(t *testing.T) {
 	must.NoError(t, withTLS.rpcServer.Register("PeerProbe", &peerProbe{withTLS}))
 	plain := testServer(t)
 	must.NoError(t, plain.rpcServer.Register("PeerProbe", &peerProbe{plain}))
+	lax := testServer(t, func(c *Config) {
+		c.TLS = certs.cert(t, "lax-server", tlsutil.RoleServer)
+		c.TLS.VerifyServerHostname = false
+	})
+	must.NoError(t, lax.rpcServer.Register("PeerProbe", &peerProbe{lax}))
 
 	cases := []struct {
 		name string
@@ -77,6 +82,8 @@ func TestServer_PeerIsServer(t *testing.T) {
 	}{
 		{"server certificate", withTLS, certs.cert(t, "other-server", tlsutil.RoleServer), false, true},
 		{"client certificate", withTLS, certs.cert(t, "client", tlsutil.RoleClient), false, false},
+		{"server certificate, verify_server_hostname off", lax, certs.cert(t, "other-server", tlsutil.RoleServer), false, true},
+		{"client certificate, verify_server_hostname off", lax, certs.cert(t, "client", tlsutil.RoleClient), false, false},
 		{"in process", withTLS, nil, true, false},
 		{"plain text, tls off: cannot tell", plain, nil, false, true},
 		{"in process, tls off", plain, nil, true, false},

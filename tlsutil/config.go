@@ -40,8 +40,9 @@ type Config struct {
 	KeyFile  string
 
 	// VerifyServerHostname makes outgoing RPC connections accept only a
-	// server certificate (server.global.berth), and makes the servers
-	// refuse a client certificate where a server is required.
+	// server certificate (server.global.berth). (Where a server is
+	// required, the servers accept only a server certificate whatever it
+	// says.)
 	VerifyServerHostname bool
 	// VerifyHTTPSClient makes the HTTPS API require a client certificate
 	// signed by the CA.

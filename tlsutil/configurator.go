@@ -43,14 +43,28 @@ func (c *Configurator) Config() Config { return c.config }
 // keeps the ones it had and returns the error; on success the next
 // connection, incoming or outgoing, uses the new ones.
 func (c *Configurator) Reload() error {
-	cert, pool, err := load(c.config)
+	commit, err := c.PrepareReload()
 	if err != nil {
 		return err
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.cert, c.pool = cert, pool
+	commit()
 	return nil
+}
+
+// PrepareReload reads and checks the CA, certificate and key files again
+// but does not use them yet: commit does, for the next connection. On an
+// error nothing changes. Several Configurators reload all or none this
+// way: prepare each, and commit only when every one prepared.
+func (c *Configurator) PrepareReload() (commit func(), err error) {
+	cert, pool, err := load(c.config)
+	if err != nil {
+		return nil, err
+	}
+	return func() {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		c.cert, c.pool = cert, pool
+	}, nil
 }
 
 // Certificate is the agent's current certificate, parsed.
@@ -124,33 +138,46 @@ func (c *Configurator) IncomingRPC() *tls.Config {
 // OutgoingRPC is the configuration of one RPC connection an agent dials to
 // a server. It presents the agent's certificate and verifies the server's
 // against the CA; with VerifyServerHostname the server's certificate must
-// name server.global.berth, so a client certificate cannot pose as a
-// server. Without it any certificate of the CA is accepted.
+// name server.global.berth (OutgoingServerRPC), so a client certificate
+// cannot pose as a server. Without it any certificate of the CA made for
+// serving TLS is accepted (a client agent's too: its HTTPS API needs that).
 func (c *Configurator) OutgoingRPC() *tls.Config {
+	if c.config.VerifyServerHostname {
+		return c.OutgoingServerRPC()
+	}
 	cert, pool := c.current()
-	cfg := &tls.Config{
+	// The chain is verified here, the name is not: servers are dialed by
+	// address, and their certificates need not list it.
+	return &tls.Config{
+		MinVersion:         tls.VersionTLS12,
+		Certificates:       []tls.Certificate{*cert},
+		RootCAs:            pool,
+		InsecureSkipVerify: true,
+		VerifyConnection: func(cs tls.ConnectionState) error {
+			if len(cs.PeerCertificates) == 0 {
+				return errors.New("tls: the server presented no certificate")
+			}
+			var inter [][]byte
+			for _, ic := range cs.PeerCertificates[1:] {
+				inter = append(inter, ic.Raw)
+			}
+			return verifyChain(cs.PeerCertificates[0], inter, pool, x509.ExtKeyUsageServerAuth)
+		},
+	}
+}
+
+// OutgoingServerRPC is the configuration of one RPC connection that must
+// reach a server whatever VerifyServerHostname says: the peer's
+// certificate must be of the CA and name server.global.berth. A server
+// checks a new gossip member with it before raft takes the member in.
+func (c *Configurator) OutgoingServerRPC() *tls.Config {
+	cert, pool := c.current()
+	return &tls.Config{
 		MinVersion:   tls.VersionTLS12,
 		Certificates: []tls.Certificate{*cert},
 		RootCAs:      pool,
+		ServerName:   ServerName,
 	}
-	if c.config.VerifyServerHostname {
-		cfg.ServerName = ServerName
-		return cfg
-	}
-	// The chain is verified here, the name is not: servers are dialed by
-	// address, and their certificates need not list it.
-	cfg.InsecureSkipVerify = true
-	cfg.VerifyConnection = func(cs tls.ConnectionState) error {
-		if len(cs.PeerCertificates) == 0 {
-			return errors.New("tls: the server presented no certificate")
-		}
-		var inter [][]byte
-		for _, ic := range cs.PeerCertificates[1:] {
-			inter = append(inter, ic.Raw)
-		}
-		return verifyChain(cs.PeerCertificates[0], inter, pool, x509.ExtKeyUsageServerAuth)
-	}
-	return cfg
 }
 
 // IncomingHTTPS is the configuration of the HTTPS API's listener. It

@@ -6,9 +6,11 @@
 //
 // Roles: a certificate speaks for a server when its DNS names include
 // server.global.berth, for a client agent with client.global.berth, for the
-// CLI with cli.global.berth. With verify_server_hostname an outgoing RPC
-// connection accepts only a server certificate, and the RPC layer refuses a
-// client certificate where a server is required (raft, forwarding).
+// CLI with cli.global.berth. Wherever a server is required (raft,
+// forwarding, server-only endpoints, root keys) the servers accept only a
+// verified server certificate, whatever the settings; verify_server_hostname
+// makes the dialing side check it too: an outgoing RPC connection then
+// accepts only a server certificate (OutgoingRPC).
 //
 // Imports: the standard library only (crypto/tls, crypto/x509,
 // crypto/ecdsa); no hand-written crypto. Every berth package that speaks TLS

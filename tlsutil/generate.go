@@ -112,7 +112,8 @@ func ParseCA(certPEM, keyPEM []byte) (*CA, error) {
 // by ca, valid for CertValidity (or until the CA expires, if sooner).
 // Servers' certificates name server.global.berth, localhost and 127.0.0.1;
 // clients' client.global.berth, localhost and 127.0.0.1; the CLI's
-// cli.global.berth. extraDNS and extraIPs are added to them.
+// cli.global.berth. extraDNS and extraIPs are added to them; extraDNS may
+// not hold another role's name.
 func GenerateCert(role Role, ca *CA, extraDNS []string, extraIPs []net.IP) (certPEM, keyPEM []byte, err error) {
 	if ca == nil {
 		return nil, nil, errors.New("tls: no CA to sign the certificate")
@@ -128,6 +129,8 @@ func GenerateCert(role Role, ca *CA, extraDNS []string, extraIPs []net.IP) (cert
 		dns, ips = []string{ServerName, "localhost"}, []net.IP{loopback}
 		usage = []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth}
 	case RoleClient:
+		// ServerAuth: a client agent serves its HTTPS API with it. It never
+		// makes it a server to berth: a server is server.global.berth.
 		dns, ips = []string{ClientName, "localhost"}, []net.IP{loopback}
 		usage = []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth}
 	case RoleCLI:
@@ -135,6 +138,11 @@ func GenerateCert(role Role, ca *CA, extraDNS []string, extraIPs []net.IP) (cert
 		usage = []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}
 	default:
 		return nil, nil, fmt.Errorf("tls: no certificate role %q; use server, client or cli", role)
+	}
+	for _, n := range extraDNS {
+		if other := roleOfName(n); other != RoleNone && other != role {
+			return nil, nil, fmt.Errorf("tls: a %s certificate cannot also name %s, a %s's name: it would speak for both", role, n, other)
+		}
 	}
 	dns = append(dns, extraDNS...)
 	ips = append(ips, extraIPs...)

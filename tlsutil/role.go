@@ -4,21 +4,35 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"slices"
+	"strings"
 )
 
 // RoleOf is the role cert speaks for: the first of server.global.berth,
 // client.global.berth and cli.global.berth among its DNS names, else
-// RoleNone. It does not verify cert.
+// RoleNone. Names compare as a TLS hostname check compares them (in any
+// case, with or without a final dot), so that a certificate the outgoing
+// check accepts as server.global.berth is a server's here too. It does not
+// verify cert.
 func RoleOf(cert *x509.Certificate) Role {
 	if cert == nil {
 		return RoleNone
 	}
-	switch {
-	case slices.Contains(cert.DNSNames, ServerName):
+	for _, role := range []Role{RoleServer, RoleClient, RoleCLI} {
+		if slices.ContainsFunc(cert.DNSNames, func(n string) bool { return roleOfName(n) == role }) {
+			return role
+		}
+	}
+	return RoleNone
+}
+
+// roleOfName is the role whose name n is, or RoleNone.
+func roleOfName(n string) Role {
+	switch n = strings.TrimSuffix(n, "."); {
+	case strings.EqualFold(n, ServerName):
 		return RoleServer
-	case slices.Contains(cert.DNSNames, ClientName):
+	case strings.EqualFold(n, ClientName):
 		return RoleClient
-	case slices.Contains(cert.DNSNames, CLIName):
+	case strings.EqualFold(n, CLIName):
 		return RoleCLI
 	}
 	return RoleNone

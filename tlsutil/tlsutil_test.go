@@ -253,3 +253,99 @@ func TestConfigurator_Reload(t *testing.T) {
 		must.Eq(t, before.SerialNumber, c.OutgoingRPC().Certificates[0].Leaf.SerialNumber)
 	})
 }
+
+// TestConfigurator_OutgoingServerRPC: the dial that must reach a server
+// takes only a server certificate, whatever verify_server_hostname says.
+func TestConfigurator_OutgoingServerRPC(t *testing.T) {
+	dir := t.TempDir()
+	ca, caFile := testCA(t, dir)
+	lax := testConfig(t, dir, "lax", RoleServer, ca, caFile)
+	lax.VerifyServerHostname = false
+	dialer := testConfigurator(t, lax)
+	server := testConfigurator(t, testConfig(t, dir, "server", RoleServer, ca, caFile))
+	rogue := testConfigurator(t, testConfig(t, dir, "rogue", RoleClient, ca, caFile))
+
+	_, cliErr, srvErr := handshake(t, dialer.OutgoingServerRPC(), server.IncomingRPC())
+	must.NoError(t, cliErr)
+	must.NoError(t, srvErr)
+	_, cliErr, _ = handshake(t, dialer.OutgoingServerRPC(), rogue.IncomingRPC())
+	must.ErrorContains(t, cliErr, ServerName)
+	_, cliErr, _ = handshake(t, dialer.OutgoingRPC(), rogue.IncomingRPC())
+	must.NoError(t, cliErr, must.Sprint("OutgoingRPC without verify_server_hostname checks the chain only"))
+}
+
+// TestConfigurator_PrepareReload: prepared files are not in use until
+// commit, and a failed prepare changes nothing.
+func TestConfigurator_PrepareReload(t *testing.T) {
+	dir := t.TempDir()
+	ca, caFile := testCA(t, dir)
+	cfg := testConfig(t, dir, "agent", RoleServer, ca, caFile)
+	c := testConfigurator(t, cfg)
+	first := c.Certificate().SerialNumber
+
+	rewrite := func() {
+		certPEM, keyPEM, err := GenerateCert(RoleServer, ca, nil, nil)
+		must.NoError(t, err)
+		must.NoError(t, os.WriteFile(cfg.CertFile, certPEM, 0o600))
+		must.NoError(t, os.WriteFile(cfg.KeyFile, keyPEM, 0o600))
+	}
+	rewrite()
+	commit, err := c.PrepareReload()
+	must.NoError(t, err)
+	must.Eq(t, first, c.Certificate().SerialNumber, must.Sprint("prepared, not committed"))
+	commit()
+	second := c.Certificate().SerialNumber
+	must.NotEq(t, first, second)
+	must.Eq(t, second, c.OutgoingRPC().Certificates[0].Leaf.SerialNumber)
+
+	rewrite()
+	must.NoError(t, os.WriteFile(cfg.CertFile, []byte("garbage"), 0o600))
+	commit, err = c.PrepareReload()
+	must.ErrorContains(t, err, cfg.CertFile)
+	must.Nil(t, commit)
+	must.Eq(t, second, c.Certificate().SerialNumber)
+}
+
+// TestRoleOf_NamesCompareAsHostnames: a role's name counts in any case and
+// with a final dot, as the TLS hostname check counts it, and GenerateCert
+// does not put another role's name in a certificate.
+func TestRoleOf_NamesCompareAsHostnames(t *testing.T) {
+	cases := []struct {
+		dns  []string
+		want Role
+	}{
+		{[]string{"localhost", ServerName}, RoleServer},
+		{[]string{"SERVER.Global.Berth"}, RoleServer},
+		{[]string{ServerName + "."}, RoleServer},
+		{[]string{ClientName, ServerName}, RoleServer},
+		{[]string{"Client.Global.Berth"}, RoleClient},
+		{[]string{CLIName}, RoleCLI},
+		{[]string{"server.global.berth.example"}, RoleNone},
+		{nil, RoleNone},
+	}
+	for _, tc := range cases {
+		must.Eq(t, tc.want, RoleOf(&x509.Certificate{DNSNames: tc.dns}), must.Sprintf("%q", tc.dns))
+	}
+	must.Eq(t, RoleNone, RoleOf(nil))
+
+	ca, err := GenerateCA()
+	must.NoError(t, err)
+	for _, tc := range []struct {
+		role  Role
+		extra string
+		ok    bool
+	}{
+		{RoleClient, "Server.Global.Berth.", false},
+		{RoleCLI, ServerName, false},
+		{RoleServer, ClientName, false},
+		{RoleServer, ServerName, true},
+		{RoleClient, "node1.example", true},
+	} {
+		_, _, err := GenerateCert(tc.role, ca, []string{tc.extra}, nil)
+		if tc.ok {
+			must.NoError(t, err)
+			continue
+		}
+		must.ErrorContains(t, err, "cannot also name "+tc.extra)
+	}
+}

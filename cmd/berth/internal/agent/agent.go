@@ -92,7 +92,7 @@ func run(ctx context.Context, cfg *Config, stderr io.Writer, hup <-chan os.Signa
 		}()
 		backend = srv
 		if cfg.TLS.RPC {
-			reload.add("server", srv.ReloadTLS)
+			reload.add("server", srv.PrepareReloadTLS)
 		}
 		if cfg.Dev || len(cfg.Client.Servers) == 0 {
 			// A server that is also a client joins itself, as -dev does.
@@ -106,7 +106,7 @@ func run(ctx context.Context, cfg *Config, stderr io.Writer, hup <-chan os.Signa
 		}
 		defer stop()
 		if cfg.TLS.RPC {
-			reload.add("client", c.ReloadTLS)
+			reload.add("client", c.PrepareReloadTLS)
 		}
 		if backend == nil {
 			backend = c

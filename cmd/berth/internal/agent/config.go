@@ -209,12 +209,8 @@ func parseConfig(args []string, stderr io.Writer) (*Config, error) {
 		cfg.encryptKey = nil
 		cfg.Client.AllowRootTasks = true
 	}
-	if cfg.Server.Enabled && cfg.ACL != nil && cfg.ACL.Enabled && (cfg.TLS == nil || !cfg.TLS.RPC) {
-		// Without mutual TLS a server cannot tell another server from any
-		// caller, so it could not share the root key (nor trust tokens
-		// sent in clear).
-		return nil, errors.New("agent config: acl { enabled = true } on a server needs tls { rpc = true }: " +
-			"servers share the root key and prove who they are over mutual TLS (make certificates with `berth tls`)")
+	if err := cfg.checkACLServerTLS(); err != nil {
+		return nil, err
 	}
 	if !cfg.Server.Enabled && !cfg.Client.Enabled {
 		return nil, errUsage{errors.New("say what to run: -dev, -server or -client (or server/client blocks in -config)")}

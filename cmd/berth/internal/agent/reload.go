@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"strings"
 
 	"github.com/hashicorp/go-hclog"
 
@@ -12,35 +13,47 @@ import (
 )
 
 // reloaders are what SIGHUP reloads: the TLS certificates of the server,
-// the client and the HTTPS listener, each by name.
+// the client and the HTTPS listener, each by name. Each part prepares its
+// new files (reads and checks them) and hands back the commit that puts
+// them in use.
 type reloaders struct {
-	names []string
-	fns   []func() error
+	names    []string
+	prepares []func() (commit func(), err error)
 }
 
-func (r *reloaders) add(name string, fn func() error) {
+func (r *reloaders) add(name string, prepare func() (commit func(), err error)) {
 	r.names = append(r.names, name)
-	r.fns = append(r.fns, fn)
+	r.prepares = append(r.prepares, prepare)
 }
 
-// run reloads every part and logs the outcome; a part that fails keeps the
-// certificates it had.
+// run reloads every part or none: it prepares them all first and commits
+// only when every one prepared, so the one outcome it logs is true of
+// every part.
 func (r *reloaders) run(logger hclog.Logger) {
-	if len(r.fns) == 0 {
+	if len(r.prepares) == 0 {
 		logger.Info("sighup: nothing to reload")
 		return
 	}
-	var errs []error
-	for i, fn := range r.fns {
-		if err := fn(); err != nil {
+	var (
+		commits []func()
+		errs    []error
+	)
+	for i, prepare := range r.prepares {
+		commit, err := prepare()
+		if err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", r.names[i], err))
+			continue
 		}
+		commits = append(commits, commit)
 	}
 	if err := errors.Join(errs...); err != nil {
 		logger.Error("sighup: tls reload failed; keeping the certificates in use", "error", err)
 		return
 	}
-	logger.Info("sighup: tls certificates reloaded")
+	for _, commit := range commits {
+		commit()
+	}
+	logger.Info("sighup: tls certificates reloaded", "parts", strings.Join(r.names, ","))
 }
 
 // listenHTTP listens on addr, with TLS when tls.http is on; the HTTPS
@@ -62,6 +75,6 @@ func listenHTTP(addr string, t *TLSConfig, reload *reloaders) (net.Listener, err
 	if https == nil {
 		return l, nil
 	}
-	reload.add("https", https.Reload)
+	reload.add("https", https.PrepareReload)
 	return tls.NewListener(l, https.IncomingHTTPS()), nil
 }

@@ -3,6 +3,7 @@ package agent
 import (
 	"encoding/base64"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"strings"
 
@@ -82,4 +83,29 @@ func (c *Config) checkSecurity(path string) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// checkACLServerTLS: a server with ACLs needs tls.rpc and
+// verify_server_hostname. Without mutual TLS a server cannot tell another
+// server from any caller, so it could not share the root key (nor trust
+// tokens sent in clear); without verify_server_hostname an agent that
+// dials a server would take any certificate of the CA, a client's too,
+// for one.
+func (c *Config) checkACLServerTLS() error {
+	if !c.Server.Enabled || c.ACL == nil || !c.ACL.Enabled {
+		return nil
+	}
+	var set []string
+	if c.TLS == nil || !c.TLS.RPC {
+		set = append(set, "rpc = true")
+	}
+	if c.TLS == nil || !c.TLS.VerifyServerHostname {
+		set = append(set, "verify_server_hostname = true")
+	}
+	if len(set) == 0 {
+		return nil
+	}
+	return fmt.Errorf("agent config: acl { enabled = true } on a server needs tls { rpc = true } with verify_server_hostname = true: "+
+		"servers share the root key and prove who they are over mutual TLS, and whoever dials a server checks that it holds "+
+		"a server certificate (make certificates with `berth tls`); set %s in the tls block", strings.Join(set, " and "))
 }

@@ -240,14 +240,37 @@ tls {
 }
 
 // TestParseConfig_ACLNeedsTLSOnServers: a server with ACLs must have
-// mutual TLS (the servers share the root key over it); a client's acl
-// block alone is fine, and -server from the flags counts.
+// mutual TLS (the servers share the root key over it) with
+// verify_server_hostname (whoever dials a server checks it is one); the
+// error names both and what to set. A client's acl block alone is fine,
+// and -server from the flags counts.
 func TestParseConfig_ACLNeedsTLSOnServers(t *testing.T) {
-	path := writeConfig(t, t.TempDir(), "acl {\n  enabled = true\n}\n")
-	_, err := parseConfig([]string{"-server", "-config", path}, &bytes.Buffer{})
-	must.ErrorContains(t, err, "acl { enabled = true } on a server needs tls { rpc = true }")
+	const files = "  ca_file   = \"ca.pem\"\n  cert_file = \"c.pem\"\n  key_file  = \"k.pem\"\n"
+	cases := []struct {
+		name string
+		tls  string
+		set  string // what the error says to set; "" for valid
+	}{
+		{"no tls block", "", "set rpc = true and verify_server_hostname = true in the tls block"},
+		{"https only", "tls {\n  http = true\n" + files + "}\n", "set rpc = true and verify_server_hostname = true in the tls block"},
+		{"rpc without verify_server_hostname", "tls {\n  rpc = true\n" + files + "}\n", "set verify_server_hostname = true in the tls block"},
+		{"rpc and verify_server_hostname", "tls {\n  rpc = true\n  verify_server_hostname = true\n" + files + "}\n", ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			path := writeConfig(t, t.TempDir(), "acl {\n  enabled = true\n}\n"+tc.tls)
+			cfg, err := parseConfig([]string{"-server", "-config", path}, &bytes.Buffer{})
+			if tc.set == "" {
+				must.NoError(t, err)
+				must.True(t, cfg.ACL.Enabled)
+				return
+			}
+			must.ErrorContains(t, err, "acl { enabled = true } on a server needs tls { rpc = true } with verify_server_hostname = true")
+			must.ErrorContains(t, err, tc.set)
 
-	cfg, err := parseConfig([]string{"-client", "-config", path}, &bytes.Buffer{})
-	must.NoError(t, err)
-	must.True(t, cfg.ACL.Enabled)
+			cfg, err = parseConfig([]string{"-client", "-config", path}, &bytes.Buffer{})
+			must.NoError(t, err, must.Sprint("a client needs neither"))
+			must.True(t, cfg.ACL.Enabled)
+		})
+	}
 }
