@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/hashicorp/go-hclog"
+	"golang.org/x/net/netutil"
 
 	"github.com/berth-csi/berth/tlsutil"
 )
@@ -58,6 +59,10 @@ func (r *reloaders) run(logger hclog.Logger) {
 
 // listenHTTP listens on addr, with TLS when tls.http is on; the HTTPS
 // certificates join reload.
+// maxHTTPConns bounds the HTTP API's open connections: blocking queries
+// hold one each for up to their wait.
+const maxHTTPConns = 4096
+
 func listenHTTP(addr string, t *TLSConfig, reload *reloaders) (net.Listener, error) {
 	var https *tlsutil.Configurator
 	if t != nil && t.HTTP {
@@ -72,6 +77,10 @@ func listenHTTP(addr string, t *TLSConfig, reload *reloaders) (net.Listener, err
 	if err != nil {
 		return nil, fmt.Errorf("listen on %s: %w (is another agent using this -http-port?)", addr, err)
 	}
+	// At most maxHTTPConns connections at once: past it, new ones wait in
+	// the kernel's backlog, so a flood of them cannot take the process's
+	// file descriptors (the RPC port has caps of its own).
+	l = netutil.LimitListener(l, maxHTTPConns)
 	if https == nil {
 		return l, nil
 	}
