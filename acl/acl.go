@@ -172,6 +172,14 @@ func (a *ACL) AllowPluginRead() bool {
 	return a.IsManagement() || a != nil && a.plugin.allows(levelRead)
 }
 
+// AllowPluginWrite reports whether the ACL may run a CSI plugin (a job
+// with a csi_plugin task). A plugin ID is cluster-wide: whoever runs a
+// plugin serves every namespace's volumes under it, their secrets
+// included, so running one is a cluster permission, not a namespace's.
+func (a *ACL) AllowPluginWrite() bool {
+	return a.IsManagement() || a != nil && a.plugin.allows(levelWrite)
+}
+
 // AllowOperatorRead reports whether the ACL may read the cluster's
 // configuration (raft peers, members).
 func (a *ACL) AllowOperatorRead() bool {

@@ -63,10 +63,12 @@ func TestACL_Scopes(t *testing.T) {
 	nodeDeny := mustParse(t, "node {\n  policy = \"deny\"\n}\n")
 	pluginList := mustParse(t, "plugin {\n  policy = \"list\"\n}\n")
 	pluginRead := mustParse(t, "plugin {\n  policy = \"read\"\n}\n")
+	pluginWrite := mustParse(t, "plugin {\n  policy = \"write\"\n}\n")
+	pluginDeny := mustParse(t, "plugin {\n  policy = \"deny\"\n}\n")
 	opRead := mustParse(t, "operator {\n  policy = \"read\"\n}\n")
 	opWrite := mustParse(t, "operator {\n  policy = \"write\"\n}\n")
 
-	type allows struct{ nodeR, nodeW, plugL, plugR, opR, opW bool }
+	type allows struct{ nodeR, nodeW, plugL, plugR, plugW, opR, opW bool }
 	cases := []struct {
 		name     string
 		policies []*Policy
@@ -78,6 +80,10 @@ func TestACL_Scopes(t *testing.T) {
 		{"node deny wins", []*Policy{nodeWrite, nodeDeny}, allows{}},
 		{"plugin list", []*Policy{pluginList}, allows{plugL: true}},
 		{"plugin read", []*Policy{pluginRead}, allows{plugL: true, plugR: true}},
+		{"plugin write", []*Policy{pluginWrite}, allows{plugL: true, plugR: true, plugW: true}},
+		{"plugin write merged with read", []*Policy{pluginRead, pluginWrite}, allows{plugL: true, plugR: true, plugW: true}},
+		{"plugin deny wins over write", []*Policy{pluginWrite, pluginDeny}, allows{}},
+		{"namespace write grants no plugin write", []*Policy{mustParse(t, "namespace \"*\" {\n  policy = \"write\"\n}\n")}, allows{}},
 		{"operator read", []*Policy{opRead}, allows{opR: true}},
 		{"operator write", []*Policy{opRead, opWrite}, allows{opR: true, opW: true}},
 	}
@@ -85,7 +91,7 @@ func TestACL_Scopes(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			a := Compile(tc.policies...)
 			got := allows{a.AllowNodeRead(), a.AllowNodeWrite(), a.AllowPluginList(), a.AllowPluginRead(),
-				a.AllowOperatorRead(), a.AllowOperatorWrite()}
+				a.AllowPluginWrite(), a.AllowOperatorRead(), a.AllowOperatorWrite()}
 			must.Eq(t, tc.want, got)
 		})
 	}
@@ -96,13 +102,13 @@ func TestACL_ManagementAndNil(t *testing.T) {
 	must.True(t, m.IsManagement())
 	must.True(t, m.AllowNamespaceOperation("any", CapSubmitJob))
 	must.True(t, m.AllowNamespace("any"))
-	must.True(t, m.AllowNodeWrite() && m.AllowPluginRead() && m.AllowOperatorWrite())
+	must.True(t, m.AllowNodeWrite() && m.AllowPluginRead() && m.AllowPluginWrite() && m.AllowOperatorWrite())
 
 	var none *ACL
 	must.False(t, none.IsManagement())
 	must.False(t, none.AllowNamespaceOperation("default", CapReadJob))
 	must.False(t, none.AllowNamespace("default"))
-	must.False(t, none.AllowNodeRead() || none.AllowPluginList() || none.AllowOperatorRead())
+	must.False(t, none.AllowNodeRead() || none.AllowPluginList() || none.AllowPluginWrite() || none.AllowOperatorRead())
 	must.False(t, DenyAll.AllowNamespace("default") || DenyAll.AllowNodeRead())
 }
 

@@ -20,7 +20,7 @@
 //	  policy = "read"                  # deny | read | write
 //	}
 //	plugin {
-//	  policy = "list"                  # deny | list | read
+//	  policy = "list"                  # deny | list | read | write
 //	}
 //	operator {
 //	  policy = "write"                 # deny | read | write
@@ -34,7 +34,16 @@
 //
 // read-logs is a write capability, as in Nomad: a task's log may show
 // what it was given (environment, files), which a read-only token must
-// not see. An exact namespace rule applies before any glob; among globs
+// not see.
+//
+// A plugin's policy: list lists CSI plugins, read also reads one, write
+// also runs one. A plugin ID is cluster-wide, and whoever runs a plugin
+// serves every namespace's volumes under it (their secrets included), so
+// a job with a csi_plugin task needs plugin write as well as
+// csi-register-plugin in its namespace (kept in a namespace's write, as
+// in Nomad, but not enough alone).
+//
+// An exact namespace rule applies before any glob; among globs
 // the one with the most literal characters applies.
 //
 // Merging: when a token holds several policies, each rule (a namespace

@@ -16,7 +16,7 @@ import (
 
 // Policy levels: what a block's policy argument may say. A namespace takes
 // deny, read or write; node and operator deny, read or write; plugin deny,
-// list or read.
+// list, read or write.
 const (
 	PolicyDeny  = "deny"
 	PolicyList  = "list"
@@ -124,7 +124,7 @@ func Parse(rules string) (*Policy, error) {
 		pol.Namespaces = append(pol.Namespaces, p.namespace(b))
 	}
 	pol.Node = p.scope("node", raw.Node, PolicyDeny, PolicyRead, PolicyWrite)
-	pol.Plugin = p.scope("plugin", raw.Plugin, PolicyDeny, PolicyList, PolicyRead)
+	pol.Plugin = p.scope("plugin", raw.Plugin, PolicyDeny, PolicyList, PolicyRead, PolicyWrite)
 	pol.Operator = p.scope("operator", raw.Operator, PolicyDeny, PolicyRead, PolicyWrite)
 	if len(p.errs) > 0 {
 		return nil, structs.NewError(structs.CodeBadRequest, "policy rules: %s", strings.Join(p.errs, "; "))

@@ -38,6 +38,16 @@ operator {
 	must.Eq(t, PolicyRead, pol.Operator)
 }
 
+func TestParse_PluginPolicies(t *testing.T) {
+	for _, policy := range []string{PolicyDeny, PolicyList, PolicyRead, PolicyWrite} {
+		t.Run(policy, func(t *testing.T) {
+			pol, err := Parse("plugin {\n  policy = \"" + policy + "\"\n}\n")
+			must.NoError(t, err)
+			must.Eq(t, policy, pol.Plugin)
+		})
+	}
+}
+
 func TestParse_Expansion(t *testing.T) {
 	cases := []struct {
 		policy string
@@ -70,8 +80,8 @@ func TestParse_Errors(t *testing.T) {
 			[]string{`line 2`, `unknown policy "wrte"`, `did you mean "write"?`}},
 		{"unknown node policy", "node {\n  policy = \"list\"\n}\n",
 			[]string{`line 2`, `node: unknown policy "list"`, `deny, read, write`}},
-		{"unknown plugin policy", "plugin {\n  policy = \"write\"\n}\n",
-			[]string{`plugin: unknown policy "write"`, `deny, list, read`}},
+		{"unknown plugin policy", "plugin {\n  policy = \"wirte\"\n}\n",
+			[]string{`line 2`, `plugin: unknown policy "wirte"`, `did you mean "write"?`, `deny, list, read, write`}},
 		{"unknown block", "nodes {\n  policy = \"read\"\n}\n",
 			[]string{`line 1`, `Unsupported block type`, `"node"`}},
 		{"unknown argument", "node {\n  polic = \"read\"\n}\n",

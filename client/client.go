@@ -115,7 +115,11 @@ func New(cfg *Config) (*Client, error) {
 		if c.tls, err = tlsutil.NewConfigurator(*cfg.TLS); err != nil {
 			return nil, fmt.Errorf("client: %w", err)
 		}
-		poolOpts = append(poolOpts, rpc.WithPoolTLS(c.tls.OutgoingRPC))
+		// A client talks only to servers: whatever verify_server_hostname
+		// says, the peer must present server.global.berth, or a host with a
+		// client certificate that intercepts a server's address would get
+		// the node secret and could hand the client work.
+		poolOpts = append(poolOpts, rpc.WithPoolTLS(c.tls.OutgoingServerRPC))
 	}
 	c.pool = rpc.NewPool(c.logger, rpc.DefaultMaxStreams, poolOpts...)
 

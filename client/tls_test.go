@@ -1,10 +1,19 @@
 package client
 
 import (
+	"context"
+	"crypto/tls"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/shoenig/test/must"
 
+	"github.com/berth-csi/berth/rpc"
+	"github.com/berth-csi/berth/structs"
 	"github.com/berth-csi/berth/tlsutil"
 )
 
@@ -36,4 +45,98 @@ func TestNew_TLS(t *testing.T) {
 		must.NoError(t, err)
 		must.NoError(t, c.ReloadTLS())
 	})
+}
+
+// writeCert writes a certificate of role signed by ca into dir as
+// name.pem and name-key.pem and returns the tls block naming them.
+func writeCert(t *testing.T, dir string, ca *tlsutil.CA, name string, role tlsutil.Role) tlsutil.Config {
+	t.Helper()
+	certPEM, keyPEM, err := tlsutil.GenerateCert(role, ca, nil, nil)
+	must.NoError(t, err)
+	cfg := tlsutil.Config{
+		EnableRPC: true, CAFile: filepath.Join(dir, "ca.pem"),
+		CertFile: filepath.Join(dir, name+".pem"), KeyFile: filepath.Join(dir, name+"-key.pem"),
+	}
+	must.NoError(t, os.WriteFile(cfg.CAFile, ca.CertPEM, 0o600))
+	must.NoError(t, os.WriteFile(cfg.CertFile, certPEM, 0o600))
+	must.NoError(t, os.WriteFile(cfg.KeyFile, keyPEM, 0o600))
+	return cfg
+}
+
+// fakeServer accepts one RPC connection over TLS with the certificate of
+// tlsCfg, and reports how its handshake ended.
+func fakeServer(t *testing.T, tlsCfg tlsutil.Config) (addr string, handshake <-chan error) {
+	t.Helper()
+	conf, err := tlsutil.NewConfigurator(tlsCfg)
+	must.NoError(t, err)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	must.NoError(t, err)
+	t.Cleanup(func() { _ = ln.Close() })
+	done := make(chan error, 1)
+	go func() {
+		conn, err := ln.Accept()
+		if err != nil {
+			done <- err
+			return
+		}
+		defer conn.Close()
+		_ = conn.SetDeadline(time.Now().Add(10 * time.Second))
+		first := make([]byte, 1)
+		if _, err := io.ReadFull(conn, first); err != nil {
+			done <- err
+			return
+		}
+		if first[0] != rpc.TypeTLS {
+			done <- io.ErrUnexpectedEOF
+			return
+		}
+		done <- tls.Server(conn, conf.IncomingRPC()).Handshake()
+	}()
+	return ln.Addr().String(), done
+}
+
+// TestClient_TLS_DialsOnlyServers: with tls.rpc on and verify_server_hostname
+// off, a client still refuses a peer that is not a server: a host with a
+// client certificate of the CA that intercepts a server's address gets
+// neither a session nor the node secret.
+func TestClient_TLS_DialsOnlyServers(t *testing.T) {
+	ca, err := tlsutil.GenerateCA()
+	must.NoError(t, err)
+	dir := t.TempDir()
+	cases := []struct {
+		name   string
+		role   tlsutil.Role
+		refuse bool
+	}{
+		{"a server certificate", tlsutil.RoleServer, false},
+		{"a client certificate", tlsutil.RoleClient, true},
+		{"a CLI certificate", tlsutil.RoleCLI, true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			addr, handshake := fakeServer(t, writeCert(t, dir, ca, "peer-"+string(tc.role), tc.role))
+
+			cfg := DefaultConfig()
+			cfg.DataDir = t.TempDir()
+			cfg.Servers = []string{addr}
+			tlsCfg := writeCert(t, dir, ca, "client-agent", tlsutil.RoleClient)
+			must.False(t, tlsCfg.VerifyServerHostname)
+			cfg.TLS = &tlsCfg
+			c, err := New(cfg)
+			must.NoError(t, err)
+			t.Cleanup(c.pool.Shutdown)
+
+			ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+			defer cancel()
+			callErr := c.pool.Call(ctx, addr, "Node.UpdateStatus", &structs.NodeUpdateStatusRequest{}, &structs.NodeUpdateResponse{})
+			must.Error(t, callErr) // the fake server never answers
+			hsErr := <-handshake
+			if tc.refuse {
+				must.Error(t, hsErr)
+				must.ErrorContains(t, callErr, tlsutil.ServerName)
+			} else {
+				must.NoError(t, hsErr)
+			}
+		})
+	}
 }

@@ -114,10 +114,26 @@ func TestNodeIdentity_ClaimOfAVolumeItsAllocDoesNotAskFor(t *testing.T) {
 	}
 }
 
+// holdClaims writes a write claim of each alloc on its volume straight
+// through raft, as the scheduler reserves them: no RPC caller may claim a
+// volume for an alloc whose group does not ask for it.
+func holdClaims(t *testing.T, s *Server, ns, nodeID string, volAlloc ...[2]string) {
+	t.Helper()
+	batch := &structs.CSIVolumeClaimBatchRequest{}
+	for _, va := range volAlloc {
+		batch.Claims = append(batch.Claims, *takeClaim(va[0], ns, va[1], nodeID))
+	}
+	errs, _, err := raftApply[[]error](s, structs.CSIVolumeClaimRequestType, batch)
+	must.NoError(t, err)
+	for i, err := range errs {
+		must.NoError(t, err, must.Sprintf("claim of %v", volAlloc[i]))
+	}
+}
+
 // TestNodeIdentity_PublishOnlyWhatTheGroupAsks: with a claim held (the
-// scheduler's, here an operator's), a node's publish answers the volume's
-// secrets only for a volume its alloc's group asks for, per_alloc volumes
-// by the alloc's own index.
+// scheduler's), a node's publish answers the volume's secrets only for a
+// volume its alloc's group asks for, per_alloc volumes by the alloc's own
+// index.
 func TestNodeIdentity_PublishOnlyWhatTheGroupAsks(t *testing.T) {
 	s, mgmt := aclServer(t)
 	twoNodes(t, s)
@@ -126,9 +142,8 @@ func TestNodeIdentity_PublishOnlyWhatTheGroupAsks(t *testing.T) {
 		volumeAlloc("asks-data", "node-1", structs.DefaultNamespace, 0, "data", false),
 		volumeAlloc("no-volume", "node-1", structs.DefaultNamespace, 0, "", false),
 		volumeAlloc("per-alloc-1", "node-1", structs.DefaultNamespace, 1, "db", true))
-	for _, c := range []struct{ vol, alloc string }{{"data", "asks-data"}, {"spare", "no-volume"}, {"db[1]", "per-alloc-1"}, {"db[0]", "per-alloc-1"}} {
-		must.NoError(t, callAs(t, s, mgmt, "CSIVolume.Claim", takeClaim(c.vol, "default", c.alloc, "node-1"), &structs.CSIVolumeClaimResponse{}))
-	}
+	holdClaims(t, s, structs.DefaultNamespace, "node-1", [2]string{"data", "asks-data"}, [2]string{"spare", "no-volume"},
+		[2]string{"db[1]", "per-alloc-1"}, [2]string{"db[0]", "per-alloc-1"})
 
 	cases := []struct {
 		name, vol, alloc, token string
@@ -137,7 +152,7 @@ func TestNodeIdentity_PublishOnlyWhatTheGroupAsks(t *testing.T) {
 		{"asked for", "data", "asks-data", testNodeSecret, nil},
 		{"per_alloc, its own index", "db[1]", "per-alloc-1", testNodeSecret, nil},
 		{"per_alloc, another index", "db[0]", "per-alloc-1", testNodeSecret, structs.ErrPermissionDenied},
-		{"claimed by an operator, not asked for", "spare", "no-volume", testNodeSecret, structs.ErrPermissionDenied},
+		{"claimed, not asked for", "spare", "no-volume", testNodeSecret, structs.ErrPermissionDenied},
 		{"another node's secret", "data", "asks-data", otherNodeSecret, structs.ErrPermissionDenied},
 		{"unknown alloc", "data", "ghost", testNodeSecret, structs.ErrNotFound},
 	}

@@ -251,12 +251,12 @@ func TestACL_RaftLogHoldsNoSecrets(t *testing.T) {
 	reader := makeToken(t, s, mgmt, "readonly", readOnlyRules)
 	must.NoError(t, callAs(t, s, testNodeSecret, "Node.Register", &structs.NodeRegisterRequest{
 		Node: statetest.NodeWithPlugin("node-1", "hostpath", false, true, true)}, &structs.NodeUpdateResponse{}))
-	must.NoError(t, callAs(t, s, testNodeSecret, "Node.UpdateStatus", &structs.NodeUpdateStatusRequest{
-		NodeID: "node-1", Status: structs.NodeStatusDown}, &structs.NodeUpdateResponse{}))
 	must.NoError(t, callAs(t, s, mgmt, "CSIVolume.Register", &structs.CSIVolumeRegisterRequest{
 		Volumes: []*structs.CSIVolume{statetest.Volume("data", "hostpath")}}, &structs.CSIVolumeRegisterResponse{}))
-	must.NoError(t, callAs(t, s, mgmt, "CSIVolume.Claim", &structs.CSIVolumeClaimRequest{VolumeID: "data", AllocationID: "a1",
-		State: structs.CSIVolumeClaimStateFreed}, nil))
+	placeAllocs(t, s, volumeAlloc("a1", "node-1", structs.DefaultNamespace, 0, "data", false))
+	must.NoError(t, callAs(t, s, mgmt, "CSIVolume.Claim", takeClaim("data", structs.DefaultNamespace, "a1", "node-1"), nil))
+	must.NoError(t, callAs(t, s, testNodeSecret, "Node.UpdateStatus", &structs.NodeUpdateStatusRequest{
+		NodeID: "node-1", Status: structs.NodeStatusDown}, &structs.NodeUpdateResponse{}))
 
 	first, err := s.raftStore.FirstIndex()
 	must.NoError(t, err)

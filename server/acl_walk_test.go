@@ -168,6 +168,7 @@ func walkRules() map[string]walkRule {
 		// Root key material: another server only (with ACLs on and no
 		// TLS, a management token).
 		"Keyring.GetKey": {write, func() any { return &structs.KeyringGetKeyRequest{KeyID: "missing"} }},
+		"Keyring.PutKey": {write, func() any { return &structs.KeyringPutKeyRequest{} }},
 	}
 }
 
@@ -184,7 +185,7 @@ func walkSeed(t *testing.T, s *Server, mgmt string) {
 	must.NoError(t, callAs(t, s, mgmt, "CSIVolume.Register", &structs.CSIVolumeRegisterRequest{
 		Volumes: []*structs.CSIVolume{statetest.Volume("data", "hostpath")}}, &structs.CSIVolumeRegisterResponse{}))
 	_, _, err := raftApply[any](s, structs.PlanApplyRequestType, &structs.PlanApplyRequest{
-		Allocs: []*structs.Allocation{statetest.Alloc("alloc-1", "node-1")}})
+		Allocs: []*structs.Allocation{volumeAlloc("alloc-1", "node-1", structs.DefaultNamespace, 0, "data", false)}})
 	must.NoError(t, err)
 }
 

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/berth-csi/berth/structs"
+	"github.com/berth-csi/berth/tlsutil"
 )
 
 // clientCallTimeout bounds a server-to-client call when the caller set no
@@ -27,11 +28,15 @@ func (c *ClientStatus) Ping(ctx context.Context, args *structs.NodeSpecificReque
 	return c.srv.callClient(ctx, args.NodeID, "ClientStatus.Ping", "ClientStatus.Ping", args, args, reply)
 }
 
-// HasNodeConn reports whether this server holds the node's session. It is
-// open to every caller: the servers ask it of each other to find a
-// client's session (before a relay, which is checked), and it tells only
-// whether a node is connected here.
-func (st *Status) HasNodeConn(args *structs.NodeSpecificRequest, reply *bool) error {
+// HasNodeConn reports whether this server holds the node's session. The
+// servers ask it of each other to find a client's session before a relay
+// (which is checked). Under tls.rpc only a server certificate may ask;
+// without TLS nothing tells a server apart, and it tells only whether a
+// node is connected here.
+func (st *Status) HasNodeConn(ctx context.Context, args *structs.NodeSpecificRequest, reply *bool) error {
+	if st.srv.tls != nil && !callerIsServer(ctx) {
+		return errPermission("Status.HasNodeConn is for the servers only; the caller did not present a server certificate (%s)", tlsutil.ServerName)
+	}
 	_, ok := st.srv.nodeConn(args.NodeID)
 	*reply = ok
 	return nil

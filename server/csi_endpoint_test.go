@@ -51,8 +51,8 @@ func rpcCall(t *testing.T, s *Server, method string, args, reply any) error {
 	return s.RPC(ctx, method, args, reply)
 }
 
-// seed registers a node running hostpath, a volume and a running alloc
-// holding a write claim on it.
+// seed registers a node running hostpath, a volume and a running alloc,
+// whose group asks for the volume, holding a write claim on it.
 func seed(t *testing.T, s *Server) {
 	t.Helper()
 	var nresp structs.NodeUpdateResponse
@@ -62,7 +62,7 @@ func seed(t *testing.T, s *Server) {
 	must.NoError(t, rpcCall(t, s, "CSIVolume.Register", &structs.CSIVolumeRegisterRequest{
 		Volumes: []*structs.CSIVolume{statetest.Volume("data", "hostpath")}}, &vresp))
 	_, _, err := raftApply[any](s, structs.PlanApplyRequestType, &structs.PlanApplyRequest{
-		Allocs: []*structs.Allocation{statetest.Alloc("alloc-1", "node-1")}})
+		Allocs: []*structs.Allocation{volumeAlloc("alloc-1", "node-1", structs.DefaultNamespace, 0, "data", false)}})
 	must.NoError(t, err)
 	var cresp structs.CSIVolumeClaimResponse
 	must.NoError(t, rpcCall(t, s, "CSIVolume.Claim", &structs.CSIVolumeClaimRequest{
@@ -128,7 +128,7 @@ func TestCSIVolume_Endpoints_SecondWriterRefused(t *testing.T) {
 	s := testServer(t)
 	seed(t, s)
 	_, _, err := raftApply[any](s, structs.PlanApplyRequestType, &structs.PlanApplyRequest{
-		Allocs: []*structs.Allocation{statetest.Alloc("alloc-2", "node-1")}})
+		Allocs: []*structs.Allocation{volumeAlloc("alloc-2", "node-1", structs.DefaultNamespace, 0, "data", false)}})
 	must.NoError(t, err)
 	var resp structs.CSIVolumeClaimResponse
 	err = rpcCall(t, s, "CSIVolume.Claim", &structs.CSIVolumeClaimRequest{

@@ -8,12 +8,18 @@ import (
 )
 
 // checkRegister checks a volume with its plugin before it is registered:
-// its topologies against the plugin's nodes, its capabilities with a
+// that no other volume is registered on its storage volume, its
+// topologies against the plugin's nodes, its capabilities with a
 // controller instance when the plugin has one, and, for a volume already
 // registered, grows it when capacity_min grew. Growing comes last, so a
 // refused volume never changes at the provider. warning is the plugin's
 // reason when it did not confirm the capabilities.
 func (v *CSIVolume) checkRegister(ctx context.Context, vol *structs.CSIVolume) (warning string, err error) {
+	// The state store refuses it too, in the write (two registers at once);
+	// asking first spares the plugin's calls.
+	if err := v.srv.State().CheckCSIVolumeExternalID(vol); err != nil {
+		return "", err
+	}
 	if err := v.srv.checkTopology(vol); err != nil {
 		return "", err
 	}

@@ -136,6 +136,12 @@ func (v *CSIVolume) create(ctx context.Context, vol *structs.CSIVolume) (*struct
 			vol.Context[k] = val
 		}
 	}
+	// The plugin may answer with a storage volume that another volume is
+	// registered on (a name a create of it used before): refuse it, and
+	// leave it at the provider, where it is that volume's.
+	if err := v.srv.State().CheckCSIVolumeExternalID(vol); err != nil {
+		return nil, fmt.Errorf("volume %q: plugin %q answered the create with a volume berth knows: %w", vol.ID, vol.PluginID, err)
+	}
 	stored := vol.Copy()
 	stored.Secrets, stored.EncryptedSecrets = nil, sealed
 	if _, _, err := raftApply[any](v.srv, structs.CSIVolumeRegisterRequestType,

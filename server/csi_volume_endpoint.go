@@ -92,7 +92,12 @@ func (v *CSIVolume) Deregister(args *structs.CSIVolumeDeregisterRequest, reply *
 	return nil
 }
 
-// Claim takes a claim for an allocation or moves one along its release.
+// Claim takes a claim for an allocation, or asks for one to be released
+// (state unpublishing). The leader's volumewatcher alone moves a released
+// claim on through node-detached, controller-detached and freed, once
+// each detach is done: a caller that could set those would free a volume
+// still attached, for a second writer to claim. The plugin's ID of the
+// node is the servers' to find, from the node's fingerprint.
 func (v *CSIVolume) Claim(ctx context.Context, args *structs.CSIVolumeClaimRequest, reply *structs.CSIVolumeClaimResponse) error {
 	if done, err := v.srv.forward("CSIVolume.Claim", args, args, reply); done {
 		return err
@@ -106,9 +111,18 @@ func (v *CSIVolume) Claim(ctx context.Context, args *structs.CSIVolumeClaimReque
 	if !args.State.Valid() {
 		return structs.NewError(structs.CodeBadRequest, "volume %q: claim state %d is not a known state", args.VolumeID, int(args.State))
 	}
+	if args.State != structs.CSIVolumeClaimStateTaken && args.State != structs.CSIVolumeClaimStateUnpublishing {
+		return structs.NewError(structs.CodeBadRequest, "volume %q: alloc %s: a claim may be taken, or released with state %s, not moved to %s: "+
+			"the servers move a released claim through node-detached, controller-detached and freed as each detach is done",
+			args.VolumeID, args.AllocationID, structs.CSIVolumeClaimStateUnpublishing, args.State)
+	}
 	if err := v.allowClaim(args); err != nil {
 		return err
 	}
+	// What the servers find or record themselves, never the caller's: the
+	// plugin's node ID (ControllerPublish would attach the volume there),
+	// and a release step's outcome.
+	args.ExternalNodeID, args.LastError, args.NextAttemptAt = "", "", time.Time{}
 	args.Timestamp = time.Now()
 	batch := &structs.CSIVolumeClaimBatchRequest{Claims: []structs.CSIVolumeClaimRequest{*args}}
 	errs, index, err := raftApply[[]error](v.srv, structs.CSIVolumeClaimRequestType, batch)

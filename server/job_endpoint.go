@@ -29,7 +29,8 @@ func (j *Job) Register(args *structs.JobRegisterRequest, reply *structs.JobRegis
 		return structs.NewError(structs.CodeBadRequest, "job register: the request carries no job")
 	}
 	// Validate before anything reads the groups and tasks: a null entry
-	// is a 400 naming it, never a panic.
+	// is a 400 naming it, never a panic. The job goes to the namespace
+	// submit-job was checked in: one naming another is a 400.
 	job, err := args.Job.ForRegister(args.RequestNamespace(), j.srv.config.JobMaxCount)
 	if err != nil {
 		return err
@@ -228,7 +229,12 @@ func (a *Alloc) Get(args *structs.AllocSpecificRequest, reply *structs.SingleAll
 }
 
 // allowJobNeeds checks what a job asks for beyond submit-job: mounting CSI
-// volumes (csi-mount-volume) and running CSI plugins (csi-register-plugin).
+// volumes (csi-mount-volume), and running CSI plugins. A plugin ID is
+// cluster-wide: the servers send any instance of a plugin every
+// namespace's calls for its volumes, secrets included. So a plugin task
+// needs plugin write, a cluster permission, as well as
+// csi-register-plugin in the job's namespace (which a namespace's write
+// grants, as in Nomad).
 func (j *Job) allowJobNeeds(token string, job *structs.Job) error {
 	for _, tg := range job.TaskGroups {
 		for _, v := range tg.Volumes {
@@ -239,10 +245,18 @@ func (j *Job) allowJobNeeds(token string, job *structs.Job) error {
 			}
 		}
 		for _, t := range tg.Tasks {
-			if t.CSIPluginConfig != nil {
-				if err := j.srv.allowNamespace(token, job.Namespace, acl.CapCSIRegisterPlugin); err != nil {
-					return err
-				}
+			if t.CSIPluginConfig == nil {
+				continue
+			}
+			if err := j.srv.allowNamespace(token, job.Namespace, acl.CapCSIRegisterPlugin); err != nil {
+				return err
+			}
+			a, _, err := j.srv.resolveToken(token)
+			if err != nil {
+				return err
+			}
+			if !a.AllowPluginWrite() {
+				return errPermission("running plugin %q (task %q) needs plugin policy %q", t.CSIPluginConfig.ID, t.Name, acl.PolicyWrite)
 			}
 		}
 	}

@@ -18,12 +18,16 @@ import (
 // (<data_dir>/keystore) and raft holds only the keys' metadata:
 //
 //   - the leader, once it has caught up with the log, makes the first key
-//     when there is none (material to its keystore first, then the
-//     metadata through raft), then seals any volume secrets still stored
-//     in clear by an older version;
+//     when there is none, then seals any volume secrets still stored in
+//     clear by an older version; Keyring.Rotate makes the next ones;
+//   - a new key's material goes to the leader's keystore, then to the
+//     other servers (Keyring.PutKey, spreadKey), and only once a majority
+//     holds it does its metadata go through raft: no server's loss loses a
+//     key that sealed anything;
 //   - every server watches the keys' metadata and fetches the material of
 //     a key it lacks from the other servers (Keyring.GetKey), with backoff,
-//     until it has every key.
+//     until it has every key (a server that was down or joined later). A
+//     key that every other server answers it does not have is lost.
 
 const (
 	keystoreDirName    = "keystore"
@@ -40,6 +44,31 @@ type serverKeyring struct {
 	// initMu makes the leader's first key once, whether its leader loop
 	// or a write that needs a key gets there first.
 	initMu sync.Mutex
+
+	lostMu sync.Mutex
+	lost   map[string]bool // keys every other server said it lacks
+}
+
+// setLost records whether key id is lost (every other server answered
+// that it lacks it), and reports whether that changed.
+func (k *serverKeyring) setLost(id string, lost bool) bool {
+	k.lostMu.Lock()
+	defer k.lostMu.Unlock()
+	if k.lost[id] == lost {
+		return false
+	}
+	if lost {
+		k.lost[id] = true
+	} else {
+		delete(k.lost, id)
+	}
+	return true
+}
+
+func (k *serverKeyring) isLost(id string) bool {
+	k.lostMu.Lock()
+	defer k.lostMu.Unlock()
+	return k.lost[id]
 }
 
 // setupKeyring opens the keystore in the data dir.
@@ -48,7 +77,7 @@ func (s *Server) setupKeyring() error {
 	if err != nil {
 		return fmt.Errorf("server: open the root keyring: %w", err)
 	}
-	s.keys = &serverKeyring{ring: ring, kick: make(chan struct{}, 1)}
+	s.keys = &serverKeyring{ring: ring, kick: make(chan struct{}, 1), lost: map[string]bool{}}
 	return nil
 }
 
@@ -98,8 +127,9 @@ func (s *Server) ensureRootKey() error {
 	return nil
 }
 
-// newRootKey makes a key, writes its material to the keystore, then its
-// metadata, active, through raft.
+// newRootKey makes a key, writes its material to the keystore, puts it on
+// a majority of the servers, then writes its metadata, active, through
+// raft. Short of a majority it is Unavailable, and no key is made.
 func (s *Server) newRootKey() (*structs.RootKeyMeta, uint64, error) {
 	key, err := keyring.NewKey(time.Now())
 	if err != nil {
@@ -107,6 +137,12 @@ func (s *Server) newRootKey() (*structs.RootKeyMeta, uint64, error) {
 	}
 	if err := s.keys.ring.Add(key); err != nil {
 		return nil, 0, structs.NewError(structs.CodeInternal, "keyring: store the new root key on server %s: %v", s.config.NodeName, err)
+	}
+	if err := s.spreadKey(key); err != nil {
+		if rmErr := s.keys.ring.Remove(key.Meta.KeyID); rmErr != nil {
+			s.logger.Warn("keyring: remove a root key that was never committed", "key_id", key.Meta.KeyID, "error", rmErr)
+		}
+		return nil, 0, err
 	}
 	_, index, err := raftApply[int](s, structs.RootKeyUpsertRequestType, &structs.RootKeyUpsertRequest{Key: key.Meta})
 	if err != nil {
@@ -139,9 +175,16 @@ func (s *Server) replicateKeys() {
 			if s.keys.ring.Has(k.KeyID) {
 				continue
 			}
-			if err := s.fetchKey(k.KeyID); err != nil {
+			lost, err := s.fetchKey(k.KeyID)
+			if changed := s.keys.setLost(k.KeyID, lost); changed && lost {
+				s.logger.Error("keyring: root key lost: no server has its material; volumes sealed under it must be registered again with their secrets",
+					"key_id", k.KeyID, "error", err)
+			}
+			if err != nil {
 				failed = true
-				s.logger.Warn("keyring: fetch root key from the other servers; will retry", "key_id", k.KeyID, "retry_in", wait, "error", err)
+				if !lost {
+					s.logger.Warn("keyring: fetch root key from the other servers; will retry", "key_id", k.KeyID, "retry_in", wait, "error", err)
+				}
 				continue
 			}
 			s.logger.Info("keyring: fetched root key", "key_id", k.KeyID)
@@ -162,13 +205,15 @@ func (s *Server) replicateKeys() {
 }
 
 // fetchKey asks the other raft servers, in turn, for a key's material and
-// adds the first answer to the keystore.
-func (s *Server) fetchKey(id string) error {
+// adds the first answer to the keystore. lost reports that every other
+// server answered that it lacks the key: none is left to ask.
+func (s *Server) fetchKey(id string) (lost bool, err error) {
 	conf, _, err := s.raftConfiguration()
 	if err != nil {
-		return err
+		return false, err
 	}
 	var errs []error
+	lacking := 0
 	for _, srv := range conf.Servers {
 		addr := string(srv.Address)
 		if addr == s.rpcAddr {
@@ -176,15 +221,18 @@ func (s *Server) fetchKey(id string) error {
 		}
 		key, err := s.fetchKeyFrom(addr, id)
 		if err != nil {
+			if errors.Is(err, structs.ErrNotFound) {
+				lacking++
+			}
 			errs = append(errs, fmt.Errorf("%s: %w", addr, err))
 			continue
 		}
-		return s.keys.ring.Add(key)
+		return false, s.keys.ring.Add(key)
 	}
 	if len(errs) == 0 {
-		return fmt.Errorf("root key %s: no other server to ask", id)
+		return true, fmt.Errorf("root key %s: no other server to ask", id)
 	}
-	return errors.Join(errs...)
+	return lacking == len(errs), errors.Join(errs...)
 }
 
 func (s *Server) fetchKeyFrom(addr, id string) (*structs.RootKey, error) {

@@ -8,7 +8,8 @@ import (
 	"github.com/berth-csi/berth/tlsutil"
 )
 
-// authorizeKeyFetch lets only another server have root key material:
+// authorizeKeyAccess lets only another server read or write root key
+// material (method is Keyring.GetKey or Keyring.PutKey):
 //
 //   - over TLS, the peer's verified certificate must be a server's
 //     (server.global.berth); a client's or the CLI's is refused;
@@ -17,32 +18,33 @@ import (
 //   - without TLS nothing can tell a server from anyone else: with ACLs on
 //     only a management token may ask; with ACLs off the cluster trusts
 //     its network (as raft itself does then).
-func (s *Server) authorizeKeyFetch(ctx context.Context, token string) error {
+func (s *Server) authorizeKeyAccess(ctx context.Context, method, token string) error {
 	peer, ok := rpc.PeerFromContext(ctx)
 	if ok && peer.TLS {
 		if peer.Role == tlsutil.RoleServer {
 			return nil
 		}
 		return structs.NewError(structs.CodePermissionDenied,
-			"Keyring.GetKey: only a server may fetch root keys; %s presented a %q certificate, not a server's", peer.Addr, peer.Role)
+			"%s: only a server may handle root keys; %s presented a %q certificate, not a server's", method, peer.Addr, peer.Role)
 	}
-	if s.keyFetchNeedsTLS() {
+	if s.keyAccessNeedsTLS() {
 		return structs.NewError(structs.CodePermissionDenied,
-			"Keyring.GetKey: only a server may fetch root keys, over TLS with its server certificate")
+			"%s: only a server may handle root keys, over TLS with its server certificate", method)
 	}
-	if s.config.ACLEnabled && !s.keyFetchTokenIsManagement(token) {
+	if s.config.ACLEnabled && !s.keyAccessTokenIsManagement(token) {
 		return structs.NewError(structs.CodePermissionDenied,
-			"Keyring.GetKey: only a server may fetch root keys (with ACLs on and no TLS, a management token)")
+			"%s: only a server may handle root keys (with ACLs on and no TLS, a management token)", method)
 	}
 	return nil
 }
 
-// keyFetchNeedsTLS reports whether this server serves RPC over TLS
-// (tls { rpc = true }), so a key may leave it only over a verified server
-// connection.
-func (s *Server) keyFetchNeedsTLS() bool { return s.tls != nil }
+// keyAccessNeedsTLS reports whether this server serves RPC over TLS
+// (tls { rpc = true }), so key material may move only over a verified
+// server connection.
+func (s *Server) keyAccessNeedsTLS() bool { return s.tls != nil }
 
-// keyFetchTokenIsManagement reports whether token is a management token.
-// With ACLs on and RPC in plain text, servers hold none to send, so they
-// cannot fetch keys from each other: run such a cluster with tls.rpc.
-func (s *Server) keyFetchTokenIsManagement(token string) bool { return s.isManagementToken(token) }
+// keyAccessTokenIsManagement reports whether token is a management token.
+// With ACLs on and RPC in plain text, a leader sends its leader token with
+// the keys it pushes (Keyring.PutKey), but the other servers hold none to
+// fetch keys with (Keyring.GetKey): run such a cluster with tls.rpc.
+func (s *Server) keyAccessTokenIsManagement(token string) bool { return s.isManagementToken(token) }

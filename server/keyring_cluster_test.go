@@ -13,6 +13,7 @@ import (
 	"github.com/shoenig/test/must"
 
 	"github.com/berth-csi/berth/server"
+	"github.com/berth-csi/berth/server/keyring"
 	"github.com/berth-csi/berth/server/servertest"
 	"github.com/berth-csi/berth/state/statetest"
 	"github.com/berth-csi/berth/structs"
@@ -197,7 +198,8 @@ func sealedUnder(t *testing.T, s *servertest.TestServer, id string) string {
 }
 
 // TestCluster_KeyringOverTLS: with mutual TLS the servers share the key
-// over their server certificates, and no other certificate gets it.
+// over their server certificates, and no other certificate gets one or
+// puts one.
 func TestCluster_KeyringOverTLS(t *testing.T) {
 	pki := servertest.NewPKI(t)
 	c := servertest.Cluster(t, 3, servertest.WithTLS(t, pki, gossipKey(t)))
@@ -222,12 +224,13 @@ func TestCluster_KeyringOverTLS(t *testing.T) {
 		{"cli certificate", pki.Cert(t, "cli", tlsutil.RoleCLI), structs.ErrPermissionDenied},
 		{"plain text", nil, structs.ErrUnavailable},
 	}
+	target := c.Followers()[0]
 	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
+		t.Run(tc.name+" gets a key", func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 			defer cancel()
 			var reply structs.KeyringGetKeyResponse
-			err := server.TLSPool(t, tc.tls).Call(ctx, c.Followers()[0].RPCAddr(), "Keyring.GetKey",
+			err := server.TLSPool(t, tc.tls).Call(ctx, target.RPCAddr(), "Keyring.GetKey",
 				&structs.KeyringGetKeyRequest{KeyID: keyID}, &reply)
 			if tc.want != nil {
 				must.ErrorIs(t, err, tc.want)
@@ -237,8 +240,36 @@ func TestCluster_KeyringOverTLS(t *testing.T) {
 			must.NoError(t, err)
 			must.SliceLen(t, structs.RootKeyMaterialSize, reply.Key.Material)
 		})
+		t.Run(tc.name+" puts a key", func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			key := newTestRootKey(t)
+			err := server.TLSPool(t, tc.tls).Call(ctx, target.RPCAddr(), "Keyring.PutKey",
+				&structs.KeyringPutKeyRequest{Key: key}, &structs.KeyringPutKeyResponse{})
+			if tc.want != nil {
+				must.ErrorIs(t, err, tc.want)
+				must.False(t, target.HasRootKey(key.Meta.KeyID))
+				must.SliceEmpty(t, keyHolders(t, c, key.Meta.KeyID))
+				return
+			}
+			must.NoError(t, err)
+			must.True(t, target.HasRootKey(key.Meta.KeyID))
+			must.Eq(t, []string{target.Config.NodeName}, keyHolders(t, c, key.Meta.KeyID))
+		})
 	}
-	// In-process (the HTTP API's way in) it is refused too.
+	// In-process (the HTTP API's way in) both are refused too.
 	err := call(t, c.Leader(), "Keyring.GetKey", &structs.KeyringGetKeyRequest{KeyID: keyID}, &structs.KeyringGetKeyResponse{})
 	must.ErrorIs(t, err, structs.ErrPermissionDenied)
+	key := newTestRootKey(t)
+	err = call(t, c.Leader(), "Keyring.PutKey", &structs.KeyringPutKeyRequest{Key: key}, &structs.KeyringPutKeyResponse{})
+	must.ErrorIs(t, err, structs.ErrPermissionDenied)
+	must.False(t, c.Leader().HasRootKey(key.Meta.KeyID))
+}
+
+// newTestRootKey makes a root key that no server has.
+func newTestRootKey(t *testing.T) *structs.RootKey {
+	t.Helper()
+	key, err := keyring.NewKey(time.Now())
+	must.NoError(t, err)
+	return key
 }

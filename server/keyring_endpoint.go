@@ -76,10 +76,10 @@ func (k *Keyring) Rotate(ctx context.Context, args *structs.KeyringRotateRequest
 }
 
 // GetKey gives a root key's material to another server that lacks it.
-// Only a server may ask (authorizeKeyFetch). It answers from this
+// Only a server may ask (authorizeKeyAccess). It answers from this
 // server's keystore, never forwarding.
 func (k *Keyring) GetKey(ctx context.Context, args *structs.KeyringGetKeyRequest, reply *structs.KeyringGetKeyResponse) error {
-	if err := k.srv.authorizeKeyFetch(ctx, args.AuthToken); err != nil {
+	if err := k.srv.authorizeKeyAccess(ctx, "Keyring.GetKey", args.AuthToken); err != nil {
 		return err
 	}
 	if !keyring.ValidID(args.KeyID) {
@@ -95,5 +95,31 @@ func (k *Keyring) GetKey(ctx context.Context, args *structs.KeyringGetKeyRequest
 	reply.Key = key
 	k.srv.setQueryMeta(&reply.QueryMeta)
 	reply.Index, err = k.srv.State().Index(state.TableRootKeys)
+	return err
+}
+
+// PutKey stores a new root key's material in this server's keystore: the
+// leader sends it before it commits the key's metadata (spreadKey). Only a
+// server may send one (authorizeKeyAccess). A key already here with the
+// same material is no error; with other material it is a Conflict. It
+// never forwards.
+func (k *Keyring) PutKey(ctx context.Context, args *structs.KeyringPutKeyRequest, reply *structs.KeyringPutKeyResponse) error {
+	if err := k.srv.authorizeKeyAccess(ctx, "Keyring.PutKey", args.AuthToken); err != nil {
+		return err
+	}
+	if args.Key == nil || args.Key.Meta == nil || !keyring.ValidID(args.Key.Meta.KeyID) {
+		return structs.NewError(structs.CodeBadRequest, "Keyring.PutKey: the request holds no root key with a valid ID")
+	}
+	id := args.Key.Meta.KeyID
+	err := k.srv.keys.ring.Add(args.Key)
+	switch {
+	case errors.Is(err, keyring.ErrKeyExists):
+		return structs.NewError(structs.CodeConflict, "the root key %s is already on server %s with other material; it is kept", id, k.srv.config.NodeName)
+	case errors.Is(err, keyring.ErrBadKey):
+		return structs.NewError(structs.CodeBadRequest, "Keyring.PutKey: root key %s is malformed: %v", id, err)
+	case err != nil:
+		return structs.NewError(structs.CodeInternal, "store the root key %s on server %s: %v", id, k.srv.config.NodeName, err)
+	}
+	reply.Index, err = k.srv.State().LatestIndex()
 	return err
 }

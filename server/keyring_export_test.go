@@ -19,3 +19,10 @@ func (s *Server) VolumeSecrets(namespace, id string) (structs.CSISecrets, error)
 // HasRootKey reports whether the key's material is in this server's
 // keystore.
 func (s *Server) HasRootKey(id string) bool { return s.keys.ring.Has(id) }
+
+// MakeRootKey makes a new active root key as Keyring.Rotate does, on this
+// server whether it leads or not (a server that just lost its majority).
+func (s *Server) MakeRootKey() (*structs.RootKeyMeta, error) {
+	meta, _, err := s.newRootKey()
+	return meta, err
+}

@@ -110,10 +110,11 @@ func TestKeyring_PluginGetsSecretsInClear(t *testing.T) {
 	must.Eq(t, want, got)
 }
 
-// TestKeyring_MissingKeyIsRetryable: a volume sealed under a key this
-// server does not have is a clear Unavailable, never a panic or a
-// plaintext fallback.
-func TestKeyring_MissingKeyIsRetryable(t *testing.T) {
+// TestKeyring_MissingKeyIsLost: a volume sealed under a key no server has
+// (this one is alone) is a plain error once the server has looked for the
+// key, never a panic or a plaintext fallback. While another server might
+// still have the key it is Unavailable (TestCluster_KeyLost).
+func TestKeyring_MissingKeyIsLost(t *testing.T) {
 	s := testServer(t, func(c *Config) { c.HeartbeatTTL = 10 * time.Minute })
 	p := &pluginSecrets{seen: map[string]structs.CSISecrets{}}
 	ConnectClient(t, s.RPCAddr(), p)
@@ -127,15 +128,21 @@ func TestKeyring_MissingKeyIsRetryable(t *testing.T) {
 	_, _, err = raftApply[any](s, structs.CSIVolumeRegisterRequestType, &structs.CSIVolumeRegisterRequest{Volumes: []*structs.CSIVolume{vol}})
 	must.NoError(t, err)
 	_, _, err = raftApply[any](s, structs.PlanApplyRequestType, &structs.PlanApplyRequest{
-		Allocs: []*structs.Allocation{statetest.Alloc("alloc-1", "node-1")}})
+		Allocs: []*structs.Allocation{volumeAlloc("alloc-1", "node-1", structs.DefaultNamespace, 0, "data", false)}})
 	must.NoError(t, err)
 
+	for deadline := time.Now().Add(10 * time.Second); !s.keys.isLost(elsewhere); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the server did not find the root key lost: it asks the other servers, and there are none")
+		}
+	}
 	err = rpcCall(t, s, "CSIVolume.Claim", &structs.CSIVolumeClaimRequest{VolumeID: "data", AllocationID: "alloc-1",
 		NodeID: "node-1", Mode: structs.CSIVolumeClaimWrite, State: structs.CSIVolumeClaimStateTaken,
 		AccessMode:     structs.CSIVolumeAccessModeSingleNodeWriter,
 		AttachmentMode: structs.CSIVolumeAttachmentModeFilesystem}, &structs.CSIVolumeClaimResponse{})
-	must.ErrorIs(t, err, structs.ErrUnavailable)
-	must.ErrorContains(t, err, "the root key "+elsewhere+" is not on server solo yet; retry")
+	must.ErrorIs(t, err, structs.ErrInternal)
+	must.ErrorContains(t, err, "root key "+elsewhere+" is lost: no server has its material; volumes sealed under it must be registered again with their secrets")
+	must.StrNotContains(t, err.Error(), "retry")
 	_, called := p.got("ControllerAttachVolume")
 	must.False(t, called, must.Sprint("no plugin call without the secrets"))
 }

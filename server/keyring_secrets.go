@@ -59,8 +59,25 @@ func (s *Server) activeRootKey() (string, error) {
 	return active.KeyID, nil
 }
 
+// keyMissing is the error for a key whose material is not on this server:
+// Unavailable while another server may have it, Internal once every other
+// server answered that it lacks it (replicateKeys).
 func (s *Server) keyMissing(id string) error {
+	if s.keys.isLost(id) {
+		return structs.NewError(structs.CodeInternal,
+			"root key %s is lost: no server has its material; volumes sealed under it must be registered again with their secrets%s",
+			id, s.lostKeyHint(id))
+	}
 	return structs.NewError(structs.CodeUnavailable, "the root key %s is not on server %s yet; retry", id, s.config.NodeName)
+}
+
+// lostKeyHint tells how to get out of a lost active key: nothing can be
+// sealed until another key is made.
+func (s *Server) lostKeyHint(id string) string {
+	if active, err := s.State().ActiveRootKeyMeta(nil); err == nil && active != nil && active.KeyID == id {
+		return ", after a new active key is made with `berth operator root keyring rotate`"
+	}
+	return ""
 }
 
 // sealSecrets seals secrets for vol under the active key; nil for none.

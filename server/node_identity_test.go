@@ -180,10 +180,12 @@ func TestNodeIdentity_VolumeSecrets(t *testing.T) {
 	must.NoError(t, callAs(t, s, testNodeSecret, "CSIVolume.Publish", publish(), &resp))
 	must.Eq(t, want, resp.NodeSecrets)
 
-	// Any registered node reads volumes (sanitized); an unknown secret does not.
+	// The node reads the volume its alloc asks for (sanitized); another
+	// node, or an unknown secret, does not.
 	var got structs.CSIVolumeGetResponse
-	must.NoError(t, callAs(t, s, otherNodeSecret, "CSIVolume.Get", &structs.CSIVolumeGetRequest{ID: "data"}, &got))
+	must.NoError(t, callAs(t, s, testNodeSecret, "CSIVolume.Get", &structs.CSIVolumeGetRequest{ID: "data"}, &got))
 	must.MapEmpty(t, got.Volume.Secrets)
+	must.ErrorIs(t, callAs(t, s, otherNodeSecret, "CSIVolume.Get", &structs.CSIVolumeGetRequest{ID: "data"}, nil), structs.ErrPermissionDenied)
 	must.ErrorIs(t, callAs(t, s, "not-a-node", "CSIVolume.Get", &structs.CSIVolumeGetRequest{ID: "data"}, nil), structs.ErrPermissionDenied)
 }
 

@@ -38,8 +38,8 @@ func (s *Server) outgoingTLS() func() *tls.Config {
 // Under tls.rpc, whatever verify_server_hostname says, only a verified
 // server certificate (server.global.berth) may act as a server: open a raft
 // connection (muxOptions), forward a request (rpcServerOptions), call a
-// server-only endpoint (peerIsServer, allowServerOnly), fetch a root key
-// (authorizeKeyFetch) or be added to raft (verifyMember). A client
+// server-only endpoint (allowServerOnly, callerIsServer), fetch or push a
+// root key (authorizeKeyAccess) or be added to raft (verifyMember). A client
 // certificate is of the same CA, so the chain alone proves nothing.
 
 // muxOptions serves TLS only when tls.rpc is on, and then raft connections
@@ -101,23 +101,6 @@ func (s *Server) PrepareReloadTLS() (commit func(), err error) {
 		return nil, fmt.Errorf("server: reload TLS certificates: %w", err)
 	}
 	return commit, nil
-}
-
-// peerIsServer reports whether the request in ctx came from another
-// server, as far as this server can tell: under tls.rpc, only over a
-// connection whose verified certificate is a server's; without it any
-// network peer may be a server (nothing tells them apart), so it is true
-// for every request that came over a connection. An in-process call (this
-// server's HTTP API) is not from another server: false.
-func (s *Server) peerIsServer(ctx context.Context) bool {
-	peer, ok := rpc.PeerFromContext(ctx)
-	if !ok {
-		return false
-	}
-	if s.tls == nil {
-		return true
-	}
-	return peer.TLS && peer.Role == tlsutil.RoleServer
 }
 
 // verifyMember checks, before a gossip member joins raft, that its RPC

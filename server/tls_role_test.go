@@ -46,7 +46,7 @@ func appendEntries(t *testing.T, s *Server, cfg *tlsutil.Config, term uint64) (*
 
 // TestTLS_ServerRoleWhateverVerifyServerHostname: under tls.rpc only a
 // server certificate may act as a server (raft, forwarding, server-only
-// endpoints, root keys, a place in raft), with verify_server_hostname on
+// endpoints and the node session lookup, root keys, a place in raft), with verify_server_hostname on
 // or off: a client certificate is of the same CA and must not pass for one.
 func TestTLS_ServerRoleWhateverVerifyServerHostname(t *testing.T) {
 	for _, verify := range []bool{true, false} {
@@ -88,6 +88,7 @@ func TestTLS_ServerRoleWhateverVerifyServerHostname(t *testing.T) {
 				{"controller delete relay", "ClientCSI.ControllerDeleteVolume",
 					&structs.ClientCSIControllerDeleteVolumeRequest{NodeID: "node-1"}, &structs.ClientCSIControllerDeleteVolumeResponse{}},
 				{"root key", "Keyring.GetKey", &structs.KeyringGetKeyRequest{KeyID: keyID}, &key},
+				{"node session lookup", "Status.HasNodeConn", &structs.NodeSpecificRequest{NodeID: "node-1"}, new(bool)},
 			}
 			for _, c := range calls {
 				t.Run(c.name, func(t *testing.T) {

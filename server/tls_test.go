@@ -13,7 +13,6 @@ import (
 	"github.com/shoenig/test/must"
 
 	"github.com/berth-csi/berth/rpc"
-	"github.com/berth-csi/berth/structs"
 	"github.com/berth-csi/berth/tlsutil"
 )
 
@@ -51,56 +50,6 @@ func (c *testCerts) rewrite(t *testing.T, cfg *tlsutil.Config, role tlsutil.Role
 	must.NoError(t, err)
 	must.NoError(t, os.WriteFile(cfg.CertFile, certPEM, 0o600))
 	must.NoError(t, os.WriteFile(cfg.KeyFile, keyPEM, 0o600))
-}
-
-// peerProbe answers what peerIsServer says of the request.
-type peerProbe struct{ s *Server }
-
-func (p *peerProbe) IsServer(ctx context.Context, _ *structs.GenericRequest, reply *bool) error {
-	*reply = p.s.peerIsServer(ctx)
-	return nil
-}
-
-func TestServer_PeerIsServer(t *testing.T) {
-	certs := newTestCerts(t)
-	withTLS := testServer(t, func(c *Config) { c.TLS = certs.cert(t, "server", tlsutil.RoleServer) })
-	must.NoError(t, withTLS.rpcServer.Register("PeerProbe", &peerProbe{withTLS}))
-	plain := testServer(t)
-	must.NoError(t, plain.rpcServer.Register("PeerProbe", &peerProbe{plain}))
-	lax := testServer(t, func(c *Config) {
-		c.TLS = certs.cert(t, "lax-server", tlsutil.RoleServer)
-		c.TLS.VerifyServerHostname = false
-	})
-	must.NoError(t, lax.rpcServer.Register("PeerProbe", &peerProbe{lax}))
-
-	cases := []struct {
-		name string
-		srv  *Server
-		tls  *tlsutil.Config // nil: in process when inProc, else plain text
-		in   bool            // in process
-		want bool
-	}{
-		{"server certificate", withTLS, certs.cert(t, "other-server", tlsutil.RoleServer), false, true},
-		{"client certificate", withTLS, certs.cert(t, "client", tlsutil.RoleClient), false, false},
-		{"server certificate, verify_server_hostname off", lax, certs.cert(t, "other-server", tlsutil.RoleServer), false, true},
-		{"client certificate, verify_server_hostname off", lax, certs.cert(t, "client", tlsutil.RoleClient), false, false},
-		{"in process", withTLS, nil, true, false},
-		{"plain text, tls off: cannot tell", plain, nil, false, true},
-		{"in process, tls off", plain, nil, true, false},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			defer cancel()
-			var got bool
-			if tc.in {
-				must.NoError(t, tc.srv.RPC(ctx, "PeerProbe.IsServer", &structs.GenericRequest{}, &got))
-			} else {
-				must.NoError(t, TLSPool(t, tc.tls).Call(ctx, tc.srv.RPCAddr(), "PeerProbe.IsServer", &structs.GenericRequest{}, &got))
-			}
-			must.Eq(t, tc.want, got)
-		})
-	}
 }
 
 func TestServer_ReloadTLS(t *testing.T) {

@@ -35,6 +35,7 @@ const (
 	indexJob        = "job"         // allocs by (namespace, job)
 	indexCSIPlugin  = "csi_plugin"  // jobs by the plugins they run
 	indexPluginID   = "plugin_id"   // volumes by plugin
+	indexExternalID = "external_id" // volumes by (plugin, external ID)
 	indexClaimAlloc = "claim_alloc" // volumes by the allocs of their claims
 	indexClaimNode  = "claim_node"  // volumes by the nodes of their claims
 
@@ -153,6 +154,17 @@ func csiVolumesTableSchema() *memdb.TableSchema {
 				Name:         indexPluginID,
 				AllowMissing: true,
 				Indexer:      stringField("PluginID"),
+			},
+			// Not unique to memdb, which would silently overwrite: the
+			// writes refuse a second volume on one storage volume
+			// (externalIDConflictTxn), with an error naming the first.
+			indexExternalID: {
+				Name:         indexExternalID,
+				AllowMissing: true,
+				Indexer: &memdb.CompoundIndex{Indexes: []memdb.Indexer{
+					stringField("PluginID"),
+					stringField("ExternalID"),
+				}},
 			},
 			indexClaimAlloc: {
 				Name:         indexClaimAlloc,

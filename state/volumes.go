@@ -44,6 +44,13 @@ func (s *StateStore) UpsertCSIVolume(index uint64, vols []*structs.CSIVolume) er
 		if err != nil {
 			return err
 		}
+		if existing == nil {
+			// An update keeps its external ID (checkVolumeUpdate), so only
+			// a new volume can take another's.
+			if err := externalIDConflictTxn(txn, vol); err != nil {
+				return err
+			}
+		}
 
 		vol.JoinPlugin(nil) // derived on read, never stored
 		vol.ReadAllocs, vol.WriteAllocs = nil, nil
@@ -74,6 +81,41 @@ func (s *StateStore) UpsertCSIVolume(index uint64, vols []*structs.CSIVolume) er
 		return err
 	}
 	txn.Commit()
+	return nil
+}
+
+// CheckCSIVolumeExternalID refuses (409) a volume whose plugin's storage
+// volume, its external ID, is registered already as another volume of
+// any namespace: two volumes on one disk would defeat the single-writer
+// rule and carry the disk across namespaces. The volume itself (its
+// namespace and ID) is not another: registering it again is an update.
+// UpsertCSIVolume checks the same in its transaction.
+func (s *StateStore) CheckCSIVolumeExternalID(vol *structs.CSIVolume) error {
+	v := *vol
+	if v.Namespace == "" {
+		v.Namespace = structs.DefaultNamespace
+	}
+	return externalIDConflictTxn(s.db.Txn(false), &v)
+}
+
+// externalIDConflictTxn is CheckCSIVolumeExternalID in txn: one index
+// lookup, not a scan.
+func externalIDConflictTxn(txn *memdb.Txn, vol *structs.CSIVolume) error {
+	if vol.ExternalID == "" {
+		return nil // Validate's to refuse
+	}
+	iter, err := txn.Get(TableCSIVolumes, indexExternalID, vol.PluginID, vol.ExternalID)
+	if err != nil {
+		return errInternal("look up volumes by external ID", err)
+	}
+	for raw := iter.Next(); raw != nil; raw = iter.Next() {
+		other := raw.(*structs.CSIVolume)
+		if other.Namespace == vol.Namespace && other.ID == vol.ID {
+			continue
+		}
+		return errConflict("volume %q: external ID %s of plugin %s is already registered as volume %q in namespace %q; deregister it first",
+			vol.ID, vol.ExternalID, vol.PluginID, other.ID, other.Namespace)
+	}
 	return nil
 }
 

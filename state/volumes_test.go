@@ -196,7 +196,7 @@ func TestStateStore_CSIVolumeReads(t *testing.T) {
 	upsertAllocs(t, s, 4, statetest.Alloc("a2", "n2"), statetest.Alloc("a3", "n1"))
 	vol := func(ns, id, plugin string) *structs.CSIVolume {
 		v := statetest.Volume(id, plugin)
-		v.Namespace = ns
+		v.Namespace, v.ExternalID = ns, "ext-"+ns+"-"+id // one disk per volume
 		v.RequestedCapabilities[0].AccessMode = structs.CSIVolumeAccessModeMultiNodeMultiWriter
 		return v
 	}

@@ -87,8 +87,11 @@ func (j *Job) Validate() error {
 }
 
 // ForRegister is the job as the servers take it in: a copy (that keeps
-// null entries, so that Validate names them), in namespace when it names
-// none, valid, and asking for at most maxCount allocations.
+// null entries, so that Validate names them), in namespace, valid, and
+// asking for at most maxCount allocations. namespace is the request's,
+// the one its token is checked in: a job that names none takes it, and a
+// job that names another is refused, or a token of one namespace could
+// register jobs in any.
 func (j *Job) ForRegister(namespace string, maxCount int) (*Job, error) {
 	job := j.Copy()
 	if job.Namespace == "" {
@@ -96,6 +99,11 @@ func (j *Job) ForRegister(namespace string, maxCount int) (*Job, error) {
 	}
 	if err := job.Validate(); err != nil {
 		return nil, err
+	}
+	if job.Namespace != namespace {
+		return nil, NewError(CodeBadRequest, "job %s is in namespace %q but the request is for namespace %q; "+
+			"send it with ?namespace=%s, or leave the job's namespace out",
+			QuoteName(job.ID), job.Namespace, namespace, job.Namespace)
 	}
 	if err := job.ValidateCount(maxCount); err != nil {
 		return nil, err

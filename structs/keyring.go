@@ -47,7 +47,7 @@ func (m *RootKeyMeta) Active() bool { return m.State == RootKeyStateActive }
 const RootKeyMaterialSize = 32
 
 // RootKey is a root key with its material, as it travels between servers
-// (Keyring.GetKey) and sits in a server's keystore. Material is never
+// (Keyring.PutKey, Keyring.GetKey) and sits in a server's keystore. Material is never
 // shown: JSON drops it and String redacts it; only msgpack carries it.
 type RootKey struct {
 	Meta     *RootKeyMeta
@@ -144,4 +144,17 @@ type KeyringGetKeyRequest struct {
 type KeyringGetKeyResponse struct {
 	Key *RootKey
 	QueryMeta
+}
+
+// KeyringPutKeyRequest gives a server a new root key's material: the
+// leader sends it to the other servers before it commits the key's
+// metadata. Only a server may send one.
+type KeyringPutKeyRequest struct {
+	Key *RootKey
+	WriteRequest
+}
+
+// KeyringPutKeyResponse answers KeyringPutKeyRequest.
+type KeyringPutKeyResponse struct {
+	WriteMeta
 }

@@ -37,7 +37,10 @@ func (r *Runner) taskUsers() (map[string]*exec.Credential, error) {
 	creds := make(map[string]*exec.Credential, len(r.tg.Tasks))
 	for _, t := range r.tg.Tasks {
 		cred, err := exec.ResolveUser(t.RunAs(), r.cfg.AllowRootTasks)
+		var rootGroup *exec.RootGroupError
 		switch {
+		case errors.As(err, &rootGroup):
+			return nil, fmt.Errorf("task %q of alloc %s on node %q: %w", t.Name, r.cfg.Alloc.ID, node, err)
 		case errors.Is(err, exec.ErrRootNotAllowed):
 			return nil, errors.New(structs.RootTaskRefusal(t.Name, node))
 		case errors.Is(err, exec.ErrUnknownUser):

@@ -157,12 +157,20 @@ func TestController_Validate_Hostpath(t *testing.T) {
 	c := hostpathCluster(t)
 	vol, err := create(t, c.Leader(), createSpec("made"))
 	must.NoError(t, err)
+	// A provider volume is one berth volume at most: each registration
+	// below takes it after the one before lets it go.
+	deregister := func(id string) {
+		var resp structs.CSIVolumeDeregisterResponse
+		must.NoError(t, rpc(t, c.Leader(), "CSIVolume.Deregister", &structs.CSIVolumeDeregisterRequest{VolumeIDs: []string{id}}, &resp))
+	}
+	deregister("made")
 
 	// Confirmed: a hand registration of the same provider volume.
 	byHand := createSpec("byhand")
 	byHand.ExternalID = vol.ExternalID
 	_, err = register(t, c.Leader(), byHand)
 	must.NoError(t, err)
+	deregister("byhand")
 
 	// Not confirmed (hostpath cannot serve block devices): registered,
 	// with the plugin's reason as a warning.
@@ -230,10 +238,18 @@ func TestController_Mock_SecretsAndTopology(t *testing.T) {
 	must.ErrorContains(t, err, "{zone=b}")
 	must.ErrorContains(t, err, `"elsewhere"`)
 
-	// Register the same provider volume by hand: validated, confirmed.
+	// Register a provider volume by hand: validated, confirmed. It is made
+	// through berth first, then deregistered: a provider volume is one
+	// berth volume at most, and "data" is needed below.
+	other := createSpec("other")
+	other.PluginID, other.Topologies, other.Secrets = "mock", []*structs.CSITopology{mockTopo}, spec.Secrets
+	made, err := create(t, via, other)
+	must.NoError(t, err)
+	var dereg structs.CSIVolumeDeregisterResponse
+	must.NoError(t, rpc(t, via, "CSIVolume.Deregister", &structs.CSIVolumeDeregisterRequest{VolumeIDs: []string{"other"}}, &dereg))
 	byHand := createSpec("byhand")
 	byHand.PluginID = "mock"
-	byHand.ExternalID = vol.ExternalID
+	byHand.ExternalID = made.ExternalID
 	byHand.Secrets = structs.CSISecrets{"secretKey": volSecret}
 	rresp, err := register(t, via, byHand)
 	must.NoError(t, err)
@@ -262,7 +278,6 @@ func TestController_Mock_SecretsAndTopology(t *testing.T) {
 	replies = append(replies, &get)
 	must.Nil(t, get.Volume.Secrets)
 
-	var dereg structs.CSIVolumeDeregisterResponse
 	must.NoError(t, rpc(t, via, "CSIVolume.Deregister", &structs.CSIVolumeDeregisterRequest{VolumeIDs: []string{"byhand"}}, &dereg))
 	var del structs.CSIVolumeDeleteResponse
 	must.NoError(t, rpc(t, via, "CSIVolume.Delete", &structs.CSIVolumeDeleteRequest{

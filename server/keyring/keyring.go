@@ -24,6 +24,8 @@ var (
 	ErrDecrypt = errors.New("keyring: ciphertext does not open")
 	// ErrBadKey: a key's ID or material is malformed.
 	ErrBadKey = errors.New("keyring: malformed root key")
+	// ErrKeyExists: a key of that ID is in the keystore with other material.
+	ErrKeyExists = errors.New("keyring: root key already in the keystore with other material")
 )
 
 // Keyring is a server's set of root keys, backed by its keystore directory.
@@ -96,12 +98,28 @@ func (k *Keyring) Add(key *structs.RootKey) error {
 		if bytes.Equal(old.key.Material, key.Material) {
 			return nil
 		}
-		return fmt.Errorf("%w: root key %s is already in the keystore with other material", ErrBadKey, id)
+		return fmt.Errorf("%w: %s", ErrKeyExists, id)
 	}
 	if err := writeKey(k.dir, e.key); err != nil {
 		return err
 	}
 	k.keys[id] = e
+	return nil
+}
+
+// Remove deletes a key from the keystore and from memory; a key not here
+// is no error. Only for a key nothing was sealed with: one whose metadata
+// never reached raft.
+func (k *Keyring) Remove(id string) error {
+	if !ValidID(id) {
+		return fmt.Errorf("%w: key ID %q is not a UUID", ErrBadKey, id)
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if err := removeKey(k.dir, id); err != nil {
+		return err
+	}
+	delete(k.keys, id)
 	return nil
 }
 

@@ -113,7 +113,7 @@ func TestKeyring_Add(t *testing.T) {
 	other, err := NewKey(now)
 	must.NoError(t, err)
 	clash := &structs.RootKey{Meta: key.Meta.Copy(), Material: other.Material}
-	must.ErrorIs(t, k.Add(clash), ErrBadKey)
+	must.ErrorIs(t, k.Add(clash), ErrKeyExists)
 
 	bad := []*structs.RootKey{
 		nil,
@@ -172,4 +172,21 @@ func TestOpen_ClosesAnOpenDir(t *testing.T) {
 	fi, err := os.Stat(dir)
 	must.NoError(t, err)
 	must.Eq(t, os.FileMode(0o700), fi.Mode().Perm())
+}
+
+func TestKeyring_Remove(t *testing.T) {
+	k, key := newKeyring(t)
+	id := key.Meta.KeyID
+	path := filepath.Join(k.Dir(), id+".json")
+	must.NoError(t, k.Remove(id))
+	must.False(t, k.Has(id))
+	_, err := os.Stat(path)
+	must.ErrorIs(t, err, os.ErrNotExist)
+	must.NoError(t, k.Remove(id), must.Sprint("removing a key not there is a no-op"))
+	must.ErrorIs(t, k.Remove("../escape"), ErrBadKey)
+
+	reopened, err := Open(k.Dir())
+	must.NoError(t, err)
+	must.SliceEmpty(t, reopened.IDs())
+	must.NoError(t, reopened.Add(key), must.Sprint("the ID may be added again"))
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -109,6 +110,15 @@ func writeKey(dir string, key *structs.RootKey) (err error) {
 	path := filepath.Join(dir, key.Meta.KeyID+fileExt)
 	if err := os.Rename(tmp.Name(), path); err != nil {
 		return fmt.Errorf("keyring: write key %s: %w", key.Meta.KeyID, err)
+	}
+	return syncDir(dir)
+}
+
+// removeKey deletes the key's file, if any, durably.
+func removeKey(dir, id string) error {
+	err := os.Remove(filepath.Join(dir, id+fileExt))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("keyring: remove key %s: %w", id, err)
 	}
 	return syncDir(dir)
 }

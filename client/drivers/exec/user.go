@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/user"
+	"slices"
 	"strconv"
 
 	"github.com/berth-csi/berth/structs"
@@ -26,13 +27,41 @@ type Credential struct {
 // Root reports whether the credential is root's (uid 0).
 func (c *Credential) Root() bool { return c != nil && c.UID == 0 }
 
+// RootGroup reports whether the credential has root's group (gid 0) as its
+// primary group or among its supplementary ones: such a user reads and
+// writes what group 0 may (much of /etc, /root's files, devices), as good
+// as root on most hosts.
+func (c *Credential) RootGroup() bool {
+	return c != nil && (c.GID == 0 || slices.Contains(c.Groups, 0))
+}
+
+// RootGroupError refuses a user that is not root but has root's group
+// where root tasks are not allowed. It is ErrRootNotAllowed for errors.Is.
+type RootGroupError struct {
+	User string
+}
+
+func (e *RootGroupError) Error() string {
+	return fmt.Sprintf("user %q has group 0 (root): tasks may not run with root's group on this client; "+
+		"set client { allow_root_tasks = true } or choose another user", e.User)
+}
+
+// Is makes a RootGroupError ErrRootNotAllowed.
+func (e *RootGroupError) Is(target error) bool { return target == ErrRootNotAllowed }
+
 // ResolveUser finds who a task that names user runs as: a user name or a
 // numeric uid; "" is DefaultUser. It refuses a user this host does not
-// know (ErrUnknownUser) and root unless allowRoot (ErrRootNotAllowed).
-// When berth does not run as root it cannot switch users: a task runs as
-// berth's own user (a nil Credential, which Start also takes), and one
-// that names another user is refused (ErrNeedsRoot).
+// know (ErrUnknownUser), and unless allowRoot root and a user with root's
+// group (ErrRootNotAllowed; a *RootGroupError for the group). When berth
+// does not run as root it cannot switch users: a task runs as berth's own
+// user (a nil Credential, which Start also takes), and one that names
+// another user is refused (ErrNeedsRoot).
 func ResolveUser(name string, allowRoot bool) (*Credential, error) {
+	return resolveUser(name, allowRoot, lookupUser)
+}
+
+// resolveUser is ResolveUser with the host's user database as lookup.
+func resolveUser(name string, allowRoot bool, lookup func(string) (*Credential, error)) (*Credential, error) {
 	asRoot := os.Geteuid() == 0
 	if name == "" {
 		if !asRoot {
@@ -40,12 +69,12 @@ func ResolveUser(name string, allowRoot bool) (*Credential, error) {
 		}
 		name = DefaultUser
 	}
-	cred, err := lookupUser(name)
+	cred, err := lookup(name)
 	if err != nil {
 		return nil, err
 	}
-	if cred.Root() && !allowRoot {
-		return nil, fmt.Errorf("%w (user %q is uid 0)", ErrRootNotAllowed, name)
+	if err := checkRoot(cred, allowRoot); err != nil {
+		return nil, err
 	}
 	if !asRoot {
 		if int(cred.UID) == os.Geteuid() {
@@ -54,6 +83,20 @@ func ResolveUser(name string, allowRoot bool) (*Credential, error) {
 		return nil, fmt.Errorf("running as user %q: %w", name, ErrNeedsRoot)
 	}
 	return cred, nil
+}
+
+// checkRoot refuses, unless allowRoot, root (uid 0) and a user with root's
+// group: the init gives a task all its user's groups.
+func checkRoot(cred *Credential, allowRoot bool) error {
+	switch {
+	case allowRoot:
+		return nil
+	case cred.Root():
+		return fmt.Errorf("%w (user %q is uid 0)", ErrRootNotAllowed, cred.User)
+	case cred.RootGroup():
+		return &RootGroupError{User: cred.User}
+	}
+	return nil
 }
 
 // lookupUser reads the user and its groups with os/user: a name first

@@ -2,6 +2,7 @@ package exec
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/user"
 	"path/filepath"
@@ -142,6 +143,58 @@ func TestStart_User_NoNewPrivs(t *testing.T) {
 			cfg.User, cfg.AllowRoot = tc.user, tc.allowRoot
 			must.Eq(t, ExitResult{}, waitDone(t, start(t, cfg)), must.Sprintf("stderr: %s", readFile(t, cfg.StderrPath)))
 			must.EqOp(t, tc.want+"\n", readFile(t, cfg.StdoutPath))
+		})
+	}
+}
+
+// TestResolveUser_RootGroup: a user that is not root but has root's group,
+// as its primary group or a supplementary one, is refused like root
+// unless root tasks are allowed; other groups (disk, docker) are the
+// user's to have.
+func TestResolveUser_RootGroup(t *testing.T) {
+	users := map[string]*Credential{
+		"root":    {User: "root", UID: 0, GID: 0, Groups: []uint32{0}},
+		"sync":    {User: "sync", UID: 4, GID: 0, Groups: []uint32{0}},
+		"backup":  {User: "backup", UID: 34, GID: 34, Groups: []uint32{34, 0}},
+		"builder": {User: "builder", UID: 1001, GID: 1001, Groups: []uint32{1001, 6, 999}},
+	}
+	lookup := func(name string) (*Credential, error) {
+		c, ok := users[name]
+		if !ok {
+			return nil, ErrUnknownUser
+		}
+		return c, nil
+	}
+	cases := []struct {
+		user      string
+		allowRoot bool
+		wantErr   string
+	}{
+		{user: "root", wantErr: `exec: tasks may not run as root on this client (user "root" is uid 0)`},
+		{user: "sync", wantErr: `user "sync" has group 0 (root): tasks may not run with root's group on this client; ` +
+			`set client { allow_root_tasks = true } or choose another user`},
+		{user: "backup", wantErr: `user "backup" has group 0 (root): tasks may not run with root's group on this client; ` +
+			`set client { allow_root_tasks = true } or choose another user`},
+		{user: "builder"},
+		{user: "root", allowRoot: true},
+		{user: "sync", allowRoot: true},
+		{user: "backup", allowRoot: true},
+	}
+	for _, tc := range cases {
+		t.Run(fmt.Sprintf("%s allow_root=%t", tc.user, tc.allowRoot), func(t *testing.T) {
+			cred, err := resolveUser(tc.user, tc.allowRoot, lookup)
+			if tc.wantErr != "" {
+				must.ErrorIs(t, err, ErrRootNotAllowed)
+				must.EqError(t, err, tc.wantErr)
+				must.Nil(t, cred)
+				return
+			}
+			if os.Geteuid() != 0 {
+				must.ErrorIs(t, err, ErrNeedsRoot, must.Sprint("not refused as root, but berth cannot switch users"))
+				return
+			}
+			must.NoError(t, err)
+			must.Eq(t, users[tc.user], cred)
 		})
 	}
 }

@@ -220,6 +220,10 @@ func serveHTTP(ctx context.Context, cfg *Config, backend httpapi.Backend, logger
 	if cfg.Dev {
 		logger.Warn("dev mode: one server and one client in this process; data lives in a temp dir unless -data-dir is given")
 	}
+	if cfg.ACL.Enabled && !cfg.TLS.HTTP && !isLoopback(cfg.BindAddr) {
+		logger.Warn("ACL tokens reach the HTTP API in clear: tls.http is off and the API listens beyond loopback; turn on tls { http = true }",
+			"http_addr", l.Addr().String())
+	}
 
 wait:
 	for {
@@ -239,4 +243,10 @@ wait:
 		logger.Warn("HTTP shutdown", "error", err)
 	}
 	return nil
+}
+
+// isLoopback reports whether addr (an IP) is a loopback address.
+func isLoopback(addr string) bool {
+	ip := net.ParseIP(addr)
+	return ip != nil && ip.IsLoopback()
 }

@@ -20,8 +20,8 @@ func (h *handler) jobList(w http.ResponseWriter, r *http.Request) error {
 	return writeJSON(w, r, nonNil(reply.Jobs))
 }
 
-// PUT /v1/jobs with {"Job": {...}}: register the job and place its
-// allocations. The answer is {"Placed": [...], "Failures": [...], "Index"}:
+// PUT /v1/jobs[?namespace=] with {"Job": {...}}: register the job and
+// place its allocations. The answer is {"Placed": [...], "Failures": [...], "Index"}:
 // a job that could not be fully placed is still registered, and Failures
 // says why, per group.
 func (h *handler) jobRegister(w http.ResponseWriter, r *http.Request) error {
@@ -54,7 +54,13 @@ func decodeJobRegister(w http.ResponseWriter, r *http.Request) (*structs.JobRegi
 	if args.Job.ID == "" {
 		return nil, badRequest(`request body's job has no ID; set "ID", e.g. {"Job": {"ID": "web", ...}}`)
 	}
-	if args.Job.Namespace == "" {
+	// As in Nomad: without ?namespace= the request is for the job's own
+	// namespace, which the servers check the token in. A job in another
+	// namespace than ?namespace= is the servers' 400 (Job.ForRegister).
+	switch {
+	case args.Namespace == "":
+		args.Namespace = args.Job.Namespace
+	case args.Job.Namespace == "":
 		args.Job.Namespace = args.Namespace
 	}
 	return &args, nil

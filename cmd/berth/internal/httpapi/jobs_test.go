@@ -100,11 +100,22 @@ func TestHandler_JobRegister_Body(t *testing.T) {
 			},
 		},
 		{
-			name:       "the job's own namespace stays",
+			name:       "a job of another namespace goes as is, for the server to refuse",
 			target:     "/v1/jobs?namespace=prod",
 			body:       `{"Job":{"ID":"web","Namespace":"dev"}}`,
 			wantStatus: http.StatusOK,
 			check: func(t *testing.T, args *structs.JobRegisterRequest) {
+				must.EqOp(t, "prod", args.Namespace)
+				must.EqOp(t, "dev", args.Job.Namespace)
+			},
+		},
+		{
+			name:       "without ?namespace= the request is for the job's namespace",
+			target:     "/v1/jobs",
+			body:       `{"Job":{"ID":"web","Namespace":"dev"}}`,
+			wantStatus: http.StatusOK,
+			check: func(t *testing.T, args *structs.JobRegisterRequest) {
+				must.EqOp(t, "dev", args.Namespace)
 				must.EqOp(t, "dev", args.Job.Namespace)
 			},
 		},

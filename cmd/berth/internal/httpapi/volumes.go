@@ -189,9 +189,9 @@ func parseCSISecrets(r *http.Request) (structs.CSISecrets, error) {
 	return secrets, nil
 }
 
-// POST|PUT /v1/volume/csi/:id/claim with a CSIVolumeClaimRequest: take or
-// move a claim. For tools and tests; allocations claim through the
-// scheduler.
+// POST|PUT /v1/volume/csi/:id/claim with a CSIVolumeClaimRequest: take a
+// claim, or ask for its release (State "unpublishing"). For tools and
+// tests; allocations claim through the scheduler.
 func (h *handler) volumeClaim(w http.ResponseWriter, r *http.Request) error {
 	id := r.PathValue("id")
 	var args structs.CSIVolumeClaimRequest
