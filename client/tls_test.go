@@ -5,8 +5,6 @@ import (
 	"crypto/tls"
 	"io"
 	"net"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -15,6 +13,7 @@ import (
 	"github.com/berth-csi/berth/rpc"
 	"github.com/berth-csi/berth/structs"
 	"github.com/berth-csi/berth/tlsutil"
+	"github.com/berth-csi/berth/tlsutil/tlsutiltest"
 )
 
 func TestNew_TLS(t *testing.T) {
@@ -45,22 +44,6 @@ func TestNew_TLS(t *testing.T) {
 		must.NoError(t, err)
 		must.NoError(t, c.ReloadTLS())
 	})
-}
-
-// writeCert writes a certificate of role signed by ca into dir as
-// name.pem and name-key.pem and returns the tls block naming them.
-func writeCert(t *testing.T, dir string, ca *tlsutil.CA, name string, role tlsutil.Role) tlsutil.Config {
-	t.Helper()
-	certPEM, keyPEM, err := tlsutil.GenerateCert(role, ca, nil, nil)
-	must.NoError(t, err)
-	cfg := tlsutil.Config{
-		EnableRPC: true, CAFile: filepath.Join(dir, "ca.pem"),
-		CertFile: filepath.Join(dir, name+".pem"), KeyFile: filepath.Join(dir, name+"-key.pem"),
-	}
-	must.NoError(t, os.WriteFile(cfg.CAFile, ca.CertPEM, 0o600))
-	must.NoError(t, os.WriteFile(cfg.CertFile, certPEM, 0o600))
-	must.NoError(t, os.WriteFile(cfg.KeyFile, keyPEM, 0o600))
-	return cfg
 }
 
 // fakeServer accepts one RPC connection over TLS with the certificate of
@@ -100,9 +83,7 @@ func fakeServer(t *testing.T, tlsCfg tlsutil.Config) (addr string, handshake <-c
 // client certificate of the CA that intercepts a server's address gets
 // neither a session nor the node secret.
 func TestClient_TLS_DialsOnlyServers(t *testing.T) {
-	ca, err := tlsutil.GenerateCA()
-	must.NoError(t, err)
-	dir := t.TempDir()
+	pki := tlsutiltest.NewPKI(t)
 	cases := []struct {
 		name   string
 		role   tlsutil.Role
@@ -114,14 +95,13 @@ func TestClient_TLS_DialsOnlyServers(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			addr, handshake := fakeServer(t, writeCert(t, dir, ca, "peer-"+string(tc.role), tc.role))
+			addr, handshake := fakeServer(t, *pki.Cert(t, "peer-"+string(tc.role), tc.role))
 
 			cfg := DefaultConfig()
 			cfg.DataDir = t.TempDir()
 			cfg.Servers = []string{addr}
-			tlsCfg := writeCert(t, dir, ca, "client-agent", tlsutil.RoleClient)
-			must.False(t, tlsCfg.VerifyServerHostname)
-			cfg.TLS = &tlsCfg
+			cfg.TLS = pki.Cert(t, "client-agent", tlsutil.RoleClient)
+			cfg.TLS.VerifyServerHostname = false
 			c, err := New(cfg)
 			must.NoError(t, err)
 			t.Cleanup(c.pool.Shutdown)

@@ -4,8 +4,6 @@ import (
 	"context"
 	"crypto/tls"
 	"net"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -14,54 +12,15 @@ import (
 
 	"github.com/berth-csi/berth/structs"
 	"github.com/berth-csi/berth/tlsutil"
+	"github.com/berth-csi/berth/tlsutil/tlsutiltest"
 )
-
-// testPKI is a CA in a temp dir that signs the tests' certificates.
-type testPKI struct {
-	dir    string
-	ca     *tlsutil.CA
-	caFile string
-}
-
-func newTestPKI(t *testing.T) *testPKI {
-	t.Helper()
-	ca, err := tlsutil.GenerateCA()
-	must.NoError(t, err)
-	p := &testPKI{dir: t.TempDir(), ca: ca}
-	p.caFile = filepath.Join(p.dir, "ca.pem")
-	must.NoError(t, os.WriteFile(p.caFile, ca.CertPEM, 0o600))
-	return p
-}
-
-// writeCert writes a role certificate as name.pem and name-key.pem and
-// returns the tls config naming them, verify_server_hostname on.
-func (p *testPKI) writeCert(t *testing.T, name string, role tlsutil.Role) tlsutil.Config {
-	t.Helper()
-	certPEM, keyPEM, err := tlsutil.GenerateCert(role, p.ca, nil, nil)
-	must.NoError(t, err)
-	cfg := tlsutil.Config{
-		EnableRPC: true, CAFile: p.caFile, VerifyServerHostname: true,
-		CertFile: filepath.Join(p.dir, name+".pem"), KeyFile: filepath.Join(p.dir, name+"-key.pem"),
-	}
-	must.NoError(t, os.WriteFile(cfg.CertFile, certPEM, 0o600))
-	must.NoError(t, os.WriteFile(cfg.KeyFile, keyPEM, 0o600))
-	return cfg
-}
-
-// conf is a Configurator for a new role certificate.
-func (p *testPKI) conf(t *testing.T, name string, role tlsutil.Role) *tlsutil.Configurator {
-	t.Helper()
-	c, err := tlsutil.NewConfigurator(p.writeCert(t, name, role))
-	must.NoError(t, err)
-	return c
-}
 
 // startTLSServer serves "Test" over TLS only with a server certificate of
 // pki, raft connections only from servers.
-func startTLSServer(t *testing.T, pki *testPKI, raft func(net.Conn)) (*testServer, *tlsutil.Configurator, func() string) {
+func startTLSServer(t *testing.T, pki *tlsutiltest.PKI, raft func(net.Conn)) (*testServer, *tlsutil.Configurator, func() string) {
 	t.Helper()
 	logger, rec := recordedLogger(t)
-	conf := pki.conf(t, "server", tlsutil.RoleServer)
+	conf := pki.Configurator(t, "server", tlsutil.RoleServer)
 	ts := startServerWith(t, "127.0.0.1:0", serverSetup{
 		logger:   logger,
 		mux:      []MuxOption{WithMuxTLS(conf.IncomingRPC), WithRequiredRole(TypeRaft, tlsutil.RoleServer)},
@@ -72,9 +31,9 @@ func startTLSServer(t *testing.T, pki *testPKI, raft func(net.Conn)) (*testServe
 }
 
 func TestTLS_Call(t *testing.T) {
-	pki := newTestPKI(t)
+	pki := tlsutiltest.NewPKI(t)
 	ts, _, _ := startTLSServer(t, pki, func(c net.Conn) { c.Close() })
-	client := pki.conf(t, "client", tlsutil.RoleClient)
+	client := pki.Configurator(t, "client", tlsutil.RoleClient)
 
 	t.Run("one connection", func(t *testing.T) {
 		conn, err := Dial(testCtx(t), ts.addr, TypeRPC, WithDialTLS(client.OutgoingRPC))
@@ -107,7 +66,7 @@ func TestTLS_Call(t *testing.T) {
 }
 
 func TestTLS_PlainTextRefused(t *testing.T) {
-	pki := newTestPKI(t)
+	pki := tlsutiltest.NewPKI(t)
 	ts, _, logs := startTLSServer(t, pki, func(c net.Conn) { c.Close() })
 	for _, typ := range []byte{TypeRPC, TypeRaft, TypeMultiplex} {
 		t.Run(connTypeName(typ), func(t *testing.T) {
@@ -125,9 +84,9 @@ func TestTLS_PlainTextRefused(t *testing.T) {
 }
 
 func TestTLS_OtherCARefused(t *testing.T) {
-	pki := newTestPKI(t)
+	pki := tlsutiltest.NewPKI(t)
 	ts, _, logs := startTLSServer(t, pki, func(c net.Conn) { c.Close() })
-	stranger := newTestPKI(t).conf(t, "stranger", tlsutil.RoleClient)
+	stranger := tlsutiltest.NewPKI(t).Configurator(t, "stranger", tlsutil.RoleClient)
 
 	t.Run("the client refuses the server", func(t *testing.T) {
 		_, err := Dial(testCtx(t), ts.addr, TypeRPC, WithDialTLS(stranger.OutgoingRPC))
@@ -138,7 +97,7 @@ func TestTLS_OtherCARefused(t *testing.T) {
 		// anyway: the server's verification is what refuses it.
 		cfg := func() *tls.Config {
 			c := stranger.OutgoingRPC()
-			c.RootCAs = pki.conf(t, "trusted", tlsutil.RoleClient).OutgoingRPC().RootCAs
+			c.RootCAs = pki.Configurator(t, "trusted", tlsutil.RoleClient).OutgoingRPC().RootCAs
 			own := c.Certificates[0]
 			c.Certificates = nil
 			c.GetClientCertificate = func(*tls.CertificateRequestInfo) (*tls.Certificate, error) { return &own, nil }
@@ -152,14 +111,14 @@ func TestTLS_OtherCARefused(t *testing.T) {
 }
 
 func TestTLS_RequiredRole(t *testing.T) {
-	pki := newTestPKI(t)
+	pki := tlsutiltest.NewPKI(t)
 	raftConns := make(chan tlsutil.Role, 4)
 	ts, _, logs := startTLSServer(t, pki, func(c net.Conn) {
 		defer c.Close()
 		raftConns <- connPeer(c).Role
 	})
-	client := pki.conf(t, "client", tlsutil.RoleClient)
-	server := pki.conf(t, "other-server", tlsutil.RoleServer)
+	client := pki.Configurator(t, "client", tlsutil.RoleClient)
+	server := pki.Configurator(t, "other-server", tlsutil.RoleServer)
 
 	conn, err := Dial(testCtx(t), ts.addr, TypeRaft, WithDialTLS(client.OutgoingRPC))
 	must.NoError(t, err)
@@ -181,10 +140,10 @@ func TestTLS_RequiredRole(t *testing.T) {
 }
 
 func TestTLS_ForwardedRole(t *testing.T) {
-	pki := newTestPKI(t)
+	pki := tlsutiltest.NewPKI(t)
 	ts, _, logs := startTLSServer(t, pki, func(c net.Conn) { c.Close() })
-	client := newPool(t, WithPoolTLS(pki.conf(t, "client", tlsutil.RoleClient).OutgoingRPC))
-	server := newPool(t, WithPoolTLS(pki.conf(t, "other-server", tlsutil.RoleServer).OutgoingRPC))
+	client := newPool(t, WithPoolTLS(pki.Configurator(t, "client", tlsutil.RoleClient).OutgoingRPC))
+	server := newPool(t, WithPoolTLS(pki.Configurator(t, "other-server", tlsutil.RoleServer).OutgoingRPC))
 
 	cases := []struct {
 		name      string
@@ -217,9 +176,9 @@ func TestTLS_ForwardedRole(t *testing.T) {
 // TestTLS_Reload: the Mux builds each connection's configuration from the
 // certificates loaded at that moment.
 func TestTLS_Reload(t *testing.T) {
-	pki := newTestPKI(t)
+	pki := tlsutiltest.NewPKI(t)
 	ts, conf, _ := startTLSServer(t, pki, func(c net.Conn) { c.Close() })
-	client := pki.conf(t, "client", tlsutil.RoleClient)
+	client := pki.Configurator(t, "client", tlsutil.RoleClient)
 	call := func() error {
 		return newPool(t, WithPoolTLS(client.OutgoingRPC)).Call(testCtx(t), ts.addr, "Test.Echo", &EchoArgs{}, &EchoReply{})
 	}
@@ -228,10 +187,7 @@ func TestTLS_Reload(t *testing.T) {
 	// The server's files now hold a client certificate: once reloaded,
 	// a client verifying server.global.berth refuses it.
 	cfg := conf.Config()
-	certPEM, keyPEM, err := tlsutil.GenerateCert(tlsutil.RoleClient, pki.ca, nil, nil)
-	must.NoError(t, err)
-	must.NoError(t, os.WriteFile(cfg.CertFile, certPEM, 0o600))
-	must.NoError(t, os.WriteFile(cfg.KeyFile, keyPEM, 0o600))
+	pki.Rewrite(t, &cfg, tlsutil.RoleClient)
 	must.NoError(t, call(), must.Sprint("not reloaded yet"))
 	must.NoError(t, conf.Reload())
 	assertCoded(t, call(), structs.CodeUnavailable, "server.global.berth")

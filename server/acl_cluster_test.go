@@ -1,7 +1,6 @@
 package server_test
 
 import (
-	"context"
 	"sync"
 	"testing"
 	"time"
@@ -13,6 +12,26 @@ import (
 	"github.com/berth-csi/berth/state/statetest"
 	"github.com/berth-csi/berth/structs"
 )
+
+// aclCluster starts three servers with ACLs on, bootstraps ACLs, and
+// makes a token of one policy (named policy, with rules): it returns the
+// cluster and the secrets of the management token and of the new one.
+func aclCluster(t *testing.T, policy, rules string) (c *servertest.TestCluster, mgmt, secret string) {
+	t.Helper()
+	c = servertest.Cluster(t, 3, func(cfg *server.Config) { cfg.ACLEnabled = true })
+	leader := c.Leader()
+	var boot structs.ACLTokenUpsertResponse
+	must.NoError(t, call(t, leader, "ACL.Bootstrap", &structs.ACLBootstrapRequest{}, &boot))
+	mgmt = boot.Tokens[0].SecretID
+	must.NoError(t, call(t, leader, "ACL.UpsertPolicies", &structs.ACLPolicyUpsertRequest{
+		Policies:     []*structs.ACLPolicy{{Name: policy, Rules: rules}},
+		WriteRequest: structs.WriteRequest{AuthToken: mgmt}}, &structs.GenericResponse{}))
+	var created structs.ACLTokenUpsertResponse
+	must.NoError(t, call(t, leader, "ACL.UpsertTokens", &structs.ACLTokenUpsertRequest{
+		Tokens:       []*structs.ACLToken{{Name: policy, Policies: []string{policy}}},
+		WriteRequest: structs.WriteRequest{AuthToken: mgmt}}, &created))
+	return c, mgmt, created.Tokens[0].SecretID
+}
 
 // controllerClient is a client agent running a controller instance: it
 // records the token each server call brought (a client must get none).
@@ -40,21 +59,9 @@ func (c *controllerClient) seen() []string {
 // session is on a follower (the leader relays it with its own token), the
 // client gets no token, and the user's token cannot call the relay itself.
 func TestACL_Cluster_RelayToAClientOnAnotherServer(t *testing.T) {
-	c := servertest.Cluster(t, 3, func(cfg *server.Config) { cfg.ACLEnabled = true })
+	c, _, deploy := aclCluster(t, "deploy", "namespace \"default\" {\n  policy = \"write\"\n}\n")
 	leader := c.Leader()
 	follower := c.Followers()[0]
-
-	var boot structs.ACLTokenUpsertResponse
-	must.NoError(t, leader.RPC(context.Background(), "ACL.Bootstrap", &structs.ACLBootstrapRequest{}, &boot))
-	mgmt := boot.Tokens[0].SecretID
-	must.NoError(t, call(t, leader, "ACL.UpsertPolicies", &structs.ACLPolicyUpsertRequest{
-		Policies:     []*structs.ACLPolicy{{Name: "deploy", Rules: "namespace \"default\" {\n  policy = \"write\"\n}\n"}},
-		WriteRequest: structs.WriteRequest{AuthToken: mgmt}}, &structs.GenericResponse{}))
-	var created structs.ACLTokenUpsertResponse
-	must.NoError(t, call(t, leader, "ACL.UpsertTokens", &structs.ACLTokenUpsertRequest{
-		Tokens:       []*structs.ACLToken{{Name: "deploy", Policies: []string{"deploy"}}},
-		WriteRequest: structs.WriteRequest{AuthToken: mgmt}}, &created))
-	deploy := created.Tokens[0].SecretID
 
 	// The client opens its session to a follower, as a client agent does.
 	client := &controllerClient{}

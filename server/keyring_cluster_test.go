@@ -18,6 +18,7 @@ import (
 	"github.com/berth-csi/berth/state/statetest"
 	"github.com/berth-csi/berth/structs"
 	"github.com/berth-csi/berth/tlsutil"
+	"github.com/berth-csi/berth/tlsutil/tlsutiltest"
 )
 
 const clusterSecret = "s3cr3t-value-XYZ"
@@ -201,7 +202,7 @@ func sealedUnder(t *testing.T, s *servertest.TestServer, id string) string {
 // over their server certificates, and no other certificate gets one or
 // puts one.
 func TestCluster_KeyringOverTLS(t *testing.T) {
-	pki := servertest.NewPKI(t)
+	pki := tlsutiltest.NewPKI(t)
 	c := servertest.Cluster(t, 3, servertest.WithTLS(t, pki, gossipKey(t)))
 	registerPluginNode(t, c.Leader(), "node-1", "hostpath")
 	index := registerSecretVolume(t, c.Followers()[0], "secretvol")

@@ -12,6 +12,7 @@ import (
 	"github.com/berth-csi/berth/state/statetest"
 	"github.com/berth-csi/berth/structs"
 	"github.com/berth-csi/berth/tlsutil"
+	"github.com/berth-csi/berth/tlsutil/tlsutiltest"
 )
 
 // TestNodeIdentity_Cluster_NodeWriteDoesNotTakeTheSession: through a
@@ -19,21 +20,8 @@ import (
 // but the follower keeps the session of the node's own client for the
 // servers' calls to the node.
 func TestNodeIdentity_Cluster_NodeWriteDoesNotTakeTheSession(t *testing.T) {
-	c := servertest.Cluster(t, 3, func(cfg *server.Config) { cfg.ACLEnabled = true })
-	leader := c.Leader()
+	c, mgmt, writer := aclCluster(t, "node-writer", "node {\n  policy = \"write\"\n}\n")
 	follower := c.Followers()[0]
-
-	var boot structs.ACLTokenUpsertResponse
-	must.NoError(t, call(t, leader, "ACL.Bootstrap", &structs.ACLBootstrapRequest{}, &boot))
-	mgmt := boot.Tokens[0].SecretID
-	must.NoError(t, call(t, leader, "ACL.UpsertPolicies", &structs.ACLPolicyUpsertRequest{
-		Policies:     []*structs.ACLPolicy{{Name: "node-writer", Rules: "node {\n  policy = \"write\"\n}\n"}},
-		WriteRequest: structs.WriteRequest{AuthToken: mgmt}}, &structs.GenericResponse{}))
-	var created structs.ACLTokenUpsertResponse
-	must.NoError(t, call(t, leader, "ACL.UpsertTokens", &structs.ACLTokenUpsertRequest{
-		Tokens:       []*structs.ACLToken{{Name: "node-writer", Policies: []string{"node-writer"}}},
-		WriteRequest: structs.WriteRequest{AuthToken: mgmt}}, &created))
-	writer := created.Tokens[0].SecretID
 
 	must.NoError(t, server.NodeSession(t, follower.RPCAddr(), nil, "genuine", "Node.Register", testNodeSecret,
 		&structs.NodeRegisterRequest{Node: statetest.NodeWithPlugin("node-1", "hostpath", false, true, true)}))
@@ -55,7 +43,7 @@ func TestNodeIdentity_Cluster_NodeWriteDoesNotTakeTheSession(t *testing.T) {
 // client certificate registers a node, through a follower too (the leader
 // sees the follower's server certificate).
 func TestNodeIdentity_Cluster_RegisterThroughAFollower(t *testing.T) {
-	pki := servertest.NewPKI(t)
+	pki := tlsutiltest.NewPKI(t)
 	c := servertest.Cluster(t, 3, servertest.WithTLS(t, pki, gossipKey(t)))
 	follower := c.Followers()[0]
 	cases := []struct {

@@ -9,6 +9,7 @@ import (
 	"github.com/berth-csi/berth/state/statetest"
 	"github.com/berth-csi/berth/structs"
 	"github.com/berth-csi/berth/tlsutil"
+	"github.com/berth-csi/berth/tlsutil/tlsutiltest"
 )
 
 const otherNodeSecret = "5ec2e7e5-0000-4000-8000-000000000002"
@@ -107,8 +108,8 @@ func TestNodeIdentity_LegacyNodeRegistersAgain(t *testing.T) {
 // stored without a secret is taken over only with a client (or server)
 // certificate, whether or not the request says it was forwarded.
 func TestNodeIdentity_LegacyNodeNeedsAClientCertificate(t *testing.T) {
-	certs := newTestCerts(t)
-	s := testServer(t, func(c *Config) { c.TLS = certs.cert(t, "server", tlsutil.RoleServer) })
+	certs := tlsutiltest.NewPKI(t)
+	s := testServer(t, func(c *Config) { c.TLS = certs.Cert(t, "server", tlsutil.RoleServer) })
 	_, _, err := raftApply[any](s, structs.NodeRegisterRequestType, &structs.NodeRegisterRequest{Node: statetest.Node("old")})
 	must.NoError(t, err)
 	cases := []struct {
@@ -129,7 +130,7 @@ func TestNodeIdentity_LegacyNodeNeedsAClientCertificate(t *testing.T) {
 			if tc.forwarded {
 				req.SetForwarded()
 			}
-			err := NodeSession(t, s.RPCAddr(), certs.cert(t, tc.name, tc.role), "caller", "Node.Register", testNodeSecret, req)
+			err := NodeSession(t, s.RPCAddr(), certs.Cert(t, tc.name, tc.role), "caller", "Node.Register", testNodeSecret, req)
 			if tc.want == "" {
 				must.NoError(t, err)
 				return

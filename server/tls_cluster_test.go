@@ -15,6 +15,7 @@ import (
 	"github.com/berth-csi/berth/state/statetest"
 	"github.com/berth-csi/berth/structs"
 	"github.com/berth-csi/berth/tlsutil"
+	"github.com/berth-csi/berth/tlsutil/tlsutiltest"
 )
 
 func gossipKey(t *testing.T) []byte {
@@ -38,7 +39,7 @@ func recorder(t *testing.T) *testlog.Recorder {
 }
 
 func TestTLS_Cluster_ElectsAndForwards(t *testing.T) {
-	pki := servertest.NewPKI(t)
+	pki := tlsutiltest.NewPKI(t)
 	c := servertest.Cluster(t, 3, servertest.WithTLS(t, pki, gossipKey(t)))
 	follower := c.Followers()[0]
 
@@ -59,7 +60,7 @@ func TestTLS_Cluster_ElectsAndForwards(t *testing.T) {
 	}{
 		{"client certificate", pki.Cert(t, "client", tlsutil.RoleClient), true},
 		{"plain text", nil, false},
-		{"certificate of another CA", servertest.NewPKI(t).Cert(t, "stranger", tlsutil.RoleClient), false},
+		{"certificate of another CA", tlsutiltest.NewPKI(t).Cert(t, "stranger", tlsutil.RoleClient), false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -81,7 +82,7 @@ func TestTLS_Cluster_ElectsAndForwards(t *testing.T) {
 // gossip key) whose certificate is a client's is never added to raft, and
 // its raft connections are refused.
 func TestTLS_ClientCertificateCannotJoinRaft(t *testing.T) {
-	pki := servertest.NewPKI(t)
+	pki := tlsutiltest.NewPKI(t)
 	key := gossipKey(t)
 	rec := recorder(t)
 	c := servertest.Cluster(t, 1, servertest.WithTLS(t, pki, key), func(cfg *server.Config) {
@@ -161,7 +162,7 @@ func TestGossip_MemberWithoutKeyCannotJoin(t *testing.T) {
 func TestTLS_Cluster_RelayToAClientOnAnotherServer(t *testing.T) {
 	for _, verify := range []bool{true, false} {
 		t.Run(map[bool]string{true: "verify_server_hostname", false: "no verify_server_hostname"}[verify], func(t *testing.T) {
-			pki := servertest.NewPKI(t)
+			pki := tlsutiltest.NewPKI(t)
 			c := servertest.Cluster(t, 3, servertest.WithTLS(t, pki, gossipKey(t)),
 				func(cfg *server.Config) { cfg.TLS.VerifyServerHostname = verify })
 			leader := c.Leader()

@@ -14,12 +14,13 @@ import (
 	"github.com/berth-csi/berth/rpc"
 	"github.com/berth-csi/berth/structs"
 	"github.com/berth-csi/berth/tlsutil"
+	"github.com/berth-csi/berth/tlsutil/tlsutiltest"
 )
 
-// laxCert is certs.cert with verify_server_hostname off.
-func (c *testCerts) laxCert(t *testing.T, name string, role tlsutil.Role) *tlsutil.Config {
+// laxCert is certs.Cert with verify_server_hostname off.
+func laxCert(t *testing.T, certs *tlsutiltest.PKI, name string, role tlsutil.Role) *tlsutil.Config {
 	t.Helper()
-	cfg := c.cert(t, name, role)
+	cfg := certs.Cert(t, name, role)
 	cfg.VerifyServerHostname = false
 	return cfg
 }
@@ -51,12 +52,12 @@ func appendEntries(t *testing.T, s *Server, cfg *tlsutil.Config, term uint64) (*
 func TestTLS_ServerRoleWhateverVerifyServerHostname(t *testing.T) {
 	for _, verify := range []bool{true, false} {
 		t.Run(map[bool]string{true: "verify_server_hostname", false: "no verify_server_hostname"}[verify], func(t *testing.T) {
-			certs := newTestCerts(t)
-			own := certs.cert(t, "server", tlsutil.RoleServer)
+			certs := tlsutiltest.NewPKI(t)
+			own := certs.Cert(t, "server", tlsutil.RoleServer)
 			own.VerifyServerHostname = verify
 			s := testServer(t, func(c *Config) { c.TLS = own })
-			client := certs.laxCert(t, "client", tlsutil.RoleClient)
-			peer := certs.laxCert(t, "peer", tlsutil.RoleServer)
+			client := laxCert(t, certs, "client", tlsutil.RoleClient)
+			peer := laxCert(t, certs, "peer", tlsutil.RoleServer)
 
 			t.Run("raft from a client certificate is refused", func(t *testing.T) {
 				term := s.raft.CurrentTerm()
@@ -111,8 +112,8 @@ func TestTLS_ServerRoleWhateverVerifyServerHostname(t *testing.T) {
 					cert *tlsutil.Config
 					ok   bool
 				}{
-					{"client certificate", certs.laxCert(t, "member-client", tlsutil.RoleClient), false},
-					{"server certificate", certs.laxCert(t, "member-server", tlsutil.RoleServer), true},
+					{"client certificate", laxCert(t, certs, "member-client", tlsutil.RoleClient), false},
+					{"server certificate", laxCert(t, certs, "member-server", tlsutil.RoleServer), true},
 				} {
 					addr := serveTLS(t, tc.cert)
 					err := s.verifyMember(t.Context(), serverMember{Name: "member", ID: "member-id", RPCAddr: addr})
@@ -153,13 +154,13 @@ func serveTLS(t *testing.T, cfg *tlsutil.Config) string {
 // TestServer_PrepareReloadTLS: prepared certificates are not in use until
 // commit; a failed prepare changes nothing.
 func TestServer_PrepareReloadTLS(t *testing.T) {
-	certs := newTestCerts(t)
-	cfg := certs.cert(t, "server", tlsutil.RoleServer)
+	certs := tlsutiltest.NewPKI(t)
+	cfg := certs.Cert(t, "server", tlsutil.RoleServer)
 	s := testServer(t, func(c *Config) { c.TLS = cfg })
 	serial := func() string { return s.tls.Certificate().SerialNumber.String() }
 	first := serial()
 
-	certs.rewrite(t, cfg, tlsutil.RoleServer)
+	certs.Rewrite(t, cfg, tlsutil.RoleServer)
 	commit, err := s.PrepareReloadTLS()
 	must.NoError(t, err)
 	must.EqOp(t, first, serial(), must.Sprint("prepared, not yet committed"))
@@ -167,7 +168,7 @@ func TestServer_PrepareReloadTLS(t *testing.T) {
 	second := serial()
 	must.NotEq(t, first, second)
 
-	certs.rewrite(t, cfg, tlsutil.RoleServer)
+	certs.Rewrite(t, cfg, tlsutil.RoleServer)
 	must.NoError(t, os.WriteFile(cfg.KeyFile, []byte("garbage"), 0o600))
 	_, err = s.PrepareReloadTLS()
 	must.ErrorContains(t, err, cfg.KeyFile)

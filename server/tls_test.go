@@ -5,7 +5,6 @@ import (
 	"crypto/tls"
 	"math/big"
 	"os"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -14,52 +13,16 @@ import (
 
 	"github.com/berth-csi/berth/rpc"
 	"github.com/berth-csi/berth/tlsutil"
+	"github.com/berth-csi/berth/tlsutil/tlsutiltest"
 )
 
-// testCerts is a CA in a temp dir; cert writes certificates it signs.
-type testCerts struct {
-	dir    string
-	ca     *tlsutil.CA
-	caFile string
-}
-
-func newTestCerts(t *testing.T) *testCerts {
-	t.Helper()
-	ca, err := tlsutil.GenerateCA()
-	must.NoError(t, err)
-	c := &testCerts{dir: t.TempDir(), ca: ca}
-	c.caFile = filepath.Join(c.dir, "ca.pem")
-	must.NoError(t, os.WriteFile(c.caFile, ca.CertPEM, 0o600))
-	return c
-}
-
-// cert writes a role certificate as name.pem and name-key.pem, and returns
-// the TLS config naming them (verify_server_hostname on).
-func (c *testCerts) cert(t *testing.T, name string, role tlsutil.Role) *tlsutil.Config {
-	t.Helper()
-	cfg := &tlsutil.Config{EnableRPC: true, VerifyServerHostname: true, CAFile: c.caFile,
-		CertFile: filepath.Join(c.dir, name+".pem"), KeyFile: filepath.Join(c.dir, name+"-key.pem")}
-	c.rewrite(t, cfg, role)
-	return cfg
-}
-
-// rewrite writes a new role certificate into cfg's files.
-func (c *testCerts) rewrite(t *testing.T, cfg *tlsutil.Config, role tlsutil.Role) {
-	t.Helper()
-	certPEM, keyPEM, err := tlsutil.GenerateCert(role, c.ca, nil, nil)
-	must.NoError(t, err)
-	must.NoError(t, os.WriteFile(cfg.CertFile, certPEM, 0o600))
-	must.NoError(t, os.WriteFile(cfg.KeyFile, keyPEM, 0o600))
-}
-
 func TestServer_ReloadTLS(t *testing.T) {
-	certs := newTestCerts(t)
-	cfg := certs.cert(t, "server", tlsutil.RoleServer)
+	certs := tlsutiltest.NewPKI(t)
+	cfg := certs.Cert(t, "server", tlsutil.RoleServer)
 	s := testServer(t, func(c *Config) { c.TLS = cfg })
 
 	// served returns the serial of the certificate a new connection sees.
-	client, err := tlsutil.NewConfigurator(*certs.cert(t, "client", tlsutil.RoleClient))
-	must.NoError(t, err)
+	client := certs.Configurator(t, "client", tlsutil.RoleClient)
 	served := func() *big.Int {
 		var (
 			mu     sync.Mutex
@@ -86,7 +49,7 @@ func TestServer_ReloadTLS(t *testing.T) {
 	}
 
 	first := served()
-	certs.rewrite(t, cfg, tlsutil.RoleServer)
+	certs.Rewrite(t, cfg, tlsutil.RoleServer)
 	must.Eq(t, first, served(), must.Sprint("not reloaded yet"))
 	must.NoError(t, s.ReloadTLS())
 	second := served()

@@ -2,7 +2,6 @@ package agent
 
 import (
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -10,24 +9,20 @@ import (
 
 	"github.com/berth-csi/berth/internal/testlog"
 	"github.com/berth-csi/berth/tlsutil"
+	"github.com/berth-csi/berth/tlsutil/tlsutiltest"
 )
 
 // TestReloaders_AllOrNone: SIGHUP puts new certificates in use in every
 // part or in none, and logs the one outcome: a part whose files are bad
 // keeps the others from switching too.
 func TestReloaders_AllOrNone(t *testing.T) {
-	dir := t.TempDir()
-	ca := agentCerts(t, dir)
-	part := func(name string) (*tlsutil.Configurator, string) {
-		base := filepath.Join(dir, name)
-		writeCert(t, ca, tlsutil.RoleServer, base)
-		c, err := tlsutil.NewConfigurator(tlsutil.Config{EnableRPC: true,
-			CAFile: filepath.Join(dir, "berth-agent-ca.pem"), CertFile: base + ".pem", KeyFile: base + "-key.pem"})
-		must.NoError(t, err)
-		return c, base
+	pki := tlsutiltest.NewPKI(t)
+	part := func(name string) (*tlsutil.Configurator, tlsutil.Config) {
+		c := pki.Configurator(t, name, tlsutil.RoleServer)
+		return c, c.Config()
 	}
-	server, serverBase := part("server")
-	https, httpsBase := part("https")
+	server, serverCfg := part("server")
+	https, httpsCfg := part("https")
 	var reload reloaders
 	reload.add("server", server.PrepareReload)
 	reload.add("https", https.PrepareReload)
@@ -37,9 +32,9 @@ func TestReloaders_AllOrNone(t *testing.T) {
 	before := serials()
 
 	// The server's files are good and new, the listener's key is not.
-	writeCert(t, ca, tlsutil.RoleServer, serverBase)
-	writeCert(t, ca, tlsutil.RoleServer, httpsBase)
-	must.NoError(t, os.WriteFile(httpsBase+"-key.pem", []byte("garbage"), 0o600))
+	pki.Rewrite(t, &serverCfg, tlsutil.RoleServer)
+	pki.Rewrite(t, &httpsCfg, tlsutil.RoleServer)
+	must.NoError(t, os.WriteFile(httpsCfg.KeyFile, []byte("garbage"), 0o600))
 	logs := &testlog.Recorder{}
 	reload.run(logs.Logger("agent"))
 	must.Eq(t, before, serials(), must.Sprint("no part switched"))
@@ -47,7 +42,7 @@ func TestReloaders_AllOrNone(t *testing.T) {
 	must.StrContains(t, logs.String(), "https: tls: load cert_file")
 	must.StrNotContains(t, logs.String(), "tls certificates reloaded")
 
-	writeCert(t, ca, tlsutil.RoleServer, httpsBase)
+	pki.Rewrite(t, &httpsCfg, tlsutil.RoleServer)
 	logs = &testlog.Recorder{}
 	reload.run(logs.Logger("agent"))
 	after := serials()

@@ -22,6 +22,7 @@ import (
 	"github.com/berth-csi/berth/internal/testlog"
 	"github.com/berth-csi/berth/structs"
 	"github.com/berth-csi/berth/tlsutil"
+	"github.com/berth-csi/berth/tlsutil/tlsutiltest"
 )
 
 const testGossipKey = "aGVsbG8gYmVydGggZ29zc2lwIGtleSAzMiBieXRlcyE=" // 32 bytes
@@ -121,33 +122,17 @@ server { encrypt = %q }
 	must.True(t, cfg.Client.AllowRootTasks, must.Sprint("-dev lets tasks run as root"))
 }
 
-// agentCerts writes a CA, a server certificate and a CLI certificate into
-// dir with the names `berth tls` gives them.
-func agentCerts(t *testing.T, dir string) *tlsutil.CA {
-	t.Helper()
-	ca, err := tlsutil.GenerateCA()
-	must.NoError(t, err)
-	must.NoError(t, os.WriteFile(filepath.Join(dir, "berth-agent-ca.pem"), ca.CertPEM, 0o600))
-	writeCert(t, ca, tlsutil.RoleServer, filepath.Join(dir, "global-server-berth-0"))
-	writeCert(t, ca, tlsutil.RoleCLI, filepath.Join(dir, "global-cli-berth-0"))
-	return ca
-}
-
-func writeCert(t *testing.T, ca *tlsutil.CA, role tlsutil.Role, base string) {
-	t.Helper()
-	certPEM, keyPEM, err := tlsutil.GenerateCert(role, ca, nil, nil)
-	must.NoError(t, err)
-	must.NoError(t, os.WriteFile(base+".pem", certPEM, 0o600))
-	must.NoError(t, os.WriteFile(base+"-key.pem", keyPEM, 0o600))
-}
-
 // TestRun_TLS: a server and client agent with mutual TLS on RPC and HTTPS
 // (client certificates required) and gossip encryption: its client
 // registers over TLS, the CLI's certificate reaches the API, plain HTTP
 // does not, and SIGHUP reloads the certificates (a bad file keeps them).
 func TestRun_TLS(t *testing.T) {
-	dir := t.TempDir()
-	ca := agentCerts(t, dir)
+	// The CA, the server's and the CLI's certificates, and the config that
+	// names them relative to its own dir.
+	pki := tlsutiltest.NewPKI(t)
+	dir := pki.Dir
+	serverCert := pki.Cert(t, "global-server-berth-0", tlsutil.RoleServer)
+	cliCert := pki.Cert(t, "global-cli-berth-0", tlsutil.RoleCLI)
 	httpPort := freePort(t)
 	path := writeConfig(t, dir, fmt.Sprintf(`
 name     = "secure"
@@ -166,7 +151,7 @@ client { enabled = true }
 tls {
   http                   = true
   rpc                    = true
-  ca_file                = "berth-agent-ca.pem"
+  ca_file                = "ca.pem"
   cert_file              = "global-server-berth-0.pem"
   key_file               = "global-server-berth-0-key.pem"
   verify_server_hostname = true
@@ -185,9 +170,9 @@ tls {
 
 	address := "https://127.0.0.1:" + strconv.Itoa(httpPort)
 	cli, err := api.NewClient(api.Config{Address: address, TLS: api.TLSConfig{
-		CACert:     filepath.Join(dir, "berth-agent-ca.pem"),
-		ClientCert: filepath.Join(dir, "global-cli-berth-0.pem"),
-		ClientKey:  filepath.Join(dir, "global-cli-berth-0-key.pem"),
+		CACert:     pki.CAFile,
+		ClientCert: cliCert.CertFile,
+		ClientKey:  cliCert.KeyFile,
 	}})
 	must.NoError(t, err)
 	waitFor(t, 30*time.Second, "the agent's own node ready over TLS", func() bool {
@@ -200,7 +185,7 @@ tls {
 	must.NoError(t, err)
 	_ = resp.Body.Close()
 	must.EqOp(t, http.StatusBadRequest, resp.StatusCode, must.Sprint("plain HTTP is refused: Go's answer to HTTP on an HTTPS port"))
-	noCert, err := api.NewClient(api.Config{Address: address, TLS: api.TLSConfig{CACert: filepath.Join(dir, "berth-agent-ca.pem")}})
+	noCert, err := api.NewClient(api.Config{Address: address, TLS: api.TLSConfig{CACert: pki.CAFile}})
 	must.NoError(t, err)
 	_, _, err = noCert.Nodes().List(nil)
 	must.ErrorContains(t, err, "certificate required")
@@ -213,7 +198,7 @@ tls {
 		return conn.ConnectionState().PeerCertificates[0].SerialNumber
 	}
 	first := served()
-	writeCert(t, ca, tlsutil.RoleServer, filepath.Join(dir, "global-server-berth-0"))
+	pki.Rewrite(t, serverCert, tlsutil.RoleServer)
 	hup <- syscall.SIGHUP
 	waitFor(t, 30*time.Second, "the reload", func() bool {
 		return strings.Contains(logs.String(), "sighup: tls certificates reloaded")
@@ -221,7 +206,7 @@ tls {
 	second := served()
 	must.NotEq(t, first, second)
 
-	must.NoError(t, os.WriteFile(filepath.Join(dir, "global-server-berth-0-key.pem"), []byte("garbage"), 0o600))
+	must.NoError(t, os.WriteFile(serverCert.KeyFile, []byte("garbage"), 0o600))
 	hup <- syscall.SIGHUP
 	waitFor(t, 30*time.Second, "the failed reload", func() bool {
 		return strings.Contains(logs.String(), "sighup: tls reload failed; keeping the certificates in use")

@@ -14,6 +14,7 @@ import (
 	"github.com/berth-csi/berth/state/statetest"
 	"github.com/berth-csi/berth/structs"
 	"github.com/berth-csi/berth/tlsutil"
+	"github.com/berth-csi/berth/tlsutil/tlsutiltest"
 )
 
 // BenchmarkSecurity measures what mTLS, gossip encryption and ACLs cost,
@@ -84,9 +85,9 @@ type securityBenchWorld struct {
 func newSecurityBenchWorld(b *testing.B, secure bool) *securityBenchWorld {
 	b.Helper()
 	var opts []servertest.ConfigOption
-	var pki *servertest.PKI
+	var pki *tlsutiltest.PKI
 	if secure {
-		pki = servertest.NewPKI(b)
+		pki = tlsutiltest.NewPKI(b)
 		key := make([]byte, 32)
 		for i := range key {
 			key[i] = byte(i)
