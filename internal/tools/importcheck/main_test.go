@@ -28,6 +28,8 @@ func TestForbidden(t *testing.T) {
 		{"production code may not use harnesses", "fsm", module + "/state/statetest", false, true},
 		{"api stays a client", "api", module + "/server", false, true},
 		{"cmd may import anything", "cmd/berth/internal/agent", module + "/server", false, false},
+		{"the chaos harness may import anything", "internal/chaos", module + "/server/servertest", false, false},
+		{"the chaos checkers are a leaf", "internal/chaos/check", module + "/structs", false, true},
 		{"unknown package is named", "newpkg", module + "/structs", false, true},
 		{"stdlib is fine", "structs", "fmt", false, false},
 	}

@@ -1,0 +1,341 @@
+package chaos
+
+import (
+	"bytes"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/berth-csi/berth/api"
+	"github.com/berth-csi/berth/client/csitest"
+	"github.com/berth-csi/berth/structs"
+)
+
+// The agents' loopback addresses. 127.0.0.21 and .22 are the cmd/berth
+// partition tests' (see doc.go).
+var (
+	serverAddrs = []string{"127.0.0.11", "127.0.0.12", "127.0.0.13"}
+	clientAddrs = []string{"127.0.0.31", "127.0.0.32"}
+)
+
+// serverGIDBase + i is server i's gid, which the partition's owner rules
+// match (servers dial from 127.0.0.1, not their bind address).
+const serverGIDBase = 61011
+
+// PluginID is the ID of the berth-hostpath plugin the clients run.
+const PluginID = "hostpath"
+
+// Agent is one berth agent process of the cluster: a server or a client.
+type Agent struct {
+	Name     string
+	Addr     string // its loopback address, bound and dialed from
+	HTTPPort int
+	RPCPort  int // servers only
+	SerfPort int // servers only
+	DataDir  string
+	Server   bool
+	GID      uint32 // servers only: the gid the process runs with
+
+	proc *proc
+}
+
+// HTTPAddr is the base URL of the agent's HTTP API.
+func (a *Agent) HTTPAddr() string {
+	return "http://" + net.JoinHostPort(a.Addr, strconv.Itoa(a.HTTPPort))
+}
+
+// RPCAddr is a server's RPC (and raft) address, as /v1/status/leader names it.
+func (a *Agent) RPCAddr() string { return net.JoinHostPort(a.Addr, strconv.Itoa(a.RPCPort)) }
+
+// PID is the agent's current process ID.
+func (a *Agent) PID() int { return a.proc.pid() }
+
+// Cluster is three server agents and two client agents running
+// berth-hostpath as a system job, all real processes on their own
+// loopback addresses.
+type Cluster struct {
+	t          testing.TB
+	Bin        string // bin/berth
+	Hostpath   string // berth-hostpath
+	Servers    []*Agent
+	Clients    []*Agent
+	PluginRoot string // the plugin instances' volumes, one dir per client
+	LogDir     string // one log file per process, kept after the test
+}
+
+// StartCluster builds the binaries, starts the servers and the clients,
+// runs the plugin job and waits until the plugin is healthy on both
+// clients. Everything is torn down by the test's cleanup.
+func StartCluster(t testing.TB) *Cluster {
+	t.Helper()
+	c := &Cluster{t: t, PluginRoot: t.TempDir()}
+	work := t.TempDir()
+	c.Bin = filepath.Join(work, "berth")
+	if out, err := exec.Command("go", "build", "-o", c.Bin, "github.com/berth-csi/berth/cmd/berth").CombinedOutput(); err != nil {
+		t.Fatalf("chaos: build berth: %v\n%s", err, out)
+	}
+	c.Hostpath = csitest.HostpathBinary(t)
+	logDir, err := os.MkdirTemp("", "berth-chaos-logs-")
+	if err != nil {
+		t.Fatalf("chaos: log dir: %v", err)
+	}
+	c.LogDir = logDir
+	t.Cleanup(func() {
+		if t.Failed() {
+			for _, a := range append(append([]*Agent{}, c.Servers...), c.Clients...) {
+				t.Logf("--- %s (last 40 lines of %s) ---\n%s", a.Name, a.proc.logPath, a.proc.logTail(40))
+			}
+		}
+		t.Logf("chaos: process logs kept in %s", logDir)
+	})
+
+	c.startServers()
+	c.WaitLeader(90 * time.Second)
+	for i, addr := range clientAddrs {
+		c.startClient(fmt.Sprintf("c%d", i+1), addr)
+	}
+	c.WaitReadyNodes(60 * time.Second)
+	c.runPluginJob()
+	return c
+}
+
+// startServers starts the three servers, each joining the two others, and
+// stops them at cleanup.
+func (c *Cluster) startServers() {
+	t := c.t
+	for i, addr := range serverAddrs {
+		ports := freePortsOn(t, addr, 3)
+		c.Servers = append(c.Servers, &Agent{Name: fmt.Sprintf("s%d", i+1), Addr: addr, Server: true,
+			HTTPPort: ports[0], RPCPort: ports[1], SerfPort: ports[2], DataDir: t.TempDir(), GID: uint32(serverGIDBase + i)})
+	}
+	t.Cleanup(func() {
+		for _, s := range c.Servers {
+			s.proc.stop(10 * time.Second)
+		}
+	})
+	for _, s := range c.Servers {
+		args := []string{"agent", "-server", "-node-name", s.Name, "-data-dir", s.DataDir, "-bind", s.Addr,
+			"-http-port", strconv.Itoa(s.HTTPPort), "-rpc-port", strconv.Itoa(s.RPCPort),
+			"-serf-port", strconv.Itoa(s.SerfPort), "-bootstrap-expect", "3"}
+		for _, o := range c.Servers {
+			if o != s {
+				args = append(args, "-join", net.JoinHostPort(o.Addr, strconv.Itoa(o.SerfPort)))
+			}
+		}
+		s.proc = &proc{name: s.Name, bin: c.Bin, args: args, gid: s.GID, logPath: filepath.Join(c.LogDir, s.Name+".log")}
+		if err := s.proc.start(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// startClient starts a client agent bound to addr, with a data dir short
+// enough for plugin sockets. At cleanup it is stopped, the tasks it left
+// are killed and what stays mounted under its data dir is detached.
+func (c *Cluster) startClient(name, addr string) {
+	t := c.t
+	dataDir, err := os.MkdirTemp("", "bc")
+	if err != nil {
+		t.Fatalf("chaos: client data dir: %v", err)
+	}
+	a := &Agent{Name: name, Addr: addr, HTTPPort: freePortsOn(t, addr, 1)[0], DataDir: dataDir}
+	var servers []string
+	for _, s := range c.Servers {
+		servers = append(servers, strconv.Quote(s.RPCAddr()))
+	}
+	cfg := filepath.Join(t.TempDir(), name+".hcl")
+	hcl := fmt.Sprintf(`
+name      = %q
+data_dir  = %q
+bind_addr = %q
+ports { http = %d }
+client {
+  enabled          = true
+  servers          = [%s]
+  allow_root_tasks = true # the plugin tasks
+}
+`, name, dataDir, addr, a.HTTPPort, strings.Join(servers, ", "))
+	if err := os.WriteFile(cfg, []byte(hcl), 0o600); err != nil {
+		t.Fatalf("chaos: client config: %v", err)
+	}
+	a.proc = &proc{name: name, bin: c.Bin, args: []string{"agent", "-config", cfg}, logPath: filepath.Join(c.LogDir, name+".log")}
+	t.Cleanup(func() {
+		a.proc.stop(10 * time.Second)
+		killTasksUnder(dataDir)
+		detachMountsUnder(t, dataDir)
+		_ = os.RemoveAll(dataDir)
+	})
+	c.Clients = append(c.Clients, a)
+	if err := a.proc.start(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// pluginJob runs berth-hostpath on every client, each instance with its
+// own root and in its own zone (the client's name).
+const pluginJob = `
+job "hostpath-plugin" {
+  type = "system"
+  group "plugin" {
+    task "plugin" {
+      driver = "exec"
+      config {
+        command = %q
+        args    = ["-root", "%s/${BERTH_NODE_NAME}", "-node-id", "${BERTH_NODE_NAME}", "-topology", "zone=${BERTH_NODE_NAME}"]
+      }
+      csi_plugin {
+        id             = %q
+        type           = "monolith"
+        mount_dir      = "/csi"
+        health_timeout = "30s"
+      }
+    }
+  }
+}
+`
+
+// runPluginJob runs the plugin job and waits until both instances are
+// healthy, as node and controller.
+func (c *Cluster) runPluginJob() {
+	t := c.t
+	spec := filepath.Join(t.TempDir(), "plugin.hcl")
+	if err := os.WriteFile(spec, []byte(fmt.Sprintf(pluginJob, c.Hostpath, c.PluginRoot, PluginID)), 0o600); err != nil {
+		t.Fatalf("chaos: plugin job: %v", err)
+	}
+	if out, err := c.CLI(c.Servers[0], "job", "run", spec); err != nil {
+		t.Fatalf("chaos: berth job run: %v\n%s", err, out)
+	}
+	want := len(c.Clients)
+	c.waitUntil(60*time.Second, "the hostpath plugin healthy on every client", func() bool {
+		p, _, err := c.API(c.Servers[0]).CSIPlugins().Info(PluginID, nil)
+		return err == nil && p.NodesHealthy == want && p.ControllersHealthy == want
+	})
+}
+
+// CLI runs the berth CLI against agent a and returns its combined output.
+func (c *Cluster) CLI(a *Agent, args ...string) (string, error) {
+	cmd := exec.Command(c.Bin, args...)
+	cmd.Env = append(os.Environ(), api.AddressEnv+"="+a.HTTPAddr())
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	return out.String(), err
+}
+
+// API is a client of agent a's HTTP API with short timeouts: during a
+// fault, an answer that does not come is an indeterminate result, not a
+// reason to wait minutes.
+func (c *Cluster) API(a *Agent) *api.Client {
+	cl, err := api.NewClient(api.Config{Address: a.HTTPAddr(),
+		Timeouts: api.Timeouts{Read: 10 * time.Second, Write: 20 * time.Second}})
+	if err != nil {
+		c.t.Fatalf("chaos: api client for %s: %v", a.Name, err)
+	}
+	return cl
+}
+
+// ServerByRPC is the server whose RPC address is addr, nil if none.
+func (c *Cluster) ServerByRPC(addr string) *Agent {
+	for _, s := range c.Servers {
+		if s.RPCAddr() == addr {
+			return s
+		}
+	}
+	return nil
+}
+
+// Leader is the server that every running server names as leader, or nil
+// when they do not agree on one.
+func (c *Cluster) Leader() *Agent {
+	first := ""
+	for _, s := range c.Servers {
+		if !s.proc.running() {
+			return nil
+		}
+		l, err := c.API(s).Status().Leader()
+		if err != nil || l == "" || first != "" && l != first {
+			return nil
+		}
+		first = l
+	}
+	return c.ServerByRPC(first)
+}
+
+// WaitLeader waits until the three servers agree on a leader and
+// returns it.
+func (c *Cluster) WaitLeader(timeout time.Duration) *Agent {
+	var leader *Agent
+	c.waitUntil(timeout, "the servers agreeing on a leader", func() bool {
+		leader = c.Leader()
+		return leader != nil
+	})
+	return leader
+}
+
+// WaitReadyNodes waits until every client's node is ready.
+func (c *Cluster) WaitReadyNodes(timeout time.Duration) {
+	c.waitUntil(timeout, fmt.Sprintf("%d ready nodes", len(c.Clients)), func() bool {
+		nodes, _, err := c.API(c.Servers[0]).Nodes().List(nil)
+		if err != nil {
+			return false
+		}
+		ready := 0
+		for _, n := range nodes {
+			if n.Status == structs.NodeStatusReady {
+				ready++
+			}
+		}
+		return ready == len(c.Clients)
+	})
+}
+
+// waitUntil polls f every 100 ms until it is true, failing the test once
+// timeout has passed.
+func (c *Cluster) waitUntil(timeout time.Duration, what string, f func() bool) {
+	c.t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !f() {
+		if time.Now().After(deadline) {
+			c.t.Fatalf("chaos: timed out after %s waiting for %s", timeout, what)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// freePortsOn returns n ports free on addr.
+func freePortsOn(t testing.TB, addr string, n int) []int {
+	t.Helper()
+	var ports []int
+	var ls []net.Listener
+	defer func() {
+		for _, l := range ls {
+			_ = l.Close()
+		}
+	}()
+	for len(ports) < n {
+		l, err := net.Listen("tcp", net.JoinHostPort(addr, "0"))
+		if err != nil {
+			t.Fatalf("chaos: listen on %s: %v", addr, err)
+		}
+		ls = append(ls, l)
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+	}
+	return ports
+}
+
+// Kill kills agent a with SIGKILL and waits until it is reaped.
+func (c *Cluster) Kill(a *Agent) error { return a.proc.kill() }
+
+// Restart starts agent a again, with the arguments and data dir it had.
+func (c *Cluster) Restart(a *Agent) error { return a.proc.start() }
+
+// Pause stops agent a with SIGSTOP; Resume continues it with SIGCONT.
+func (c *Cluster) Pause(a *Agent) error  { return a.proc.signal(syscall.SIGSTOP) }
+func (c *Cluster) Resume(a *Agent) error { return a.proc.signal(syscall.SIGCONT) }

@@ -1,0 +1,61 @@
+package chaos
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/berth-csi/berth/api"
+)
+
+// VolumeIDs is the sorted IDs of the volumes server s has in its own
+// state (a stale read: no forwarding to the leader).
+func (c *Cluster) VolumeIDs(s *Agent) ([]string, error) {
+	vols, _, err := c.API(s).CSIVolumes().List(&api.QueryOptions{AllowStale: true})
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]string, 0, len(vols))
+	for _, v := range vols {
+		ids = append(ids, v.ID)
+	}
+	slices.Sort(ids)
+	return ids, nil
+}
+
+// WaitConverged waits until the three servers name the same leader and
+// hold the same set of volumes, and returns both. On timeout it fails the
+// test with what each server said last.
+func (c *Cluster) WaitConverged(timeout time.Duration) (*Agent, []string) {
+	c.t.Helper()
+	var last []string
+	deadline := time.Now().Add(timeout)
+	for {
+		last = last[:0]
+		leader := c.Leader()
+		var first []string
+		agreed := leader != nil
+		for i, s := range c.Servers {
+			ids, err := c.VolumeIDs(s)
+			if err != nil {
+				agreed = false
+				last = append(last, fmt.Sprintf("%s: %v", s.Name, err))
+				continue
+			}
+			last = append(last, fmt.Sprintf("%s: %v", s.Name, ids))
+			if i == 0 {
+				first = ids
+			} else if !slices.Equal(first, ids) {
+				agreed = false
+			}
+		}
+		if agreed {
+			return leader, first
+		}
+		if time.Now().After(deadline) {
+			c.t.Fatalf("chaos: the servers did not converge within %s (leader agreed: %v):\n%s", timeout, leader != nil, strings.Join(last, "\n"))
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}

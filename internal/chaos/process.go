@@ -1,0 +1,192 @@
+package chaos
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	bexec "github.com/berth-csi/berth/client/drivers/exec"
+)
+
+// proc is one agent process that can be killed and started again with
+// the same arguments. It is signalled by its PID only. Its output goes to
+// its own log file, which every start appends to.
+type proc struct {
+	name    string
+	bin     string
+	args    []string
+	gid     uint32 // run with this gid when not 0 (the partition's owner match)
+	logPath string
+
+	mu     sync.Mutex
+	cmd    *exec.Cmd
+	exited chan struct{} // closed once the current process has been reaped
+}
+
+// start starts the process; it must not be running.
+func (p *proc) start() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.cmd != nil && !isClosed(p.exited) {
+		return fmt.Errorf("chaos: %s is already running (pid %d)", p.name, p.cmd.Process.Pid)
+	}
+	f, err := os.OpenFile(p.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return fmt.Errorf("chaos: open log of %s: %w", p.name, err)
+	}
+	fmt.Fprintf(f, "=== chaos: %s starting %s %s\n", time.Now().Format(time.RFC3339Nano), p.bin, strings.Join(p.args, " "))
+	cmd := exec.Command(p.bin, p.args...)
+	cmd.Stdout, cmd.Stderr = f, f
+	if p.gid != 0 {
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 0, Gid: p.gid, Groups: []uint32{}}}
+	}
+	if err := cmd.Start(); err != nil {
+		_ = f.Close()
+		return fmt.Errorf("chaos: start %s: %w", p.name, err)
+	}
+	exited := make(chan struct{})
+	go func() {
+		_ = cmd.Wait()
+		_ = f.Close()
+		close(exited)
+	}()
+	p.cmd, p.exited = cmd, exited
+	return nil
+}
+
+// pid is the current process's PID, 0 when it never started.
+func (p *proc) pid() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.cmd == nil {
+		return 0
+	}
+	return p.cmd.Process.Pid
+}
+
+// running reports whether the current process has not exited.
+func (p *proc) running() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.cmd != nil && !isClosed(p.exited)
+}
+
+// signal sends sig to the current process, if it runs.
+func (p *proc) signal(sig syscall.Signal) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.cmd == nil || isClosed(p.exited) {
+		return fmt.Errorf("chaos: %s is not running", p.name)
+	}
+	return syscall.Kill(p.cmd.Process.Pid, sig)
+}
+
+// kill sends SIGKILL and waits until the process is reaped.
+func (p *proc) kill() error {
+	if err := p.signal(syscall.SIGKILL); err != nil {
+		return err
+	}
+	p.wait(time.Minute)
+	return nil
+}
+
+// wait waits up to d for the current process to exit; it reports whether
+// it did.
+func (p *proc) wait(d time.Duration) bool {
+	p.mu.Lock()
+	exited := p.exited
+	p.mu.Unlock()
+	if exited == nil {
+		return true
+	}
+	select {
+	case <-exited:
+		return true
+	case <-time.After(d):
+		return false
+	}
+}
+
+// stop ends the process for good at cleanup: SIGCONT (it may be stopped),
+// SIGTERM, and SIGKILL if it has not exited within grace.
+func (p *proc) stop(grace time.Duration) {
+	if !p.running() {
+		return
+	}
+	_ = p.signal(syscall.SIGCONT)
+	_ = p.signal(syscall.SIGTERM)
+	if !p.wait(grace) {
+		_ = p.kill()
+	}
+}
+
+// logTail is the last n lines of the process's log.
+func (p *proc) logTail(n int) string {
+	f, err := os.Open(p.logPath)
+	if err != nil {
+		return err.Error()
+	}
+	defer f.Close()
+	var lines []string
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		lines = append(lines, sc.Text())
+		if len(lines) > n {
+			lines = lines[1:]
+		}
+	}
+	return strings.Join(lines, "\n")
+}
+
+func isClosed(ch chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
+}
+
+// tasksUnder lists the PIDs of the processes whose working directory is
+// under dir: the tasks a client agent started there (exec tasks run in
+// their task dir).
+func tasksUnder(dir string) []int {
+	var pids []int
+	procs, _ := filepath.Glob("/proc/[0-9]*")
+	for _, p := range procs {
+		cwd, err := os.Readlink(filepath.Join(p, "cwd"))
+		if err != nil || !strings.HasPrefix(cwd, dir+"/") {
+			continue
+		}
+		if pid, err := strconv.Atoi(filepath.Base(p)); err == nil {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+// killTasksUnder kills, by PID, every task a client agent left under dir.
+func killTasksUnder(dir string) {
+	for _, pid := range tasksUnder(dir) {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+	}
+	time.Sleep(100 * time.Millisecond) // let the kernel drop their mount namespaces
+}
+
+// detachMountsUnder lazily unmounts whatever stayed mounted under dir.
+func detachMountsUnder(t testing.TB, dir string) {
+	if detached, err := bexec.DetachMountsUnder(dir, nil); err != nil {
+		t.Errorf("chaos: detach mounts under %s: %v", dir, err)
+	} else if len(detached) > 0 {
+		t.Logf("chaos: detached %d mounts left under %s", len(detached), dir)
+	}
+}
