@@ -6,7 +6,6 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -14,6 +13,7 @@ import (
 	"github.com/shoenig/test/must"
 
 	"github.com/berth-csi/berth/internal/chaos"
+	"github.com/berth-csi/berth/internal/chaos/check"
 )
 
 var (
@@ -39,11 +39,11 @@ func skipUnlessChaos(t *testing.T) {
 // TestChaos_Short runs -rounds rounds of one fault each (every block of
 // five runs each kind once, in a seeded order) on three server and two
 // client processes while 2-4 goroutines register, read and deregister
-// volumes at random servers. Then it asserts what is certain without the
-// checkers of internal/chaos/check: the servers converge on one leader
-// and one set of volumes, no answer was a 5xx other than 503, and every
-// volume the history proves registered (or deregistered) at the end is
-// (or is not) there.
+// volumes at random servers. Then it asserts that the servers converge on
+// one leader and one set of volumes, that no answer was a 5xx other than
+// 503, that the history is linearizable (check.Linearizable; on failure
+// porcupine's visualisation is written next to the logs) and that every
+// server ends with every acknowledged write (check.Convergence).
 func TestChaos_Short(t *testing.T) {
 	skipUnlessChaos(t)
 	s := *seed
@@ -57,16 +57,31 @@ func TestChaos_Short(t *testing.T) {
 	t.Logf("chaos: cluster up in %s; logs in %s", time.Since(start).Round(time.Millisecond), c.LogDir)
 	specs := chaos.PrepareVolumes(c, 6)
 	workers := 2 + rand.New(rand.NewPCG(s, 1)).IntN(3)
-	hist := &chaos.History{}
+	hist := chaos.NewHistory()
 	wl := chaos.StartWorkload(c, specs, workers, s, hist)
 	t.Logf("chaos: %d workers on %d volumes", workers, len(specs))
 	nem := chaos.NewNemesis(t, c, s)
-	summary := chaos.Summary{Seed: s}
+	summary := chaos.Summary{Seed: s, Convergence: -1}
 	defer func() {
+		// Checked here so that a run that fails early still says whether
+		// what it saw was linearizable.
+		wl.Stop()
+		vizPath := filepath.Join(c.LogDir, "linearizability.html")
+		lin, err := check.Linearizable(hist.Operations(), vizPath, 2*time.Minute)
+		if err != nil {
+			t.Errorf("chaos: %v", err)
+		}
+		summary.Linear = &lin
 		summary.Rounds, summary.Faults, summary.Ops, summary.Duration = len(nem.Faults), nem.Faults, hist.Ops(), time.Since(start)
 		t.Logf("chaos: summary\n%s", summary)
 		if err := hist.WriteJSONLines(filepath.Join(c.LogDir, "history.jsonl")); err != nil {
 			t.Errorf("chaos: write the history: %v", err)
+		}
+		switch {
+		case lin.TimedOut:
+			t.Errorf("chaos: the linearizability check timed out (seed %d): %s", s, lin)
+		case !lin.OK:
+			t.Errorf("chaos: the history is not linearizable (seed %d); see %s\n%s", s, vizPath, lin)
 		}
 	}()
 
@@ -81,30 +96,36 @@ func TestChaos_Short(t *testing.T) {
 	var bad []string
 	for _, op := range chaos.ServerErrors(ops) {
 		if op.Status != 503 {
-			bad = append(bad, describe(op, start))
+			bad = append(bad, describe(op))
 		}
 	}
 	must.SliceEmpty(t, bad, must.Sprintf("answers with a 5xx other than 503 (%d):\n%s", len(bad), strings.Join(bad, "\n")))
-	exp := chaos.Expect(ops)
-	for _, id := range exp.Present {
-		must.SliceContains(t, ids, id, must.Sprintf("volume %s: acknowledged register not deregistered after, missing at the end\n%s", id, opsOf(ops, id, start)))
+
+	finals := map[string]map[string]check.Value{}
+	for _, srv := range c.Servers {
+		vals, err := c.VolumeValues(srv)
+		must.NoError(t, err, must.Sprintf("list the volumes of server %s", srv.Name))
+		finals[srv.Name] = vals
 	}
-	for _, id := range exp.Absent {
-		must.False(t, slices.Contains(ids, id), must.Sprintf("volume %s: acknowledged deregister not registered after, present at the end\n%s", id, opsOf(ops, id, start)))
+	violations := check.Convergence(finals, hist.Operations())
+	summary.Convergence = len(violations)
+	for _, v := range violations {
+		t.Errorf("chaos: %s\n%s", v, opsOf(ops, v.VolumeID))
 	}
-	t.Logf("chaos: %d volumes certain present, %d certain absent at the end", len(exp.Present), len(exp.Absent))
 }
 
-func describe(op chaos.Op, start time.Time) string {
-	return fmt.Sprintf("  +%s..+%s w%d %s %s at %s: %s (status %d) %s", op.Call.Sub(start).Round(time.Millisecond),
-		op.Return.Sub(start).Round(time.Millisecond), op.Worker, op.Kind, op.Volume, op.Server, op.Result, op.Status, op.Err)
+// describe renders op with its times on the recorder's clock.
+func describe(op chaos.Op) string {
+	return fmt.Sprintf("  +%s..+%s w%d %s at %s: %s (status %d) %s", time.Duration(op.Call).Round(time.Millisecond),
+		time.Duration(op.Return).Round(time.Millisecond), op.Client, op, op.Server, op.Outcome, op.Status, op.Err)
 }
 
-func opsOf(ops []chaos.Op, id string, start time.Time) string {
+// opsOf is the writes of volume id (all of them when id is ""), described.
+func opsOf(ops []chaos.Op, id string) string {
 	var lines []string
 	for _, op := range ops {
-		if op.Volume == id && op.Kind != chaos.OpRead {
-			lines = append(lines, describe(op, start))
+		if (id == "" || op.VolumeID == id) && op.Kind != check.KindRead {
+			lines = append(lines, describe(op))
 		}
 	}
 	return strings.Join(lines, "\n")

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/berth-csi/berth/api"
+	"github.com/berth-csi/berth/internal/chaos/check"
 )
 
 // VolumeIDs is the sorted IDs of the volumes server s has in its own
@@ -22,6 +23,20 @@ func (c *Cluster) VolumeIDs(s *Agent) ([]string, error) {
 	}
 	slices.Sort(ids)
 	return ids, nil
+}
+
+// VolumeValues is the volumes server s has in its own state (a stale
+// read), as check.Convergence takes them: volume ID -> value.
+func (c *Cluster) VolumeValues(s *Agent) (map[string]check.Value, error) {
+	vols, _, err := c.API(s).CSIVolumes().List(&api.QueryOptions{AllowStale: true})
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]check.Value, len(vols))
+	for _, v := range vols {
+		out[v.ID] = VolumeValue(v.PluginID, v.ExternalID, v.Name)
+	}
+	return out, nil
 }
 
 // WaitConverged waits until the three servers name the same leader and

@@ -2,76 +2,91 @@ package chaos
 
 import (
 	"encoding/json"
+	"errors"
 	"os"
 	"sync"
-	"time"
+
+	"github.com/berth-csi/berth/internal/chaos/check"
 )
 
-// The types of this file are a stand-in for those internal/chaos/check
-// will provide; Op keeps to plain fields so that moving to them is a
-// rename.
-
-// OpKind is what an operation did.
-type OpKind string
-
-// The operations of the workload.
-const (
-	OpRegister   OpKind = "register"
-	OpDeregister OpKind = "deregister"
-	OpRead       OpKind = "read"
-)
-
-// Result is how an operation ended, as far as its caller can know.
-type Result string
-
-const (
-	// ResultOK: acknowledged. For a read, Present says what it saw.
-	ResultOK Result = "ok"
-	// ResultFail: refused for certain; the operation had no effect (a 4xx
-	// answer, or the connection refused before anything was sent).
-	ResultFail Result = "fail"
-	// ResultUnknown: no answer, or an answer that does not say whether
-	// the write happened (503, 500, a timeout, a broken connection). The
-	// write may take effect at any time after Call.
-	ResultUnknown Result = "unknown"
-)
-
-// Op is one operation of the workload as its caller saw it.
+// Op is one operation of the workload: check's record of it, with what
+// the caller saw of the answer beyond its outcome.
 type Op struct {
-	Worker  int
-	Kind    OpKind
-	Volume  string // the volume ID
-	Server  string // the server's name that was asked
-	Call    time.Time
-	Return  time.Time
-	Result  Result
-	Present bool   // reads that returned ResultOK: the volume was there
-	Status  int    // the HTTP status of an error answer; 0 when none came
-	Err     string // the error, "" when ResultOK
+	check.Operation
+	Status int    // the HTTP status of an error answer; 0 when none came
+	Err    string // the error, "" when the call succeeded
 }
 
-// History is the operations of a run, appended concurrently.
+// History is the workload's operations, recorded through a
+// check.Recorder (whose clock stamps them) and safe for concurrent use.
 type History struct {
-	mu  sync.Mutex
-	ops []Op
+	rec *check.Recorder
+
+	mu      sync.Mutex
+	answers map[int]answer // by recorder ID
 }
 
-// Add records op.
-func (h *History) Add(op Op) {
+type answer struct {
+	status int
+	err    string
+}
+
+// NewHistory returns an empty history whose clock starts now.
+func NewHistory() *History {
+	return &History{rec: check.NewRecorder(), answers: map[int]answer{}}
+}
+
+// Invoke records op as called now and returns its ID for Return.
+func (h *History) Invoke(op check.Operation) int { return h.rec.Invoke(op) }
+
+// Return records the answer to operation id: its outcome, the volume a
+// read returned, the HTTP status of an error answer and the error.
+func (h *History) Return(id int, outcome check.Outcome, output check.Value, status int, err error) {
+	h.rec.Return(id, outcome, output)
+	a := answer{status: status}
+	if err != nil {
+		a.err = err.Error()
+	}
 	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.ops = append(h.ops, op)
+	h.answers[id] = a
+	h.mu.Unlock()
 }
 
-// Ops returns a copy of the operations recorded so far, in the order they
-// returned.
+// Operations is the history for the checkers, in invocation order;
+// operations not yet answered are indeterminate.
+func (h *History) Operations() []check.Operation { return h.rec.History() }
+
+// Ops is Operations with each answer's status and error.
 func (h *History) Ops() []Op {
+	hist := h.rec.History()
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return append([]Op(nil), h.ops...)
+	out := make([]Op, len(hist))
+	for i, op := range hist {
+		a := h.answers[i]
+		out[i] = Op{Operation: op, Status: a.status, Err: a.err}
+	}
+	return out
 }
 
-// WriteJSONLines writes the operations to path, one JSON object a line.
+// jsonOp is an Op as history.jsonl holds it, kinds and outcomes by name;
+// Call and Return are nanoseconds on the recorder's clock.
+type jsonOp struct {
+	Client   int
+	Server   string
+	Kind     string
+	VolumeID string
+	Input    check.Value `json:",omitzero"`
+	Outcome  string
+	Output   check.Value `json:",omitzero"`
+	Call     int64
+	Return   int64
+	Status   int    `json:",omitempty"`
+	Err      string `json:",omitempty"`
+}
+
+// WriteJSONLines writes the operations to path, one JSON object a line,
+// in invocation order.
 func (h *History) WriteJSONLines(path string) error {
 	f, err := os.Create(path)
 	if err != nil {
@@ -79,9 +94,13 @@ func (h *History) WriteJSONLines(path string) error {
 	}
 	enc := json.NewEncoder(f)
 	for _, op := range h.Ops() {
-		if err := enc.Encode(op); err != nil {
-			_ = f.Close()
-			return err
+		err := enc.Encode(jsonOp{
+			Client: op.Client, Server: op.Server, Kind: op.Kind.String(), VolumeID: op.VolumeID,
+			Input: op.Input, Outcome: op.Outcome.String(), Output: op.Output,
+			Call: op.Call, Return: op.Return, Status: op.Status, Err: op.Err,
+		})
+		if err != nil {
+			return errors.Join(err, f.Close())
 		}
 	}
 	return f.Close()

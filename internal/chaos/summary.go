@@ -5,6 +5,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/berth-csi/berth/internal/chaos/check"
 )
 
 // ServerErrors is the operations answered with a 5xx status.
@@ -25,10 +27,18 @@ type Summary struct {
 	Duration time.Duration
 	Faults   []Fault
 	Ops      []Op
+	Linear   *check.LinearResult // nil: not checked
+	// Convergence is the violations check.Convergence found; -1 when it
+	// did not run (the servers did not converge, or a server did not
+	// answer).
+	Convergence int
 }
 
+var outcomes = []check.Outcome{check.OutcomeOK, check.OutcomeNotFound, check.OutcomeConflict, check.OutcomeRefused, check.OutcomeIndeterminate}
+
 // String is the table: rounds, faults by kind, operations by kind and
-// result, acknowledged operations and 5xx answers.
+// outcome, acknowledged operations, 5xx answers and the checkers'
+// verdicts.
 func (s Summary) String() string {
 	var b strings.Builder
 	w := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
@@ -46,19 +56,27 @@ func (s Summary) String() string {
 	}
 	fmt.Fprintf(w, "slowest recovery after a fault was undone\t%s\n", slowest.Round(time.Millisecond))
 	type key struct {
-		k OpKind
-		r Result
+		k check.Kind
+		o check.Outcome
 	}
 	counts := map[key]int{}
 	acked := 0
 	for _, op := range s.Ops {
-		counts[key{op.Kind, op.Result}]++
-		if op.Result == ResultOK {
+		counts[key{op.Kind, op.Outcome}]++
+		if op.Outcome == check.OutcomeOK {
 			acked++
 		}
 	}
-	for _, k := range []OpKind{OpRegister, OpDeregister, OpRead} {
-		fmt.Fprintf(w, "ops %s ok/fail/unknown\t%d/%d/%d\n", k, counts[key{k, ResultOK}], counts[key{k, ResultFail}], counts[key{k, ResultUnknown}])
+	names := make([]string, len(outcomes))
+	for i, o := range outcomes {
+		names[i] = o.String()
+	}
+	for _, k := range []check.Kind{check.KindRegister, check.KindDeregister, check.KindRead} {
+		n := make([]string, len(outcomes))
+		for i, o := range outcomes {
+			n[i] = fmt.Sprint(counts[key{k, o}])
+		}
+		fmt.Fprintf(w, "ops %s %s\t%s\n", k, strings.Join(names, "/"), strings.Join(n, "/"))
 	}
 	fmt.Fprintf(w, "operations acknowledged\t%d of %d\n", acked, len(s.Ops))
 	status := map[int]int{}
@@ -66,6 +84,24 @@ func (s Summary) String() string {
 		status[op.Status]++
 	}
 	fmt.Fprintf(w, "5xx answers\t%d (500: %d, 503: %d)\n", len(ServerErrors(s.Ops)), status[500], status[503])
+	switch l := s.Linear; {
+	case l == nil:
+		fmt.Fprintf(w, "linearizable\tnot checked\n")
+	default:
+		verdict := "yes"
+		if l.TimedOut {
+			verdict = "unknown (timed out)"
+		} else if !l.OK {
+			verdict = "no"
+		}
+		fmt.Fprintf(w, "linearizable\t%s\n", verdict)
+		fmt.Fprintf(w, "linearizability checked/indeterminate/dropped ops, volumes\t%d/%d/%d, %d\n", l.Checked, l.Indeterminate, l.Dropped, l.Volumes)
+	}
+	if s.Convergence < 0 {
+		fmt.Fprintf(w, "convergence violations\tnot checked\n")
+	} else {
+		fmt.Fprintf(w, "convergence violations\t%d\n", s.Convergence)
+	}
 	_ = w.Flush()
 	return b.String()
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/berth-csi/berth/api"
+	"github.com/berth-csi/berth/internal/chaos/check"
 	"github.com/berth-csi/berth/structs"
 )
 
@@ -85,31 +86,40 @@ func (w *Workload) run(ctx context.Context, worker int, rng *rand.Rand, clients 
 	for ctx.Err() == nil {
 		i := rng.IntN(len(clients))
 		spec := w.specs[rng.IntN(len(w.specs))]
-		op := Op{Worker: worker, Volume: spec.ID, Server: w.c.Servers[i].Name}
-		vols := clients[i].CSIVolumes()
-		var err error
-		op.Call = time.Now()
+		op := check.Operation{Client: worker, Server: w.c.Servers[i].Name, VolumeID: spec.ID}
 		switch p := rng.IntN(100); {
 		case p < 40:
-			op.Kind = OpRegister
-			_, _, err = vols.Register(spec)
+			op.Kind, op.Input = check.KindRegister, SpecValue(spec)
 		case p < 65:
-			op.Kind = OpDeregister
-			_, err = vols.Deregister(spec.ID, false)
+			op.Kind = check.KindDeregister
 		default:
-			op.Kind = OpRead
-			_, _, err = vols.Info(spec.ID, nil)
-			op.Present = err == nil
-			if errors.Is(err, structs.ErrNotFound) {
-				err = nil // a definite answer: the volume is not there
+			op.Kind = check.KindRead
+		}
+		vols := clients[i].CSIVolumes()
+		var (
+			err error
+			out check.Value
+		)
+		id := w.hist.Invoke(op)
+		switch op.Kind {
+		case check.KindRegister:
+			_, _, err = vols.Register(spec)
+		case check.KindDeregister:
+			// Nothing retries a deregister whose answer was lost (the api
+			// client does not retry, the servers' RPC pool redials only
+			// before anything was sent), so a 404 is a real answer.
+			_, err = vols.Deregister(spec.ID, false)
+		case check.KindRead:
+			// Not stale: the read goes to the leader, which answers once
+			// it has applied what earlier leaders committed.
+			var vol *structs.CSIVolume
+			vol, _, err = vols.Info(spec.ID, nil)
+			if err == nil {
+				out = VolumeValue(vol.PluginID, vol.ExternalID, vol.Name)
 			}
 		}
-		op.Return = time.Now()
-		op.Result, op.Status = classify(err)
-		if err != nil {
-			op.Err = err.Error()
-		}
-		w.hist.Add(op)
+		outcome, status := classify(err)
+		w.hist.Return(id, outcome, out, status, err)
 		select {
 		case <-ctx.Done():
 		case <-time.After(time.Duration(20+rng.IntN(130)) * time.Millisecond):
@@ -117,21 +127,30 @@ func (w *Workload) run(ctx context.Context, worker int, rng *rand.Rand, clients 
 	}
 }
 
+// SpecValue is what the checkers keep of spec. The workload registers each
+// spec unchanged, so the mutable part is empty; the immutable part holds
+// the external ID, which belongs to one volume ID for the whole run.
+func SpecValue(spec *api.VolumeSpec) check.Value {
+	return VolumeValue(spec.PluginID, spec.ExternalID, spec.Name)
+}
+
+// VolumeValue is a volume's check.Value from its immutable fields.
+func VolumeValue(pluginID, externalID, name string) check.Value {
+	return check.Value{Immutable: pluginID + "|" + externalID + "|" + name}
+}
+
 // classify says what an operation's error tells of its effect, and the
 // HTTP status of the answer if one came.
-func classify(err error) (Result, int) {
+func classify(err error) (check.Outcome, int) {
 	if err == nil {
-		return ResultOK, 0
+		return check.OutcomeOK, 0
 	}
 	var ae *api.Error
 	if errors.As(err, &ae) {
-		if ae.StatusCode >= 400 && ae.StatusCode < 500 {
-			return ResultFail, ae.StatusCode
-		}
-		return ResultUnknown, ae.StatusCode
+		return check.OutcomeFromStatus(ae.StatusCode), ae.StatusCode
 	}
 	if errors.Is(err, syscall.ECONNREFUSED) {
-		return ResultFail, 0 // nothing was sent
+		return check.OutcomeRefused, 0 // nothing was sent
 	}
-	return ResultUnknown, 0
+	return check.OutcomeIndeterminate, 0
 }
