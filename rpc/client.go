@@ -24,7 +24,33 @@ var callSeq atomic.Uint64
 type DialOption func(*dialConfig)
 
 type dialConfig struct {
-	tls func() *tls.Config
+	tls     func() *tls.Config
+	localIP net.IP
+}
+
+// WithDialLocalIP makes Dial connect from ip (a server's bind address; see
+// WithLocalIP), so that the connection comes from the address the node is
+// known by. An empty or unspecified address lets the system choose.
+func WithDialLocalIP(ip string) DialOption {
+	return func(c *dialConfig) {
+		if parsed := net.ParseIP(ip); parsed != nil && !parsed.IsUnspecified() {
+			c.localIP = parsed
+		}
+	}
+}
+
+// SourceAddr is the local address to dial addr (host:port) from when the
+// node's bind address is ip, following the rules of WithLocalIP: nil lets
+// the system choose. For dialers outside this package (gossip).
+func SourceAddr(ip, addr string) *net.TCPAddr {
+	parsed := net.ParseIP(ip)
+	if parsed == nil || parsed.IsUnspecified() {
+		return nil
+	}
+	if src := sourceFor(parsed, addr); src != nil {
+		return &net.TCPAddr{IP: src}
+	}
+	return nil
 }
 
 // WithDialTLS makes Dial speak TLS (see WithMuxTLS): it writes TypeTLS,
@@ -43,7 +69,7 @@ func Dial(ctx context.Context, addr string, connType byte, opts ...DialOption) (
 	for _, o := range opts {
 		o(&dc)
 	}
-	conn, err := dial(ctx, addr, connType, nil, dc.tls)
+	conn, err := dial(ctx, addr, connType, dc.localIP, dc.tls)
 	if err != nil {
 		return nil, structs.NewError(structs.CodeUnavailable, "rpc: dial %s (%s): %v", addr, connTypeName(connType), err)
 	}

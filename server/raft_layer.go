@@ -24,6 +24,7 @@ var errRaftLayerClosed = errors.New("server: raft layer closed")
 type raftLayer struct {
 	ctx     context.Context // the server's lifetime: dials end with it
 	addr    net.Addr
+	bindIP  string             // the source address of its dials
 	tls     func() *tls.Config // nil: plain text
 	connCh  chan net.Conn
 	closeCh chan struct{}
@@ -32,8 +33,8 @@ type raftLayer struct {
 
 var _ raft.StreamLayer = (*raftLayer)(nil)
 
-func newRaftLayer(ctx context.Context, addr net.Addr, tlsConfig func() *tls.Config) *raftLayer {
-	return &raftLayer{ctx: ctx, addr: addr, tls: tlsConfig, connCh: make(chan net.Conn), closeCh: make(chan struct{})}
+func newRaftLayer(ctx context.Context, addr net.Addr, bindIP string, tlsConfig func() *tls.Config) *raftLayer {
+	return &raftLayer{ctx: ctx, addr: addr, bindIP: bindIP, tls: tlsConfig, connCh: make(chan net.Conn), closeCh: make(chan struct{})}
 }
 
 // handoff gives an accepted raft connection to raft, or closes it when the
@@ -72,7 +73,7 @@ func (l *raftLayer) Dial(address raft.ServerAddress, timeout time.Duration) (net
 		ctx, cancel = context.WithTimeout(ctx, timeout)
 	}
 	defer cancel()
-	var opts []rpc.DialOption
+	opts := []rpc.DialOption{rpc.WithDialLocalIP(l.bindIP)}
 	if l.tls != nil {
 		opts = append(opts, rpc.WithDialTLS(l.tls))
 	}

@@ -14,6 +14,8 @@ import (
 	"github.com/hashicorp/memberlist"
 	"github.com/hashicorp/raft"
 	"github.com/hashicorp/serf/serf"
+
+	"github.com/berth-csi/berth/rpc"
 )
 
 // Gossip tags every berth server carries.
@@ -87,10 +89,17 @@ func (s *Server) setupSerf() error {
 		// a member without the key cannot join.
 		ml.SecretKey = s.config.EncryptKey
 	}
+	if err := s.setupGossipTransport(ml); err != nil {
+		return fmt.Errorf("server: start gossip on %s: %w",
+			net.JoinHostPort(s.config.BindAddr, strconv.Itoa(s.config.SerfPort)), err)
+	}
 	conf.MemberlistConfig = ml
 
 	sf, err := serf.Create(conf)
 	if err != nil {
+		if ml.Transport != nil {
+			_ = ml.Transport.Shutdown()
+		}
 		return fmt.Errorf("server: start gossip on %s: %w",
 			net.JoinHostPort(s.config.BindAddr, strconv.Itoa(s.config.SerfPort)), err)
 	}
@@ -205,4 +214,55 @@ func (s *Server) retryJoin() {
 			wait *= 2
 		}
 	}
+}
+
+// setupGossipTransport gives memberlist the transport it would build
+// itself, except that its TCP dials (push/pull, probe fallback) come from
+// the bind address as the server's other connections do; its UDP packets
+// already leave from the bound socket. A dynamic port (0) is retried as
+// memberlist does, and ml's ports are set to the one chosen.
+func (s *Server) setupGossipTransport(ml *memberlist.Config) error {
+	nc := &memberlist.NetTransportConfig{
+		BindAddrs: []string{ml.BindAddr},
+		BindPort:  ml.BindPort,
+		Logger:    ml.Logger,
+	}
+	limit := 1
+	if ml.BindPort == 0 {
+		limit = 10
+	}
+	var nt *memberlist.NetTransport
+	var err error
+	for range limit {
+		if nt, err = memberlist.NewNetTransport(nc); err == nil || !strings.Contains(err.Error(), "address already in use") {
+			break
+		}
+	}
+	if err != nil {
+		return err
+	}
+	if ml.BindPort == 0 {
+		ml.BindPort = nt.GetAutoBindPort()
+		ml.AdvertisePort = ml.BindPort
+	}
+	ml.Transport = &boundTransport{NetTransport: nt, bindIP: ml.BindAddr}
+	return nil
+}
+
+// boundTransport is memberlist's NetTransport dialing from bindIP.
+type boundTransport struct {
+	*memberlist.NetTransport
+	bindIP string
+}
+
+func (t *boundTransport) DialTimeout(addr string, timeout time.Duration) (net.Conn, error) {
+	return t.DialAddressTimeout(memberlist.Address{Addr: addr}, timeout)
+}
+
+func (t *boundTransport) DialAddressTimeout(a memberlist.Address, timeout time.Duration) (net.Conn, error) {
+	d := net.Dialer{Timeout: timeout}
+	if src := rpc.SourceAddr(t.bindIP, a.Addr); src != nil {
+		d.LocalAddr = src
+	}
+	return d.Dial("tcp", a.Addr)
 }

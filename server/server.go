@@ -144,7 +144,7 @@ func (s *Server) start() error {
 	}
 	s.pool = rpc.NewPool(s.config.Logger, 64, s.poolOptions()...)
 
-	s.raftLayer = newRaftLayer(s.ctx, l.Addr(), s.outgoingTLS())
+	s.raftLayer = newRaftLayer(s.ctx, l.Addr(), s.config.BindAddr, s.outgoingTLS())
 	s.mux = rpc.NewMux(s.config.Logger, l, s.muxOptions()...)
 	s.mux.Handle(rpc.TypeRPC, func(c net.Conn) { s.rpcServer.ServeConn(s.ctx, c) })
 	s.mux.Handle(rpc.TypeMultiplex, func(c net.Conn) { s.rpcServer.ServeMultiplex(s.ctx, c, nil) })

@@ -63,12 +63,13 @@ func (s *Server) rpcServerOptions() []rpc.ServerOption {
 	return []rpc.ServerOption{rpc.WithForwardedRole(tlsutil.RoleServer)}
 }
 
-// poolOptions dials TLS when tls.rpc is on.
+// poolOptions dials from the bind address, and TLS when tls.rpc is on.
 func (s *Server) poolOptions() []rpc.PoolOption {
+	opts := []rpc.PoolOption{rpc.WithLocalIP(s.config.BindAddr)}
 	if s.tls == nil {
-		return nil
+		return opts
 	}
-	return []rpc.PoolOption{rpc.WithPoolTLS(s.tls.OutgoingRPC)}
+	return append(opts, rpc.WithPoolTLS(s.tls.OutgoingRPC))
 }
 
 // ReloadTLS reads the CA, certificate and key files again (SIGHUP): new
@@ -115,7 +116,7 @@ func (s *Server) verifyMember(ctx context.Context, m serverMember) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, memberCheckTimeout)
 	defer cancel()
-	conn, err := rpc.Dial(ctx, m.RPCAddr, rpc.TypeRPC, rpc.WithDialTLS(s.tls.OutgoingServerRPC))
+	conn, err := rpc.Dial(ctx, m.RPCAddr, rpc.TypeRPC, rpc.WithDialLocalIP(s.config.BindAddr), rpc.WithDialTLS(s.tls.OutgoingServerRPC))
 	if err != nil {
 		return fmt.Errorf("gossip member %s at %s did not present a server certificate: %w", m.Name, m.RPCAddr, err)
 	}

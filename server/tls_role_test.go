@@ -31,7 +31,7 @@ func appendEntries(t *testing.T, s *Server, cfg *tlsutil.Config, term uint64) (*
 	t.Helper()
 	conf, err := tlsutil.NewConfigurator(*cfg)
 	must.NoError(t, err)
-	layer := newRaftLayer(t.Context(), &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1)}, conf.OutgoingRPC)
+	layer := newRaftLayer(t.Context(), &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1)}, "", conf.OutgoingRPC)
 	trans := raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{
 		Stream: layer, MaxPool: 1, Timeout: 5 * time.Second, Logger: testlog.Logger(t, "dialer"),
 	})
