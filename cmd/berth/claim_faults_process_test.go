@@ -14,15 +14,16 @@ import (
 
 	"github.com/shoenig/test/must"
 
+	"github.com/berth-csi/berth/client/clienttest"
 	"github.com/berth-csi/berth/client/csitest"
 	"github.com/berth-csi/berth/structs"
 )
 
-// pidsRunning lists the pids of the processes under dir (tasksUnder) whose
+// pidsRunning lists the pids of the processes under dir (clienttest.TasksUnder) whose
 // command line holds bin.
 func pidsRunning(dir, bin string) []int {
 	var out []int
-	for _, pid := range tasksUnder(dir) {
+	for _, pid := range clienttest.TasksUnder(dir) {
 		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
 		if err == nil && bytes.Contains(b, []byte(bin)) {
 			out = append(out, pid)
@@ -84,7 +85,7 @@ func TestProcess_ReaderOnlyVolumeOverHTTP(t *testing.T) {
 	s := servers[0]
 	startWorkloadClient(t, bin, servers, "c1")
 	readyNodes(t, bin, s, 1, 30*time.Second)
-	timedCLI(t, bin, s, "job", "run", writeSpec(t, "plugin.hcl", fmt.Sprintf(pluginJob, hostpath, t.TempDir())))
+	timedCLI(t, bin, s, "job", "run", writeSpec(t, "plugin.hcl", csitest.HostpathPluginJob(hostpath, t.TempDir(), "hostpath")))
 	waitUntil(t, 30*time.Second, "hostpath healthy", func() bool {
 		p := pluginJSON(t, bin, s, "hostpath")
 		return p != nil && p.NodesHealthy == 1

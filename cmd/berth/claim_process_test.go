@@ -72,7 +72,7 @@ func twoWriters(t *testing.T, killA string, edit func(pluginJob string) string) 
 	w.c1 = startWorkloadClient(t, w.bin, servers, "c1")
 	startWorkloadClient(t, w.bin, servers, "c2")
 	readyNodes(t, w.bin, w.s, 2, 30*time.Second)
-	timedCLI(t, w.bin, w.s, "job", "run", writeSpec(t, "plugin.hcl", edit(fmt.Sprintf(pluginJob, w.hostpath, w.pluginRoot))))
+	timedCLI(t, w.bin, w.s, "job", "run", writeSpec(t, "plugin.hcl", edit(csitest.HostpathPluginJob(w.hostpath, w.pluginRoot, "hostpath"))))
 	waitUntil(t, 30*time.Second, "hostpath healthy on both nodes", func() bool {
 		p := pluginJSON(t, w.bin, w.s, "hostpath")
 		return p != nil && p.NodesHealthy == 2

@@ -12,6 +12,7 @@ import (
 
 	"github.com/shoenig/test/must"
 
+	"github.com/berth-csi/berth/client/clienttest"
 	"github.com/berth-csi/berth/client/csitest"
 	"github.com/berth-csi/berth/structs"
 )
@@ -99,7 +100,7 @@ func TestProcess_PartitionedClient(t *testing.T) {
 	must.SliceLen(t, 1, a)
 	must.SliceLen(t, 1, k)
 	must.SliceLen(t, 1, running(jobAllocs(t, bin, s, "hostpath-plugin")))
-	before := tasksUnder(c1.dataDir) // the plugin, A and K (and their children)
+	before := clienttest.TasksUnder(c1.dataDir) // the plugin, A and K (and their children)
 	must.GreaterEq(t, 3, len(before))
 	waitUntil(t, 10*time.Second, "A's first write", func() bool { lastA, _ := writes(t, pluginRoot); return lastA > 0 })
 
@@ -146,7 +147,7 @@ func cutOffWorld(t *testing.T, volumes ...string) (bin string, s *agentProc, c1 
 	s = servers[0]
 	c1 = startWorkloadClientAt(t, bin, servers, "c1", "127.0.0.21")
 	readyNodes(t, bin, s, 1, 30*time.Second)
-	plugin := strings.Replace(fmt.Sprintf(pluginJob, hostpath, pluginRoot), `"-node-id"`, `"-disable-attach", "-node-id"`, 1)
+	plugin := strings.Replace(csitest.HostpathPluginJob(hostpath, pluginRoot, "hostpath"), `"-node-id"`, `"-disable-attach", "-node-id"`, 1)
 	timedCLI(t, bin, s, "job", "run", writeSpec(t, "plugin.hcl", plugin))
 	waitUntil(t, 30*time.Second, "hostpath healthy", func() bool {
 		p := pluginJSON(t, bin, s, "hostpath")

@@ -17,6 +17,7 @@ import (
 
 	"github.com/shoenig/test/must"
 
+	"github.com/berth-csi/berth/client/clienttest"
 	"github.com/berth-csi/berth/client/csitest"
 	bexec "github.com/berth-csi/berth/client/drivers/exec"
 )
@@ -311,7 +312,7 @@ func (w *readmeWalk) cleanup() {
 	for i := len(w.bg) - 1; i >= 0; i-- {
 		w.bg[i].stop()
 	}
-	killTasksUnder(w.dir)
+	clienttest.KillTasksUnder(w.dir)
 	if _, err := bexec.DetachMountsUnder(w.dir, nil); err != nil {
 		w.t.Logf("unmount under %s: %v", w.dir, err)
 	}

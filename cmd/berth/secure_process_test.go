@@ -200,7 +200,7 @@ func TestProcess_SecureCluster(t *testing.T) {
 
 	// The whole workflow, with the management token.
 	start := time.Now()
-	w.ok("job", "run", writeSpec(t, "plugin.hcl", fmt.Sprintf(pluginJob, hostpath, pluginRoot)))
+	w.ok("job", "run", writeSpec(t, "plugin.hcl", csitest.HostpathPluginJob(hostpath, pluginRoot, "hostpath")))
 	waitUntil(t, 30*time.Second, "hostpath healthy", func() bool {
 		out, _, code := w.cli(w.mgmt, "plugin", "status", "-json", "hostpath")
 		var p structs.CSIPlugin

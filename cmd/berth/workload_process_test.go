@@ -16,6 +16,7 @@ import (
 
 	"github.com/shoenig/test/must"
 
+	"github.com/berth-csi/berth/client/clienttest"
 	"github.com/berth-csi/berth/client/csitest"
 	bexec "github.com/berth-csi/berth/client/drivers/exec"
 	"github.com/berth-csi/berth/structs"
@@ -92,7 +93,7 @@ client {
 `, name, dataDir, bind, freePorts(t, 1)[0], strings.Join(addrs, ", "), extraHCL)), 0o600))
 	t.Cleanup(func() {
 		c.signal(syscall.SIGTERM)
-		killTasksUnder(dataDir)
+		clienttest.KillTasksUnder(dataDir)
 		_, _ = bexec.DetachMountsUnder(dataDir, nil)
 		_ = os.RemoveAll(dataDir)
 		if t.Failed() {
@@ -120,15 +121,6 @@ func (c *clientProc) signal(sig syscall.Signal) {
 	}
 	_ = c.cmd.Process.Signal(sig)
 	_ = c.cmd.Wait()
-}
-
-// killTasksUnder kills every process whose working directory is under dir:
-// the tasks a client agent started there (exec tasks run in their task dir).
-func killTasksUnder(dir string) {
-	for _, pid := range tasksUnder(dir) {
-		_ = syscall.Kill(pid, syscall.SIGKILL)
-	}
-	time.Sleep(100 * time.Millisecond) // let the kernel drop their mount namespaces
 }
 
 // readyNodes waits until n nodes are ready (berth node status).
@@ -197,27 +189,6 @@ func mountsUnder(t *testing.T, dir string) []string {
 	return mps
 }
 
-const pluginJob = `
-job "hostpath-plugin" {
-  type = "system"
-  group "plugin" {
-    task "plugin" {
-      driver = "exec"
-      config {
-        command = %q
-        args    = ["-root", "%s/${BERTH_NODE_NAME}", "-node-id", "${BERTH_NODE_NAME}", "-topology", "zone=${BERTH_NODE_NAME}"]
-      }
-      csi_plugin {
-        id             = "hostpath"
-        type           = "monolith"
-        mount_dir      = "/csi"
-        health_timeout = "30s"
-      }
-    }
-  }
-}
-`
-
 // volumeJob is a job with one group of count allocations mounting volume
 // at /data and running script in sh.
 func volumeJob(id string, count int, volume, mode string, script string) string {
@@ -271,7 +242,7 @@ func TestProcess_Workloads(t *testing.T) {
 
 	// The plugin, as a system job: one instance per node, registered when
 	// healthy.
-	timedCLI(t, bin, s, "job", "run", writeSpec(t, "plugin.hcl", fmt.Sprintf(pluginJob, hostpath, pluginRoot)))
+	timedCLI(t, bin, s, "job", "run", writeSpec(t, "plugin.hcl", csitest.HostpathPluginJob(hostpath, pluginRoot, "hostpath")))
 	must.SliceLen(t, 2, running(jobAllocs(t, bin, s, "hostpath-plugin")))
 	waitUntil(t, 30*time.Second, "hostpath healthy on both nodes", func() bool {
 		out, _, code := berthCLI(t, bin, s, "plugin", "status", "-json", "hostpath")
@@ -374,7 +345,7 @@ func TestProcess_Workloads(t *testing.T) {
 	for _, a := range pairNow {
 		must.EqOp(t, structs.AllocClientStatusLost, a.ClientStatus)
 	}
-	orphans := tasksUnder(c1.dataDir)
+	orphans := clienttest.TasksUnder(c1.dataDir)
 	must.GreaterEq(t, 3, len(orphans), must.Sprint("the plugin and the pair's two tasks outlive their agent"))
 
 	// c1 comes back: it kills what it ran of the lost allocs (the old
@@ -417,23 +388,6 @@ func alive(pid int) bool {
 	}
 	fields := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
 	return len(fields) > 0 && fields[0] != "Z"
-}
-
-// tasksUnder lists the pids of the processes whose working directory is
-// under dir: the tasks a client agent started there.
-func tasksUnder(dir string) []int {
-	var pids []int
-	procs, _ := filepath.Glob("/proc/[0-9]*")
-	for _, p := range procs {
-		cwd, err := os.Readlink(filepath.Join(p, "cwd"))
-		if err != nil || !strings.HasPrefix(cwd, dir+"/") {
-			continue
-		}
-		if pid, err := strconv.Atoi(filepath.Base(p)); err == nil {
-			pids = append(pids, pid)
-		}
-	}
-	return pids
 }
 
 // nodeIDsByName maps node names to IDs (GET /v1/nodes).

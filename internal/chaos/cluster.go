@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/berth-csi/berth/api"
+	"github.com/berth-csi/berth/client/clienttest"
 	"github.com/berth-csi/berth/client/csitest"
 	"github.com/berth-csi/berth/structs"
 )
@@ -168,7 +169,7 @@ client {
 	a.proc = &proc{name: name, bin: c.Bin, args: []string{"agent", "-config", cfg}, logPath: filepath.Join(c.LogDir, name+".log")}
 	t.Cleanup(func() {
 		a.proc.stop(10 * time.Second)
-		killTasksUnder(dataDir)
+		clienttest.KillTasksUnder(dataDir)
 		detachMountsUnder(t, dataDir)
 		_ = os.RemoveAll(dataDir)
 	})
@@ -178,35 +179,12 @@ client {
 	}
 }
 
-// pluginJob runs berth-hostpath on every client, each instance with its
-// own root and in its own zone (the client's name).
-const pluginJob = `
-job "hostpath-plugin" {
-  type = "system"
-  group "plugin" {
-    task "plugin" {
-      driver = "exec"
-      config {
-        command = %q
-        args    = ["-root", "%s/${BERTH_NODE_NAME}", "-node-id", "${BERTH_NODE_NAME}", "-topology", "zone=${BERTH_NODE_NAME}"]
-      }
-      csi_plugin {
-        id             = %q
-        type           = "monolith"
-        mount_dir      = "/csi"
-        health_timeout = "30s"
-      }
-    }
-  }
-}
-`
-
 // runPluginJob runs the plugin job and waits until both instances are
 // healthy, as node and controller.
 func (c *Cluster) runPluginJob() {
 	t := c.t
 	spec := filepath.Join(t.TempDir(), "plugin.hcl")
-	if err := os.WriteFile(spec, []byte(fmt.Sprintf(pluginJob, c.Hostpath, c.PluginRoot, PluginID)), 0o600); err != nil {
+	if err := os.WriteFile(spec, []byte(csitest.HostpathPluginJob(c.Hostpath, c.PluginRoot, PluginID)), 0o600); err != nil {
 		t.Fatalf("chaos: plugin job: %v", err)
 	}
 	if out, err := c.CLI(c.Servers[0], "job", "run", spec); err != nil {

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -154,32 +152,6 @@ func isClosed(ch chan struct{}) bool {
 	default:
 		return false
 	}
-}
-
-// tasksUnder lists the PIDs of the processes whose working directory is
-// under dir: the tasks a client agent started there (exec tasks run in
-// their task dir).
-func tasksUnder(dir string) []int {
-	var pids []int
-	procs, _ := filepath.Glob("/proc/[0-9]*")
-	for _, p := range procs {
-		cwd, err := os.Readlink(filepath.Join(p, "cwd"))
-		if err != nil || !strings.HasPrefix(cwd, dir+"/") {
-			continue
-		}
-		if pid, err := strconv.Atoi(filepath.Base(p)); err == nil {
-			pids = append(pids, pid)
-		}
-	}
-	return pids
-}
-
-// killTasksUnder kills, by PID, every task a client agent left under dir.
-func killTasksUnder(dir string) {
-	for _, pid := range tasksUnder(dir) {
-		_ = syscall.Kill(pid, syscall.SIGKILL)
-	}
-	time.Sleep(100 * time.Millisecond) // let the kernel drop their mount namespaces
 }
 
 // detachMountsUnder lazily unmounts whatever stayed mounted under dir.
