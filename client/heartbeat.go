@@ -51,7 +51,14 @@ func (c *Client) heartbeatLoop(ctx context.Context) {
 			if ctx.Err() != nil {
 				return
 			}
-			c.logger.Error("cannot reach the servers", "registered", registered, "error", err)
+			// The error says which server and why: unreachable, or
+			// reachable without a leader (after the leader died), which
+			// passes with the election.
+			what := "heartbeat failed; retrying"
+			if !registered {
+				what = "registration failed; retrying"
+			}
+			c.logger.Error(what, "retry_in", wait, "error", err)
 			backoff = min(backoff*2, registerRetryMax)
 		} else {
 			if !registered {
