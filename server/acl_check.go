@@ -74,11 +74,12 @@ func callerIsServer(ctx context.Context) bool {
 }
 
 // allowServerOnly checks a server-to-server call (a relay of a call to a
-// client). Under tls.rpc the caller must be another server by its verified
-// certificate, whatever ACLs say (a relaying server dials with its
-// own). Without TLS nothing tells a server apart: with ACLs on, the
-// caller holds a management token (a leader relaying its own call sends
-// its leader token); with ACLs off the cluster trusts its network.
+// client, a root key fetched or pushed). Under tls.rpc the caller must be
+// another server by its verified certificate, whatever ACLs say (a
+// relaying server dials with its own). Without TLS nothing tells a
+// server apart: with ACLs on, the caller holds a management token (a
+// leader relaying its own call sends its leader token); with ACLs off the
+// cluster trusts its network.
 func (s *Server) allowServerOnly(ctx context.Context, method, token string) error {
 	if s.tls != nil {
 		if callerIsServer(ctx) {
@@ -175,7 +176,7 @@ func (s *Server) trackNodeConnAfter(ctx context.Context, nodeID, token string, f
 	if lerr != nil || !actsForNode(node, token) {
 		return
 	}
-	s.trackNodeConn(ctx, nodeID, forwarded)
+	s.trackNodeConn(ctx, nodeID, false)
 }
 
 // allowRegisterPeer checks who sends a registration, before it is

@@ -76,10 +76,13 @@ func (k *Keyring) Rotate(ctx context.Context, args *structs.KeyringRotateRequest
 }
 
 // GetKey gives a root key's material to another server that lacks it.
-// Only a server may ask (authorizeKeyAccess). It answers from this
-// server's keystore, never forwarding.
+// Only a server may ask (allowServerOnly). With ACLs on and RPC in plain
+// text that means a management token, which a server fetching a key does
+// not hold (only a leader pushing one sends its leader token): run such a
+// cluster with tls.rpc. It answers from this server's keystore, never
+// forwarding.
 func (k *Keyring) GetKey(ctx context.Context, args *structs.KeyringGetKeyRequest, reply *structs.KeyringGetKeyResponse) error {
-	if err := k.srv.authorizeKeyAccess(ctx, "Keyring.GetKey", args.AuthToken); err != nil {
+	if err := k.srv.allowServerOnly(ctx, "Keyring.GetKey", args.AuthToken); err != nil {
 		return err
 	}
 	if !keyring.ValidID(args.KeyID) {
@@ -100,11 +103,11 @@ func (k *Keyring) GetKey(ctx context.Context, args *structs.KeyringGetKeyRequest
 
 // PutKey stores a new root key's material in this server's keystore: the
 // leader sends it before it commits the key's metadata (spreadKey). Only a
-// server may send one (authorizeKeyAccess). A key already here with the
+// server may send one (allowServerOnly). A key already here with the
 // same material is no error; with other material it is a Conflict. It
 // never forwards.
 func (k *Keyring) PutKey(ctx context.Context, args *structs.KeyringPutKeyRequest, reply *structs.KeyringPutKeyResponse) error {
-	if err := k.srv.authorizeKeyAccess(ctx, "Keyring.PutKey", args.AuthToken); err != nil {
+	if err := k.srv.allowServerOnly(ctx, "Keyring.PutKey", args.AuthToken); err != nil {
 		return err
 	}
 	if args.Key == nil || args.Key.Meta == nil || !keyring.ValidID(args.Key.Meta.KeyID) {

@@ -101,7 +101,7 @@ func (s *Server) spreadKey(key *structs.RootKey) error {
 }
 
 // pushKeyTo gives key to the server at addr. With ACLs on it carries this
-// leader's token, for a cluster without TLS (authorizeKeyAccess).
+// leader's token, for a cluster without TLS (allowServerOnly).
 func (s *Server) pushKeyTo(ctx context.Context, addr string, key *structs.RootKey) error {
 	args := &structs.KeyringPutKeyRequest{Key: key}
 	s.relayToken(args)

@@ -39,7 +39,7 @@ func (s *Server) outgoingTLS() func() *tls.Config {
 // server certificate (server.global.berth) may act as a server: open a raft
 // connection (muxOptions), forward a request (rpcServerOptions), call a
 // server-only endpoint (allowServerOnly, callerIsServer), fetch or push a
-// root key (authorizeKeyAccess) or be added to raft (verifyMember). A client
+// root key (allowServerOnly) or be added to raft (verifyMember). A client
 // certificate is of the same CA, so the chain alone proves nothing.
 
 // muxOptions serves TLS only when tls.rpc is on, and then raft connections
@@ -72,27 +72,11 @@ func (s *Server) poolOptions() []rpc.PoolOption {
 	return append(opts, rpc.WithPoolTLS(s.tls.OutgoingRPC))
 }
 
-// ReloadTLS reads the CA, certificate and key files again (SIGHUP): new
-// connections, incoming and outgoing, use them; open ones keep theirs. On
-// an error the server keeps the certificates it had. Without tls.rpc
-// there is nothing to reload and it returns nil.
-func (s *Server) ReloadTLS() error {
-	commit, err := s.PrepareReloadTLS()
-	if err != nil {
-		return err
-	}
-	commit()
-	if s.tls != nil {
-		s.logger.Info("tls certificates reloaded", "cert_file", s.config.TLS.CertFile)
-	}
-	return nil
-}
-
 // PrepareReloadTLS reads and checks the CA, certificate and key files
-// again without using them: commit makes new connections use them. The
-// agent prepares every part it reloads before it commits any, so that a
-// SIGHUP reloads all or none. On an error nothing changes. Without tls.rpc
-// commit does nothing.
+// again without using them (SIGHUP): commit makes new connections,
+// incoming and outgoing, use them; open ones keep theirs. The agent prepares every part
+// it reloads before it commits any, so that a SIGHUP reloads all or none.
+// On an error nothing changes. Without tls.rpc commit does nothing.
 func (s *Server) PrepareReloadTLS() (commit func(), err error) {
 	if s.tls == nil {
 		return func() {}, nil
