@@ -56,8 +56,8 @@ type Config struct {
 
 	// TLS, with EnableRPC, makes the client's sessions to the servers
 	// TLS: it presents its certificate and verifies theirs against the CA
-	// (and, with VerifyServerHostname, that it is a server's). Nil or
-	// EnableRPC off is plain text.
+	// and, whatever VerifyServerHostname says, that it is a server's
+	// (server.global.berth). Nil or EnableRPC off is plain text.
 	TLS *tlsutil.Config
 
 	Logger hclog.Logger

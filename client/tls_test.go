@@ -42,7 +42,9 @@ func TestNew_TLS(t *testing.T) {
 		cfg.Servers = []string{"127.0.0.1:4747"}
 		c, err := New(cfg)
 		must.NoError(t, err)
-		must.NoError(t, c.ReloadTLS())
+		commit, err := c.PrepareReloadTLS()
+		must.NoError(t, err)
+		commit()
 	})
 }
 

@@ -32,22 +32,14 @@ type dialConfig struct {
 // WithLocalIP), so that the connection comes from the address the node is
 // known by. An empty or unspecified address lets the system choose.
 func WithDialLocalIP(ip string) DialOption {
-	return func(c *dialConfig) {
-		if parsed := net.ParseIP(ip); parsed != nil && !parsed.IsUnspecified() {
-			c.localIP = parsed
-		}
-	}
+	return func(c *dialConfig) { c.localIP = bindIP(ip) }
 }
 
 // SourceAddr is the local address to dial addr (host:port) from when the
 // node's bind address is ip, following the rules of WithLocalIP: nil lets
 // the system choose. For dialers outside this package (gossip).
 func SourceAddr(ip, addr string) *net.TCPAddr {
-	parsed := net.ParseIP(ip)
-	if parsed == nil || parsed.IsUnspecified() {
-		return nil
-	}
-	if src := sourceFor(parsed, addr); src != nil {
+	if src := sourceFor(bindIP(ip), addr); src != nil {
 		return &net.TCPAddr{IP: src}
 	}
 	return nil
@@ -240,6 +232,17 @@ func roundTrip(ctx context.Context, conn net.Conn, method string, args, reply an
 		}
 	}
 	return nil
+}
+
+// bindIP is an agent's bind address as a source to dial from: nil, to let
+// the system choose, when it is empty, not an IP, or unspecified (0.0.0.0,
+// ::).
+func bindIP(ip string) net.IP {
+	parsed := net.ParseIP(ip)
+	if parsed == nil || parsed.IsUnspecified() {
+		return nil
+	}
+	return parsed
 }
 
 // sourceFor is the address to dial addr (host:port) from: localIP, or nil

@@ -58,11 +58,7 @@ func WithStreamServer(srv *Server) PoolOption {
 // that its connections come from the address the node is known by. An
 // empty or unspecified address (0.0.0.0, ::) lets the system choose.
 func WithLocalIP(ip string) PoolOption {
-	return func(p *Pool) {
-		if parsed := net.ParseIP(ip); parsed != nil && !parsed.IsUnspecified() {
-			p.localIP = parsed
-		}
-	}
+	return func(p *Pool) { p.localIP = bindIP(ip) }
 }
 
 // WithPoolTLS makes the pool dial its sessions over TLS (see WithDialTLS)

@@ -51,15 +51,20 @@ func TestServer_ReloadTLS(t *testing.T) {
 	first := served()
 	certs.Rewrite(t, cfg, tlsutil.RoleServer)
 	must.Eq(t, first, served(), must.Sprint("not reloaded yet"))
-	must.NoError(t, s.ReloadTLS())
+	commit, err := s.PrepareReloadTLS()
+	must.NoError(t, err)
+	commit()
 	second := served()
 	must.NotEq(t, first, second)
 
 	must.NoError(t, os.WriteFile(cfg.CertFile, []byte("garbage"), 0o600))
-	must.ErrorContains(t, s.ReloadTLS(), cfg.CertFile)
+	_, err = s.PrepareReloadTLS()
+	must.ErrorContains(t, err, cfg.CertFile)
 	must.Eq(t, second, served(), must.Sprint("a failed reload keeps the certificate"))
 
-	must.NoError(t, testServer(t).ReloadTLS(), must.Sprint("without TLS there is nothing to reload"))
+	commit, err = testServer(t).PrepareReloadTLS()
+	must.NoError(t, err, must.Sprint("without TLS there is nothing to reload"))
+	commit()
 }
 
 func TestConfig_Validate_TLSAndGossipKey(t *testing.T) {

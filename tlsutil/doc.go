@@ -9,8 +9,9 @@
 // CLI with cli.global.berth. Wherever a server is required (raft,
 // forwarding, server-only endpoints, root keys) the servers accept only a
 // verified server certificate, whatever the settings; verify_server_hostname
-// makes the dialing side check it too: an outgoing RPC connection then
-// accepts only a server certificate (OutgoingRPC).
+// makes a dialing server check it too: an outgoing RPC connection then
+// accepts only a server certificate (OutgoingRPC). A client agent, which
+// dials only servers, always checks it (OutgoingServerRPC).
 //
 // Imports: the standard library only (crypto/tls, crypto/x509,
 // crypto/ecdsa); no hand-written crypto. Every berth package that speaks TLS
