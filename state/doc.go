@@ -1,7 +1,8 @@
 // Package state is berth's replicated state: a go-memdb database of nodes,
-// jobs, allocations, CSI plugins and CSI volumes with their claims, ACL
-// policies and tokens (a token's secret only as its hash), and the last
-// raft index that changed each table.
+// jobs, allocations, CSI plugins and CSI volumes with their claims, the
+// root keys' metadata (never their material), ACL policies and tokens (a
+// token's secret only as its hash), and the last raft index that changed
+// each table.
 //
 // It owns the schema (tables, indexes and the custom indexers that make
 // "claims of alloc A" and "claims on node N" lookups), every write rule of

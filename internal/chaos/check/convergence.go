@@ -59,6 +59,7 @@ func disagreements(servers []string, finals map[string]map[string]Value) []Viola
 	var out []Violation
 	for _, id := range sorted {
 		views := make([]string, len(servers))
+		first, firstOK := finals[servers[0]][id]
 		agree := true
 		for i, s := range servers {
 			v, ok := finals[s][id]
@@ -66,7 +67,6 @@ func disagreements(servers []string, finals map[string]map[string]Value) []Viola
 			if ok {
 				views[i] = s + "=" + v.String()
 			}
-			first, firstOK := finals[servers[0]][id]
 			agree = agree && ok == firstOK && v == first
 		}
 		if !agree {

@@ -98,7 +98,7 @@ func (a *App) Run(ctx context.Context, args []string) int {
 		}
 		return a.Agent(ctx, args[1:], a.Stdout, a.Stderr)
 	}
-	global, args := leadingAddress(args)
+	global, args := leadingGlobalOptions(args)
 	if len(args) == 0 {
 		fmt.Fprintf(a.Stderr, "Error: %s names no command\n\n%s", strings.Join(global, " "), mainHelp())
 		return exitUsage
@@ -110,11 +110,11 @@ func (a *App) Run(ctx context.Context, args []string) int {
 	return c.run(ctx, a.meta(c), append(global, rest...))
 }
 
-// leadingAddress takes the general options (-address, -token, the TLS
+// leadingGlobalOptions takes the general options (-address, -token, the TLS
 // ones: globalOptions) from before the command's name, as in `berth
 // -address=http://h:4746 node status`, and returns them to be given to the
 // command.
-func leadingAddress(args []string) (global, rest []string) {
+func leadingGlobalOptions(args []string) (global, rest []string) {
 	for len(args) > 0 {
 		name, _, hasValue := strings.Cut(strings.TrimLeft(args[0], "-"), "=")
 		if !strings.HasPrefix(args[0], "-") || !globalOptions[name] {
