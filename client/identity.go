@@ -1,8 +1,6 @@
 package client
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -10,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/berth-csi/berth/client/internal/atomicfile"
+	"github.com/berth-csi/berth/structs"
 )
 
 // loadOrCreateNodeID reads the node's stable ID from the data dir, making
@@ -47,12 +46,10 @@ func loadOrCreateUUID(dataDir, name, what string) (string, error) {
 	if !errors.Is(err, os.ErrNotExist) {
 		return "", fmt.Errorf("client: read %s: %w", what, err)
 	}
-	var raw [16]byte
-	if _, err := rand.Read(raw[:]); err != nil {
-		return "", fmt.Errorf("client: make %s: %w", what, err)
+	id, err := structs.NewUUID()
+	if err != nil {
+		return "", fmt.Errorf("client: %s: %w", what, err)
 	}
-	h := hex.EncodeToString(raw[:])
-	id := h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
 	if err := atomicfile.Write(path, []byte(id+"\n")); err != nil {
 		return "", fmt.Errorf("client: write %s: %w", what, err)
 	}

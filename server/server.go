@@ -2,8 +2,6 @@ package server
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"net"
@@ -23,6 +21,7 @@ import (
 	"github.com/berth-csi/berth/fsm"
 	"github.com/berth-csi/berth/rpc"
 	"github.com/berth-csi/berth/state"
+	"github.com/berth-csi/berth/structs"
 	"github.com/berth-csi/berth/tlsutil"
 )
 
@@ -291,10 +290,9 @@ func loadOrCreateID(path string) (string, error) {
 }
 
 func newUUID() (string, error) {
-	var b [16]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		return "", fmt.Errorf("server: make ID: %w", err)
+	id, err := structs.NewUUID()
+	if err != nil {
+		return "", fmt.Errorf("server: %w", err)
 	}
-	h := hex.EncodeToString(b[:])
-	return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:], nil
+	return id, nil
 }

@@ -5,7 +5,6 @@ import (
 	"crypto/aes"
 	"crypto/cipher"
 	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"sort"
@@ -69,14 +68,10 @@ func NewKey(now time.Time) (*structs.RootKey, error) {
 	if _, err := rand.Read(material); err != nil {
 		return nil, fmt.Errorf("keyring: make key material: %w", err)
 	}
-	var b [16]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		return nil, fmt.Errorf("keyring: make key ID: %w", err)
+	id, err := structs.NewUUID()
+	if err != nil {
+		return nil, fmt.Errorf("keyring: key ID: %w", err)
 	}
-	b[6] = b[6]&0x0f | 0x40 // version 4
-	b[8] = b[8]&0x3f | 0x80 // RFC 4122 variant
-	h := hex.EncodeToString(b[:])
-	id := h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
 	return &structs.RootKey{
 		Meta:     &structs.RootKeyMeta{KeyID: id, CreateTime: now.UTC(), State: structs.RootKeyStateActive},
 		Material: material,
