@@ -1,6 +1,7 @@
 package structs
 
 import (
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -234,30 +235,46 @@ func (t *Task) validate(p *problems, tg *TaskGroup, at string) {
 
 // The exec driver's config keys.
 const (
-	execConfigCommand = "command"
-	execConfigArgs    = "args"
+	ExecConfigCommand = "command"
+	ExecConfigArgs    = "args"
 )
 
-// validateExecConfig checks the exec driver's config as the client reads
-// it: command a string, args a list of strings, nothing else.
-func validateExecConfig(p *problems, cfg map[string]any, at string) {
-	if cmd, _ := cfg[execConfigCommand].(string); cmd == "" {
-		p.add("%smissing command", at)
+// ExecCommand reads an exec task's config as the client runs it: command
+// (a string) and args (strings; msgpack and JSON decode them as []any).
+// Its error says what is wrong ("missing command", "args[1] must be a
+// string").
+func ExecCommand(cfg map[string]any) (string, []string, error) {
+	cmd, _ := cfg[ExecConfigCommand].(string)
+	if cmd == "" {
+		return "", nil, errors.New("missing command")
 	}
-	switch args := cfg[execConfigArgs].(type) {
-	case nil, []string:
+	var args []string
+	switch a := cfg[ExecConfigArgs].(type) {
+	case nil:
+	case []string:
+		args = append(args, a...)
 	case []any:
-		for i, a := range args {
-			if _, ok := a.(string); !ok {
-				p.add("%sargs[%d] must be a string", at, i)
-				break
+		for i, v := range a {
+			s, ok := v.(string)
+			if !ok {
+				return "", nil, fmt.Errorf("args[%d] must be a string", i)
 			}
+			args = append(args, s)
 		}
 	default:
-		p.add("%sargs must be a list of strings", at)
+		return "", nil, errors.New("args must be a list of strings")
+	}
+	return cmd, args, nil
+}
+
+// validateExecConfig checks the exec driver's config as the client reads
+// it (ExecCommand), and that it holds nothing else.
+func validateExecConfig(p *problems, cfg map[string]any, at string) {
+	if _, _, err := ExecCommand(cfg); err != nil {
+		p.add("%s%v", at, err)
 	}
 	for k := range cfg {
-		if k != execConfigCommand && k != execConfigArgs {
+		if k != ExecConfigCommand && k != ExecConfigArgs {
 			p.add("%sunknown key %s; exec takes command and args", at, QuoteName(k))
 		}
 	}

@@ -134,7 +134,7 @@ func TestRunner_Refusals(t *testing.T) {
 		{"reserved name", func(a *structs.Allocation) { a.Job.TaskGroups[0].Tasks[0].Name = "alloc" },
 			`task name "alloc" is reserved for the alloc's shared dir`},
 		{"bad args", func(a *structs.Allocation) { a.Job.TaskGroups[0].Tasks[0].Config["args"] = []any{1} },
-			`task "web": config args[0] is a int, not a string`},
+			`task "web": config: args[0] must be a string`},
 		{"unknown volume", func(a *structs.Allocation) {
 			a.Job.TaskGroups[0].Tasks[0].VolumeMounts = []*structs.VolumeMount{{Volume: "data", Destination: "d"}}
 		}, `task "web": volume_mount at "d": the group has no volume "data"`},

@@ -35,10 +35,8 @@ const (
 	defaultKillSignal  = syscall.SIGTERM
 	// startTimeout bounds a task's start: its mounts and the exec.
 	startTimeout = time.Minute
-	// The exec driver's name and its config keys.
-	driverExec    = "exec"
-	configCommand = "command"
-	configArgs    = "args"
+	// The exec driver's name.
+	driverExec = "exec"
 )
 
 // taskRunner runs one task: start, wait, restart per policy, kill.
@@ -58,31 +56,14 @@ type taskRunner struct {
 	done     chan struct{}
 }
 
-// execConfig reads the task's exec config: command (string) and args
-// (strings; msgpack and JSON decode them as []any).
+// execConfig reads the task's exec config (structs.ExecCommand).
 func execConfig(t *structs.Task) (string, []string, error) {
 	if t.Driver != driverExec {
 		return "", nil, fmt.Errorf("driver %q is not supported (only exec)", t.Driver)
 	}
-	cmd, _ := t.Config[configCommand].(string)
-	if cmd == "" {
-		return "", nil, errors.New("config has no command")
-	}
-	var args []string
-	switch a := t.Config[configArgs].(type) {
-	case nil:
-	case []string:
-		args = append(args, a...)
-	case []any:
-		for i, v := range a {
-			s, ok := v.(string)
-			if !ok {
-				return "", nil, fmt.Errorf("config args[%d] is a %T, not a string", i, v)
-			}
-			args = append(args, s)
-		}
-	default:
-		return "", nil, fmt.Errorf("config args is a %T, not a list of strings", a)
+	cmd, args, err := structs.ExecCommand(t.Config)
+	if err != nil {
+		return "", nil, fmt.Errorf("config: %w", err)
 	}
 	return cmd, args, nil
 }
