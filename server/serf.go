@@ -152,7 +152,7 @@ func (s *Server) maybeBootstrap() {
 	if s.hadRaftState || s.bootstrapped.Load() || s.raft == nil {
 		return
 	}
-	var voters []serverMember
+	var alive []serverMember
 	for _, m := range s.servers() {
 		if m.Status != serf.StatusAlive {
 			continue
@@ -162,6 +162,15 @@ func (s *Server) maybeBootstrap() {
 				"member", m.Name, "theirs", m.Expect, "ours", s.config.BootstrapExpect)
 			return
 		}
+		alive = append(alive, m)
+	}
+	// The certificate checks (a dial each, on the gossip event loop) wait
+	// until there are enough members to bootstrap with.
+	if len(alive) < s.config.BootstrapExpect {
+		return
+	}
+	var voters []serverMember
+	for _, m := range alive {
 		if err := s.verifyMember(s.ctx, m); err != nil {
 			s.logger.Warn("not bootstrapping raft with gossip member", "member", m.Name, "addr", m.RPCAddr, "error", err)
 			continue
