@@ -445,6 +445,11 @@ func TestRestartTracker(t *testing.T) {
 
 	must.Eq(t, defaultBatchRestart, restartPolicy(&structs.Task{}, structs.JobTypeBatch))
 	must.Eq(t, defaultServiceRestart, restartPolicy(&structs.Task{}, structs.JobTypeService))
+	plugin := &structs.Task{CSIPluginConfig: &structs.TaskCSIPluginConfig{ID: "hostpath"}}
+	must.Eq(t, defaultPluginRestart, restartPolicy(plugin, structs.JobTypeSystem))
+	must.NoError(t, (&structs.Job{ID: "p", Type: structs.JobTypeSystem, TaskGroups: []*structs.TaskGroup{{Name: "g", Count: 1,
+		Tasks: []*structs.Task{{Name: "t", Driver: "exec", Config: map[string]any{"command": "/bin/true"}, Restart: &defaultPluginRestart}}}}}).Validate(),
+		must.Sprint("the plugin default passes the job checks of a restart block"))
 }
 
 func waitFor(t *testing.T, f func() bool) {
