@@ -56,6 +56,17 @@ type Config struct {
 
 	// Timeouts bound the wait for an answer; zero fields take the defaults.
 	Timeouts Timeouts
+
+	// Retry bounds how a request is sent again after a passing fault;
+	// the zero value retries for up to DefaultRetryMaxWait, and
+	// Retry{Disabled: true} never does. See the package documentation
+	// for what is retried.
+	Retry Retry
+
+	// OnRetry, if set, is called before each retry with the number of
+	// the attempt that failed (1 for the first send) and its error: a
+	// log line, or a count of the answers that were retried.
+	OnRetry func(attempt int, err error)
 }
 
 // TLSConfig is how the client speaks HTTPS to an agent. It applies when
@@ -120,6 +131,8 @@ type Client struct {
 	http     *http.Client
 	ctx      context.Context
 	timeouts Timeouts
+	retry    Retry
+	onRetry  func(attempt int, err error)
 }
 
 // NewClient returns a client for cfg.Address. It does not contact the server.
@@ -161,7 +174,8 @@ func NewClient(cfg Config) (*Client, error) {
 	if t.Write <= 0 {
 		t.Write = DefaultWriteTimeout
 	}
-	return &Client{base: u, token: cfg.Token, http: hc, ctx: context.Background(), timeouts: t}, nil
+	return &Client{base: u, token: cfg.Token, http: hc, ctx: context.Background(), timeouts: t,
+		retry: cfg.Retry, onRetry: cfg.OnRetry}, nil
 }
 
 // config builds the *tls.Config of t, reading its files.
@@ -241,13 +255,13 @@ func (c *Client) write(method, endpoint string, params url.Values, in, out any) 
 
 // writeWithHeader is write with extra request headers.
 func (c *Client) writeWithHeader(method, endpoint string, params url.Values, header http.Header, in, out any) (*WriteMeta, error) {
-	var body io.Reader
+	var body []byte
 	if in != nil {
 		b, err := json.Marshal(in)
 		if err != nil {
 			return nil, fmt.Errorf("api: encode request for %s: %w", endpoint, err)
 		}
-		body = bytes.NewReader(b)
+		body = b
 	}
 	resp, err := c.do(method, endpoint, params, header, body)
 	if err != nil {
@@ -263,9 +277,18 @@ func (c *Client) writeWithHeader(method, endpoint string, params url.Values, hea
 	return wm, nil
 }
 
-// do sends one request with header added to its own; a non-2xx answer
-// becomes an *Error.
-func (c *Client) do(method, endpoint string, params url.Values, header http.Header, body io.Reader) (*http.Response, error) {
+// do sends a request with header added to its own, and sends it again
+// while it fails in a way that is safe to retry (see retrying); a non-2xx
+// answer becomes an *Error. body (nil for none) is sent whole each time.
+func (c *Client) do(method, endpoint string, params url.Values, header http.Header, body []byte) (*http.Response, error) {
+	return c.retrying(method, endpoint, func() (*http.Response, error) {
+		return c.doOnce(method, endpoint, params, header, body)
+	})
+}
+
+// doOnce sends one request, with no retry: what a streaming request (a
+// log follow) must use, since a stream cut halfway cannot be sent again.
+func (c *Client) doOnce(method, endpoint string, params url.Values, header http.Header, body []byte) (*http.Response, error) {
 	// endpoint is already escaped (IDs go through escape).
 	target := c.base.String() + endpoint
 	if len(params) > 0 {
@@ -275,7 +298,11 @@ func (c *Client) do(method, endpoint string, params url.Values, header http.Head
 	ctx, cancel := context.WithCancel(c.ctx)
 	timedOut := make(chan struct{})
 	timer := time.AfterFunc(wait, func() { close(timedOut); cancel() })
-	req, err := http.NewRequestWithContext(ctx, method, target, body)
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, target, rd)
 	if err != nil {
 		timer.Stop()
 		cancel()

@@ -25,7 +25,8 @@ type recorded struct {
 }
 
 // cannedServer answers each "METHOD /path" with a canned status, index and
-// body, and records every request.
+// body, and records every request. Its client does not retry: a canned
+// answer never changes (retry_test.go covers retries).
 type cannedServer struct {
 	mu       sync.Mutex
 	requests []recorded
@@ -43,7 +44,7 @@ func newCannedServer(t *testing.T, answers map[string]canned) (*cannedServer, *C
 	cs := &cannedServer{answers: answers}
 	srv := httptest.NewServer(cs)
 	t.Cleanup(srv.Close)
-	c, err := NewClient(Config{Address: srv.URL})
+	c, err := NewClient(Config{Address: srv.URL, Retry: Retry{Disabled: true}})
 	must.NoError(t, err)
 	return cs, c
 }
@@ -292,11 +293,12 @@ func TestClient_Unreachable_NamesAddress(t *testing.T) {
 	srv := httptest.NewServer(http.NotFoundHandler())
 	addr := srv.URL
 	srv.Close()
-	c, err := NewClient(Config{Address: addr})
+	c, err := NewClient(Config{Address: addr, Retry: Retry{Disabled: true}})
 	must.NoError(t, err)
 	_, err = c.Status().Leader()
 	must.ErrorContains(t, err, "cannot reach berth at "+addr)
 	must.ErrorIs(t, err, structs.ErrUnavailable)
+	must.True(t, structs.NotApplied(err), must.Sprint("refused: nothing was sent"))
 	var ue *UnreachableError
 	must.True(t, errors.As(err, &ue))
 	must.EqOp(t, addr, ue.Address)
@@ -371,7 +373,8 @@ func TestClient_Timeouts_SilentServer(t *testing.T) {
 			_ = c.Close()
 		}
 	})
-	c, err := NewClient(Config{Address: l.Addr().String(), Timeouts: Timeouts{Read: 100 * time.Millisecond, Write: 150 * time.Millisecond}})
+	c, err := NewClient(Config{Address: l.Addr().String(), Timeouts: Timeouts{Read: 100 * time.Millisecond, Write: 150 * time.Millisecond},
+		Retry: Retry{Disabled: true}})
 	must.NoError(t, err)
 
 	_, _, err = c.Nodes().List(nil)
@@ -383,6 +386,8 @@ func TestClient_Timeouts_SilentServer(t *testing.T) {
 	_, err = c.Jobs().Deregister("web", false)
 	must.True(t, errors.As(err, &ue), must.Sprintf("got %v", err))
 	must.StrContains(t, err.Error(), "within 150ms")
+	must.ErrorIs(t, err, structs.ErrIndeterminate, must.Sprint("the write went out; its answer did not come"))
+	must.False(t, structs.NotApplied(err))
 }
 
 // TestClient_Timeouts_BlockingQueryWaits: a blocking query is allowed its
@@ -394,7 +399,7 @@ func TestClient_Timeouts_BlockingQueryWaits(t *testing.T) {
 		_, _ = io.WriteString(w, "[]")
 	}))
 	t.Cleanup(srv.Close)
-	c, err := NewClient(Config{Address: srv.URL, Timeouts: Timeouts{Read: 100 * time.Millisecond}})
+	c, err := NewClient(Config{Address: srv.URL, Timeouts: Timeouts{Read: 100 * time.Millisecond}, Retry: Retry{Disabled: true}})
 	must.NoError(t, err)
 	_, qm, err := c.Nodes().List(&QueryOptions{WaitIndex: 3, WaitTime: 2 * time.Second})
 	must.NoError(t, err)

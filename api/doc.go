@@ -15,9 +15,27 @@
 // structs.ErrNotFound) (and the other structs sentinels) matches them by
 // code.
 //
+// Retries: a request that fails on a passing fault is sent again, with
+// exponential backoff (100 ms doubling to 2 s, jittered) for up to 15 s
+// from its first send (Config.Retry changes the budget or turns retries
+// off; Config.OnRetry sees each retried failure). Any request, a write
+// included, is retried when the server says it was not applied: an
+// answer coded Unavailable or NotReady. A connection refused is not
+// retried (no agent listens there; the caller hears so at once). A GET
+// is also retried after an Indeterminate answer, an uncoded
+// 502, 503 or 504, or a connection that broke or timed out, but not after
+// a TLS or name failure that a retry cannot mend. A write whose answer was
+// lost (Indeterminate, or a connection that broke after it was sent) is
+// never retried: it may have been applied, and the caller must read
+// before sending it again; its error matches structs.ErrIndeterminate. A
+// backoff ends when the client's context does. When the budget runs out
+// the last error comes back, saying how many attempts were made.
+//
 // Imports: the standard library and structs only. It must never import
 // server, state, fsm, rpc or client.
 //
 // Concurrency: a Client is safe for concurrent use; WithContext returns a
-// copy bound to a context and leaves the original unchanged.
+// copy bound to a context and leaves the original unchanged. OnRetry is
+// called on the goroutine of the request being retried, so it must be
+// safe for concurrent use when the client is.
 package api

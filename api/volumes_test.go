@@ -141,7 +141,7 @@ func TestCSIVolumes_Delete_UnsendableSecrets(t *testing.T) {
 }
 
 func TestCSIVolumes_Delete_Unreachable(t *testing.T) {
-	c, err := NewClient(Config{Address: "http://127.0.0.1:1"})
+	c, err := NewClient(Config{Address: "http://127.0.0.1:1", Retry: Retry{Disabled: true}})
 	must.NoError(t, err)
 	_, err = c.CSIVolumes().Delete("data", map[string]string{"token": "s3cret"})
 	var ue *UnreachableError

@@ -254,7 +254,11 @@ func (e *clientCSI) controller(ctx context.Context, pluginID, nodeID, what strin
 	}
 	p, ok := e.c.registry.Get(pluginID)
 	if !ok {
-		return structs.NewError(structs.CodeNotFound, "%s: plugin %q is not running on node %s", what, pluginID, node)
+		// The servers call only a controller their state says is healthy
+		// here: this one has just stopped or is restarting. Unavailable,
+		// so that they try another controller, and a caller retries.
+		return structs.NewError(structs.CodeUnavailable, "%s: plugin %q is not running on node %s (it may be restarting); retry",
+			what, pluginID, node)
 	}
 	if !p.ProvidesController() {
 		return structs.NewError(structs.CodeBadRequest, "%s: plugin %q runs only a node instance on node %s, not a controller",

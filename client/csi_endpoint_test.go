@@ -325,7 +325,7 @@ func TestClientCSI_Controller_Refusals(t *testing.T) {
 		{"controller socket", "split", node, nil, ""},
 		{"no plugin ID", "", "", structs.ErrBadRequest, `volume "v": a plugin ID is required`},
 		{"another node", "split", "other-node", structs.ErrBadRequest, `volume "v": a call for node other-node reached node ` + node},
-		{"unknown plugin", "nope", "", structs.ErrNotFound, `volume "v": plugin "nope" is not running on node ` + node},
+		{"unknown plugin", "nope", "", structs.ErrUnavailable, `volume "v": plugin "nope" is not running on node ` + node},
 		{"node instance only", "node-only", "", structs.ErrBadRequest,
 			`volume "v": plugin "node-only" runs only a node instance on node ` + node + `, not a controller`},
 		{"plugin unavailable", "unavailable", "", structs.ErrUnavailable,

@@ -119,8 +119,10 @@ func preamble(ctx context.Context, raw net.Conn, connType byte, tlsConfig func()
 
 // CallConn makes one call on conn, a TypeRPC connection (or a stream), and
 // waits for its answer. One call at a time per conn. If ctx ends first,
-// conn is closed (a late answer would put the conn out of step) and the
-// error is Unavailable. A method's error comes back with its code.
+// conn is closed (a late answer would put the conn out of step). A call
+// that got no answer is Unavailable when its request was never sent, and
+// Indeterminate once it was (see transportError). A method's error comes
+// back with its code.
 func CallConn(ctx context.Context, conn net.Conn, method string, args, reply any) error {
 	return coded(roundTrip(ctx, conn, method, args, reply), method, remoteAddr(conn))
 }
@@ -151,35 +153,54 @@ func ended(ctx context.Context) error {
 }
 
 // transportError marks a call that got no answer: the request or the
-// response did not make it, or ctx ended first. It never leaves the package;
-// coded turns it into an Unavailable *structs.Error.
-type transportError struct{ cause error }
+// response did not make it, or ctx ended first. sent says whether the far
+// side may have read the whole request, and so may have run it. It never
+// leaves the package; coded turns it into an Unavailable *structs.Error
+// when the request was not sent, an Indeterminate one when it was.
+type transportError struct {
+	cause error
+	sent  bool
+}
 
 var _ error = (*transportError)(nil)
 
 func (e *transportError) Error() string { return e.cause.Error() }
 func (e *transportError) Unwrap() error { return e.cause }
 
-// coded turns a transport error into an Unavailable error naming method and
-// peer; other errors are coded already.
+// coded turns a transport error into an Unavailable or Indeterminate error
+// naming method and peer; other errors are coded already.
 func coded(err error, method, peer string) error {
 	var te *transportError
-	if errors.As(err, &te) {
-		return unavailable(method, peer, te.cause)
+	if !errors.As(err, &te) {
+		return err
 	}
-	return err
+	if te.sent {
+		return indeterminate(method, peer, te.cause)
+	}
+	return unavailable(method, peer, te.cause)
+}
+
+// writeMaySend reports whether a Write that failed with err may still have
+// delivered the whole request. A failed Write on a connection leaves the
+// frame short, and the server never runs a request it did not read whole
+// (readFrame); but a yamux stream's Write that gives up waiting on its
+// session (shut down, or too slow to write) leaves the data queued, and
+// the session may send it after Write returned.
+func writeMaySend(err error) bool {
+	return errors.Is(err, yamux.ErrSessionShutdown) || errors.Is(err, yamux.ErrConnectionWriteTimeout)
 }
 
 // roundTrip writes one request and reads its response. It returns nil, a
 // *transportError, or a coded error: the method's own, or a bad args or
-// reply encoding.
+// reply encoding. Once conn.Write returns, the request is sent: whatever
+// goes wrong after it leaves the server's answer unknown.
 func roundTrip(ctx context.Context, conn net.Conn, method string, args, reply any) (err error) {
 	body, err := encode(args)
 	if err != nil {
 		return structs.NewError(structs.CodeBadRequest, "rpc: %s: encode args: %v", method, err)
 	}
 	if err := ctx.Err(); err != nil {
-		return &transportError{err}
+		return &transportError{cause: err}
 	}
 	h := header{ServiceMethod: method, Seq: callSeq.Add(1)}
 	if dl, ok := ctx.Deadline(); ok {
@@ -199,30 +220,30 @@ func roundTrip(ctx context.Context, conn net.Conn, method string, args, reply an
 	defer stop()
 	// fail gives up the conn, which is out of step now, and names the
 	// cause: ctx ending, if it did, since the close above follows from it.
-	fail := func(cause error) error {
+	fail := func(cause error, sent bool) error {
 		_ = conn.Close()
 		if ctxErr := ended(ctx); ctxErr != nil {
 			cause = ctxErr
 		}
-		return &transportError{cause}
+		return &transportError{cause: cause, sent: sent}
 	}
 
 	if _, err := conn.Write(frame); err != nil {
-		return fail(err)
+		return fail(err, writeMaySend(err))
 	}
 	rh, rbody, err := readFrame(conn)
 	if err != nil {
-		return fail(err)
+		return fail(err, true)
 	}
 	if rh.Seq != h.Seq {
-		return fail(errSeqMismatch)
+		return fail(errSeqMismatch, true)
 	}
 	if rerr := remoteError(&rh); rerr != nil {
 		if ended(ctx) != nil {
 			// The method gave up because we did (the server learns of a
 			// deadline from the header, of a cancel from the stream
 			// closing): report our ctx, not its echo.
-			return fail(rerr)
+			return fail(rerr, true)
 		}
 		return rerr
 	}

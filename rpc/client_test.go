@@ -34,13 +34,17 @@ func TestCallConn_TypeRPC(t *testing.T) {
 	must.False(t, reply.Session)
 	must.Eq(t, 1, ts.accepted[TypeRPC].Load())
 
-	// A call cut short by its ctx gives up the conn.
+	// A call cut short by its ctx, after its request was sent, gives up
+	// the conn: the method may have run, so it is Indeterminate.
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
 	err = CallConn(ctx, conn, "Test.Slow", &SlowArgs{Wait: time.Minute}, &EchoReply{})
-	assertCoded(t, err, structs.CodeUnavailable, "Test.Slow", context.DeadlineExceeded.Error())
+	assertCoded(t, err, structs.CodeIndeterminate, "Test.Slow", context.DeadlineExceeded.Error())
+	must.False(t, structs.NotApplied(err))
+	// Nothing can be written on the closed conn: not sent, Unavailable.
 	err = CallConn(testCtx(t), conn, "Test.Echo", &EchoArgs{}, &EchoReply{})
 	assertCoded(t, err, structs.CodeUnavailable, "Test.Echo")
+	must.True(t, structs.NotApplied(err))
 }
 
 func TestDial_Fails(t *testing.T) {
@@ -98,7 +102,7 @@ func TestCallSession_Reverse(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 		defer cancel()
 		err := CallSession(ctx, sess, "Client.Slow", &EchoArgs{}, &EchoReply{})
-		assertCoded(t, err, structs.CodeUnavailable, "Client.Slow", context.DeadlineExceeded.Error())
+		assertCoded(t, err, structs.CodeIndeterminate, "Client.Slow", context.DeadlineExceeded.Error())
 	})
 	t.Run("from inside a server method", func(t *testing.T) {
 		// Test.CallBack takes the session from its ctx and calls back.
@@ -115,6 +119,8 @@ func TestCallSession_ReverseRefused(t *testing.T) {
 
 	must.NoError(t, p.Call(testCtx(t), ts.addr, "Test.Echo", &EchoArgs{}, &EchoReply{}))
 	sess := <-ts.sessions
+	// The client accepts the stream and closes it unread; the caller
+	// only knows its request went out and no answer came.
 	err := CallSession(testCtx(t), sess, "Client.Echo", &EchoArgs{}, &EchoReply{})
-	assertCoded(t, err, structs.CodeUnavailable, "Client.Echo")
+	assertCoded(t, err, structs.CodeIndeterminate, "Client.Echo")
 }

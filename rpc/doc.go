@@ -19,9 +19,16 @@
 // Errors cross the wire with their code: a method's error travels as
 // (structs.ErrorCodeOf(err), err.Error()) and the caller rebuilds a
 // *structs.Error, so errors.Is(err, structs.ErrNotFound) holds on both sides.
-// Every error a call returns is a *structs.Error; transport failures
-// (dial, broken session, cancelled or expired context) are CodeUnavailable,
-// so a caller may retry another server.
+// Every error a call returns is a *structs.Error. A transport failure is
+// coded by whether the request was sent: before it was (a dial failure, no
+// session, a context that ended first) the call is CodeUnavailable, and
+// any call may be retried on another server; after it was (the session
+// broke, the context was cancelled or passed its deadline while waiting
+// for the answer) it is CodeIndeterminate: the method may have run, so a
+// write must be checked before it is sent again. A method cut short by
+// its context on the server side is Indeterminate too. Indeterminate
+// matches structs.ErrUnavailable in errors.Is; structs.NotApplied tells
+// the two apart.
 //
 // Limits bound what a peer can make the process hold:
 //   - MaxFrameSize (16 MiB) bounds one request or reply, prefix, header and

@@ -45,17 +45,27 @@ func remoteError(h *header) error {
 	return &structs.Error{Code: code, Message: msg}
 }
 
-// unavailable is the error of a call that did not get an answer: the peer
-// could not be reached, the session broke, or ctx ended first. It names the
-// method and the peer so the log line says what timed out where.
+// unavailable is the error of a call whose request was never sent: the
+// peer could not be reached, the session was gone, or ctx ended first.
+// Nothing ran, so any call may be retried. It names the method and the
+// peer so the log line says what failed where.
 func unavailable(method, peer string, cause error) *structs.Error {
 	return structs.NewError(structs.CodeUnavailable, "rpc: call %s to %s: %v", method, peer, cause)
 }
 
+// indeterminate is the error of a call whose request was sent but whose
+// answer never came: the session broke, or ctx ended, while the method may
+// have been running. A write may or may not have been applied.
+func indeterminate(method, peer string, cause error) *structs.Error {
+	return structs.NewError(structs.CodeIndeterminate,
+		"rpc: call %s to %s: no answer after the request was sent: %v; it may have been applied", method, peer, cause)
+}
+
 // methodError codes the error a method returned. A context error passed
-// through uncoded means the call was cut short (the caller hung up, its
-// deadline passed, the server is shutting down): Unavailable, so the caller
-// may retry. Other errors keep their code; uncoded ones become Internal on
+// through uncoded means the call was cut short while the method ran (the
+// caller hung up, its deadline passed, the server is shutting down):
+// Indeterminate, since the method may have done its work before it
+// noticed. Other errors keep their code; uncoded ones become Internal on
 // the wire.
 func methodError(method string, err error) error {
 	var e *structs.Error
@@ -63,7 +73,7 @@ func methodError(method string, err error) error {
 		return err
 	}
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		return structs.NewError(structs.CodeUnavailable, "rpc: %s cut short: %v", method, err)
+		return structs.NewError(structs.CodeIndeterminate, "rpc: %s cut short: %v; it may have been applied", method, err)
 	}
 	return err
 }

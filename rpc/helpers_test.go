@@ -282,3 +282,16 @@ func assertCoded(t testing.TB, err error, code structs.ErrorCode, parts ...strin
 		must.StrContains(t, err.Error(), p)
 	}
 }
+
+// assertNoAnswer checks err is a call that got no answer and names parts:
+// Unavailable or Indeterminate, as a race decides whether the request was
+// written before the connection broke.
+func assertNoAnswer(t testing.TB, err error, parts ...string) {
+	t.Helper()
+	must.ErrorIs(t, err, structs.ErrUnavailable)
+	code := structs.ErrorCodeOf(err)
+	must.True(t, code == structs.CodeUnavailable || code == structs.CodeIndeterminate, must.Sprintf("code %s: %v", code, err))
+	for _, p := range parts {
+		must.StrContains(t, err.Error(), p)
+	}
+}

@@ -98,9 +98,12 @@ func NewPool(logger hclog.Logger, maxStreamsHint int, opts ...PoolOption) *Pool 
 
 // Call calls method on the server at addr and decodes its answer into
 // reply. The method's error comes back with its code. When no answer comes
-// (dial failure, broken session, ctx cancelled or past its deadline) the
-// error is Unavailable and names addr and method; the stream is closed, and
-// a broken session is dropped so the next call dials again.
+// the error names addr and method, and says whether the request was sent:
+// Unavailable when it was not (dial failure, no session, ctx ended before
+// it was written), Indeterminate when it was (the session broke, or ctx was
+// cancelled or passed its deadline, while the method may have been
+// running). The stream is closed, and a broken session is dropped so the
+// next call dials again.
 func (p *Pool) Call(ctx context.Context, addr, method string, args, reply any) error {
 	pc, err := p.conn(addr)
 	if err != nil {
@@ -137,7 +140,8 @@ func (p *Pool) Call(ctx context.Context, addr, method string, args, reply any) e
 }
 
 // Shutdown closes every session and waits for the goroutines serving them.
-// Calls in flight fail Unavailable; later calls too.
+// Calls in flight fail Indeterminate (Unavailable if their request was not
+// sent yet); later calls fail Unavailable.
 func (p *Pool) Shutdown() {
 	p.mu.Lock()
 	if p.shutdown {

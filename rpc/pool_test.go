@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/hashicorp/yamux"
 	"github.com/shoenig/test/must"
 
 	"github.com/berth-csi/berth/internal/testlog"
@@ -161,7 +163,7 @@ func TestPool_Call_ContextEnds(t *testing.T) {
 			ctx, cancel := tc.ctx()
 			defer cancel()
 			err := p.Call(ctx, ts.addr, "Test.Slow", &SlowArgs{Wait: time.Minute}, &EchoReply{})
-			assertCoded(t, err, structs.CodeUnavailable, "Test.Slow", ts.addr, tc.cause)
+			assertCoded(t, err, structs.CodeIndeterminate, "Test.Slow", ts.addr, tc.cause)
 
 			// The method's ctx ends too: the caller hung up.
 			select {
@@ -198,16 +200,16 @@ func TestPool_Call_ServerRestart(t *testing.T) {
 			first.stop()
 			if tc.callWhenDown {
 				err := p.Call(testCtx(t), first.addr, "Test.Echo", &EchoArgs{}, &reply)
-				assertCoded(t, err, structs.CodeUnavailable, "Test.Echo", first.addr)
+				assertNoAnswer(t, err, "Test.Echo", first.addr)
 			}
 
 			second := startServer(t, first.addr)
 			err := p.Call(testCtx(t), second.addr, "Test.Echo", &EchoArgs{Name: "after"}, &reply)
 			if err != nil && !tc.callWhenDown {
 				// The old session's end may not be noticed before this
-				// call; it fails Unavailable, drops it, and the next
-				// call dials again.
-				assertCoded(t, err, structs.CodeUnavailable, "Test.Echo")
+				// call; it fails (Indeterminate if its request was
+				// written first), drops it, and the next call dials again.
+				assertNoAnswer(t, err, "Test.Echo")
 				err = p.Call(testCtx(t), second.addr, "Test.Echo", &EchoArgs{Name: "after"}, &reply)
 			}
 			must.NoError(t, err)
@@ -226,6 +228,8 @@ func TestPool_Call_DialFails(t *testing.T) {
 	p := newPool(t)
 	err = p.Call(testCtx(t), addr, "Test.Echo", &EchoArgs{}, &EchoReply{})
 	assertCoded(t, err, structs.CodeUnavailable, "Test.Echo", addr)
+	must.True(t, structs.NotApplied(err), must.Sprint("nothing was sent: any call may be retried"))
+	must.False(t, errors.Is(err, structs.ErrIndeterminate))
 }
 
 func TestPool_Call_MaxStreams(t *testing.T) {
@@ -359,4 +363,48 @@ func TestPool_Call_FrameLimit(t *testing.T) {
 	must.NoError(t, p.Call(testCtx(t), ts.addr, "Test.Echo", &EchoArgs{Name: "small"}, &reply))
 	must.Eq(t, "small", reply.Name)
 	must.Eq(t, 1, ts.accepted[TypeMultiplex].Load(), must.Sprint("one session throughout"))
+}
+
+// TestPool_Call_AnswerLost: a server that reads the whole request, then
+// drops the connection without answering, leaves the caller not knowing
+// whether the method ran: Indeterminate, not NotApplied, naming the method
+// and the address.
+func TestPool_Call_AnswerLost(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	must.NoError(t, err)
+	t.Cleanup(func() { _ = l.Close() })
+	read := make(chan string, 1)
+	go func() {
+		conn, err := l.Accept()
+		if err != nil {
+			return
+		}
+		defer conn.Close()
+		var typ [1]byte
+		if _, err := io.ReadFull(conn, typ[:]); err != nil || typ[0] != TypeMultiplex {
+			return
+		}
+		sess, err := yamux.Server(conn, nil)
+		if err != nil {
+			return
+		}
+		defer sess.Close()
+		st, err := sess.Accept()
+		if err != nil {
+			return
+		}
+		h, _, err := readFrame(st)
+		if err != nil {
+			read <- "error: " + err.Error()
+			return
+		}
+		read <- h.ServiceMethod // then hang up unanswered
+	}()
+
+	err = newPool(t).Call(testCtx(t), l.Addr().String(), "Volume.Register", &EchoArgs{Name: "v1"}, &EchoReply{})
+	must.EqOp(t, "Volume.Register", <-read, must.Sprint("the server read the whole request"))
+	assertCoded(t, err, structs.CodeIndeterminate, "Volume.Register", l.Addr().String(), "may have been applied")
+	must.ErrorIs(t, err, structs.ErrIndeterminate)
+	must.ErrorIs(t, err, structs.ErrUnavailable, must.Sprint("a kind of unavailability"))
+	must.False(t, structs.NotApplied(err))
 }

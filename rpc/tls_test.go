@@ -79,7 +79,8 @@ func TestTLS_PlainTextRefused(t *testing.T) {
 	}
 	t.Run("pool call", func(t *testing.T) {
 		err := newPool(t).Call(testCtx(t), ts.addr, "Test.Echo", &EchoArgs{}, &EchoReply{})
-		assertCoded(t, err, structs.CodeUnavailable, ts.addr)
+		// The refusal closes a connection the pool already wrote on.
+		assertNoAnswer(t, err, ts.addr)
 	})
 }
 
@@ -105,7 +106,9 @@ func TestTLS_OtherCARefused(t *testing.T) {
 		}
 		p := newPool(t, WithPoolTLS(cfg))
 		err := p.Call(testCtx(t), ts.addr, "Test.Echo", &EchoArgs{}, &EchoReply{})
-		assertCoded(t, err, structs.CodeUnavailable, ts.addr)
+		// Under TLS 1.3 the client's handshake ends before the server
+		// checks its certificate: the request may be written first.
+		assertNoAnswer(t, err, ts.addr)
 		waitLog(t, logs, "refusing connection: tls handshake failed: remote_addr=127.0.0.1:", "unknown authority")
 	})
 }

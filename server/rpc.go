@@ -122,11 +122,7 @@ func raftApply[T any](s *Server, t structs.MessageType, msg any) (T, uint64, err
 	}
 	future := s.raft.Apply(buf, raftApplyTimeout)
 	if err := future.Error(); err != nil {
-		if errors.Is(err, raft.ErrNotLeader) || errors.Is(err, raft.ErrLeadershipLost) ||
-			errors.Is(err, raft.ErrRaftShutdown) || errors.Is(err, raft.ErrEnqueueTimeout) {
-			return zero, 0, structs.NewError(structs.CodeUnavailable, "%s: %v; retry", t, err)
-		}
-		return zero, 0, fmt.Errorf("%s: raft apply: %w", t, err)
+		return zero, 0, applyError(t, err)
 	}
 	switch resp := future.Response().(type) {
 	case nil:
@@ -139,6 +135,29 @@ func raftApply[T any](s *Server, t structs.MessageType, msg any) (T, uint64, err
 		return zero, future.Index(), structs.NewError(structs.CodeInternal,
 			"%s: the FSM answered %T, not %T", t, resp, zero)
 	}
+}
+
+// applyError codes the error of a raft apply by whether the entry may be in
+// the log (hashicorp/raft api.go and raft.go say when each is returned):
+//   - ErrNotLeader, ErrLeadershipTransferInProgress and ErrEnqueueTimeout
+//     answer an entry that never entered the log; ErrAbortedByRestore one
+//     whose effects a snapshot restore wiped. Not applied: Unavailable, and
+//     the write may be sent again as it is.
+//   - ErrLeadershipLost answers an entry that was in the log when this
+//     server stopped leading: a majority may have stored it, and the next
+//     leader commit it. ErrRaftShutdown cannot say whether the entry was
+//     enqueued first. Indeterminate: read before sending it again.
+func applyError(t structs.MessageType, err error) error {
+	switch {
+	case errors.Is(err, raft.ErrNotLeader), errors.Is(err, raft.ErrLeadershipTransferInProgress),
+		errors.Is(err, raft.ErrEnqueueTimeout), errors.Is(err, raft.ErrAbortedByRestore):
+		return structs.NewError(structs.CodeUnavailable,
+			"%s: %v; the write was not applied: retry it", t, err)
+	case errors.Is(err, raft.ErrLeadershipLost), errors.Is(err, raft.ErrRaftShutdown):
+		return structs.NewError(structs.CodeIndeterminate,
+			"%s: %v; the write may or may not have been applied: read the object before retrying", t, err)
+	}
+	return fmt.Errorf("%s: raft apply: %w", t, err)
 }
 
 // queryFn reads state for a blocking query and sets meta.Index to the

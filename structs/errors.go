@@ -16,11 +16,22 @@ const (
 	CodeNotFound         ErrorCode = "NotFound"         // HTTP 404
 	CodeConflict         ErrorCode = "Conflict"         // the state forbids it now (claimed, in use); HTTP 409
 	CodeInternal         ErrorCode = "Internal"         // HTTP 500
-	CodeUnavailable      ErrorCode = "Unavailable"      // no leader, shutting down; retry; HTTP 503
+	// CodeUnavailable: a passing fault (no leader, a server shutting
+	// down, a peer that cannot be reached) stopped the request before it
+	// took effect: nothing was applied, and any request may be sent again.
+	// HTTP 503.
+	CodeUnavailable ErrorCode = "Unavailable"
 	// CodeNotReady: the server answered, but what the request needs (a
 	// node, a plugin instance) is not ready yet; retry the same server.
 	// HTTP 503. Unlike Unavailable it never moves a client off a server.
 	CodeNotReady ErrorCode = "NotReady"
+	// CodeIndeterminate: the request reached the cluster but its answer
+	// was lost (leadership changed, or the connection broke after it was
+	// sent): a write may or may not have been applied. Read the object
+	// before sending the write again. HTTP 503. It is a kind of
+	// Unavailable: errors.Is(err, ErrUnavailable) holds for it, and
+	// NotApplied does not.
+	CodeIndeterminate ErrorCode = "Indeterminate"
 )
 
 // Error is berth's coded error. Its Message names the object concerned and
@@ -33,13 +44,15 @@ type Error struct {
 func (e *Error) Error() string { return e.Message }
 
 // Is makes errors.Is(err, ErrNotFound) true for any *Error with the same
-// code, whatever its message.
+// code, whatever its message. An Indeterminate error also matches
+// ErrUnavailable: it is a kind of unavailability, and code that retries
+// Unavailable (on another server, say) treats both alike.
 func (e *Error) Is(target error) bool {
 	var t *Error
 	if !errors.As(target, &t) {
 		return false
 	}
-	return t.Code == e.Code
+	return t.Code == e.Code || (t.Code == CodeUnavailable && e.Code == CodeIndeterminate)
 }
 
 // Sentinels for errors.Is; each matches every Error of its code.
@@ -51,7 +64,20 @@ var (
 	ErrInternal         = &Error{Code: CodeInternal, Message: "internal error"}
 	ErrUnavailable      = &Error{Code: CodeUnavailable, Message: "unavailable"}
 	ErrNotReady         = &Error{Code: CodeNotReady, Message: "not ready yet"}
+	ErrIndeterminate    = &Error{Code: CodeIndeterminate, Message: "the answer was lost; the request may have been applied"}
 )
+
+// NotApplied reports whether err says the request was not applied and may
+// be sent again as it is, whatever it does: Unavailable or NotReady, and
+// not Indeterminate anywhere in its chain. It is false for nil and for
+// every other error, whose request may have taken effect or would fail
+// the same way again.
+func NotApplied(err error) bool {
+	if err == nil || errors.Is(err, ErrIndeterminate) {
+		return false
+	}
+	return errors.Is(err, ErrUnavailable) || errors.Is(err, ErrNotReady)
+}
 
 // NewError builds a coded error with a formatted message.
 func NewError(code ErrorCode, format string, args ...any) *Error {
@@ -83,7 +109,8 @@ func ToError(err error) *Error {
 // KnownErrorCode reports whether c is a code this version defines.
 func KnownErrorCode(c ErrorCode) bool {
 	switch c {
-	case CodeBadRequest, CodePermissionDenied, CodeNotFound, CodeConflict, CodeInternal, CodeUnavailable, CodeNotReady:
+	case CodeBadRequest, CodePermissionDenied, CodeNotFound, CodeConflict, CodeInternal, CodeUnavailable, CodeNotReady,
+		CodeIndeterminate:
 		return true
 	}
 	return false

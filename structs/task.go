@@ -28,6 +28,22 @@ type RestartPolicy struct {
 	Mode     string
 }
 
+// DefaultRestartPolicy is the restart policy of a task that sets no
+// restart block, and what a partial one is merged with: Nomad's defaults
+// by job type, but for a CSI plugin task (plugin true). While a node's
+// plugin is down no volume can be mounted or unmounted there and claims
+// wait, so a plugin comes back within a second and never fails for good
+// (ten crashes in ten minutes wait out the rest of the ten minutes).
+func DefaultRestartPolicy(jobType string, plugin bool) RestartPolicy {
+	switch {
+	case plugin:
+		return RestartPolicy{Attempts: 10, Interval: 10 * time.Minute, Delay: time.Second, Mode: RestartModeDelay}
+	case jobType == JobTypeBatch:
+		return RestartPolicy{Attempts: 3, Interval: 24 * time.Hour, Delay: 15 * time.Second, Mode: RestartModeFail}
+	}
+	return RestartPolicy{Attempts: 2, Interval: 30 * time.Minute, Delay: 15 * time.Second, Mode: RestartModeFail}
+}
+
 // VolumeMount is a task's `volume_mount` block: where a group volume
 // appears in the task. Destination is absolute in the task's mount
 // namespace, or relative to the task dir.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/berth-csi/berth/api"
 )
@@ -145,6 +146,11 @@ func (m *meta) fail(format string, args ...any) int {
 	return exitError
 }
 
+// cliRetryMaxWait bounds the retries of a command's request after an
+// answer that says it was not applied (no leader yet, a plugin restarting):
+// long enough for an election, short enough for a person at a terminal.
+const cliRetryMaxWait = 5 * time.Second
+
 // client returns an API client for -address, else BERTH_ADDR, else the
 // default, with the token and TLS files of the flags or else of the
 // environment, bound to ctx.
@@ -162,6 +168,7 @@ func (m *meta) client(ctx context.Context) (*api.Client, error) {
 			ClientKey:     m.option(m.clientKey, api.ClientKeyEnv),
 			TLSServerName: m.option(m.tlsServerName, api.TLSServerNameEnv),
 		},
+		Retry: api.Retry{MaxWait: cliRetryMaxWait},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("%v; check -address or %s (the agent's HTTP address, e.g. %s) and the -ca-cert, -client-cert and -client-key files",

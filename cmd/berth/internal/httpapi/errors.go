@@ -20,6 +20,9 @@ var statusOf = map[structs.ErrorCode]int{
 	structs.CodeInternal:         http.StatusInternalServerError,
 	structs.CodeUnavailable:      http.StatusServiceUnavailable,
 	structs.CodeNotReady:         http.StatusServiceUnavailable,
+	// Indeterminate is a 503 too: its Code tells the caller that the
+	// write may have been applied, where Unavailable says it was not.
+	structs.CodeIndeterminate: http.StatusServiceUnavailable,
 }
 
 // httpStatus maps err's code to a status; unknown codes are 500.
