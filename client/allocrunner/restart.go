@@ -7,30 +7,14 @@ import (
 	"github.com/berth-csi/berth/structs"
 )
 
-// Default restart policies by job type (Nomad's), and for a CSI plugin
-// task: while a node's plugin is down no volume can be mounted or
-// unmounted there and claims wait, so it comes back within a second and
-// never gives up for good (ten crashes in ten minutes wait out the rest
-// of the ten minutes, then it starts again).
-var (
-	defaultServiceRestart = structs.RestartPolicy{Attempts: 2, Interval: 30 * time.Minute, Delay: 15 * time.Second, Mode: structs.RestartModeFail}
-	defaultBatchRestart   = structs.RestartPolicy{Attempts: 3, Interval: 24 * time.Hour, Delay: 15 * time.Second, Mode: structs.RestartModeFail}
-	defaultPluginRestart  = structs.RestartPolicy{Attempts: 10, Interval: 10 * time.Minute, Delay: time.Second, Mode: structs.RestartModeDelay}
-)
-
 // restartPolicy is the task's policy, or the default of a plugin task or
-// of its job type.
+// of its job type (the servers' jobs carry one; a job registered through
+// the API without one gets the same).
 func restartPolicy(t *structs.Task, jobType string) structs.RestartPolicy {
 	if t.Restart != nil {
 		return *t.Restart
 	}
-	if t.CSIPluginConfig != nil {
-		return defaultPluginRestart
-	}
-	if jobType == structs.JobTypeBatch {
-		return defaultBatchRestart
-	}
-	return defaultServiceRestart
+	return structs.DefaultRestartPolicy(jobType, t.CSIPluginConfig != nil)
 }
 
 // restartTracker counts restarts within the policy's interval.

