@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -26,10 +27,6 @@ var (
 	clientAddrs = []string{"127.0.0.31", "127.0.0.32"}
 )
 
-// serverGIDBase + i is server i's gid, which the partition's owner rules
-// match (servers dial from 127.0.0.1, not their bind address).
-const serverGIDBase = 61011
-
 // PluginID is the ID of the berth-hostpath plugin the clients run.
 const PluginID = "hostpath"
 
@@ -42,7 +39,6 @@ type Agent struct {
 	SerfPort int // servers only
 	DataDir  string
 	Server   bool
-	GID      uint32 // servers only: the gid the process runs with
 
 	proc *proc
 }
@@ -69,6 +65,10 @@ type Cluster struct {
 	Clients    []*Agent
 	PluginRoot string // the plugin instances' volumes, one dir per client
 	LogDir     string // one log file per process, kept after the test
+
+	// Retried counts the answers the API clients retried (not applied:
+	// Unavailable or NotReady, or a read's lost answer).
+	Retried atomic.Int64
 }
 
 // StartCluster builds the binaries, starts the servers and the clients,
@@ -114,7 +114,7 @@ func (c *Cluster) startServers() {
 	for i, addr := range serverAddrs {
 		ports := freePortsOn(t, addr, 3)
 		c.Servers = append(c.Servers, &Agent{Name: fmt.Sprintf("s%d", i+1), Addr: addr, Server: true,
-			HTTPPort: ports[0], RPCPort: ports[1], SerfPort: ports[2], DataDir: t.TempDir(), GID: uint32(serverGIDBase + i)})
+			HTTPPort: ports[0], RPCPort: ports[1], SerfPort: ports[2], DataDir: t.TempDir()})
 	}
 	t.Cleanup(func() {
 		for _, s := range c.Servers {
@@ -130,7 +130,7 @@ func (c *Cluster) startServers() {
 				args = append(args, "-join", net.JoinHostPort(o.Addr, strconv.Itoa(o.SerfPort)))
 			}
 		}
-		s.proc = &proc{name: s.Name, bin: c.Bin, args: args, gid: s.GID, logPath: filepath.Join(c.LogDir, s.Name+".log")}
+		s.proc = &proc{name: s.Name, bin: c.Bin, args: args, logPath: filepath.Join(c.LogDir, s.Name+".log")}
 		if err := s.proc.start(); err != nil {
 			t.Fatal(err)
 		}
@@ -190,8 +190,14 @@ func (c *Cluster) runPluginJob() {
 	if out, err := c.CLI(c.Servers[0], "job", "run", spec); err != nil {
 		t.Fatalf("chaos: berth job run: %v\n%s", err, out)
 	}
+	c.WaitPluginHealthy(60 * time.Second)
+}
+
+// WaitPluginHealthy waits until the plugin is healthy on every client, as
+// node and controller.
+func (c *Cluster) WaitPluginHealthy(timeout time.Duration) {
 	want := len(c.Clients)
-	c.waitUntil(60*time.Second, "the hostpath plugin healthy on every client", func() bool {
+	c.waitUntil(timeout, "the hostpath plugin healthy on every client", func() bool {
 		p, _, err := c.API(c.Servers[0]).CSIPlugins().Info(PluginID, nil)
 		return err == nil && p.NodesHealthy == want && p.ControllersHealthy == want
 	})
@@ -212,7 +218,8 @@ func (c *Cluster) CLI(a *Agent, args ...string) (string, error) {
 // reason to wait minutes.
 func (c *Cluster) API(a *Agent) *api.Client {
 	cl, err := api.NewClient(api.Config{Address: a.HTTPAddr(),
-		Timeouts: api.Timeouts{Read: 10 * time.Second, Write: 20 * time.Second}})
+		Timeouts: api.Timeouts{Read: 10 * time.Second, Write: 20 * time.Second},
+		OnRetry:  func(int, error) { c.Retried.Add(1) }})
 	if err != nil {
 		c.t.Fatalf("chaos: api client for %s: %v", a.Name, err)
 	}

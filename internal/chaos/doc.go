@@ -13,33 +13,43 @@
 //     and detaches what stayed mounted under the clients' data dirs.
 //   - Nemesis: one fault at a time, drawn from a seeded math/rand/v2
 //     source and logged with its time: kill -9 and restart of the leader,
-//     of a follower or of a client agent; SIGSTOP/SIGCONT of the leader;
-//     the leader cut off from every other agent with iptables, always
-//     healed after a random interval and again at cleanup.
+//     of a follower or of a client agent; kill -9 of a client's plugin
+//     task or of a workload task (their client restarts them); SIGSTOP/
+//     SIGCONT of the leader; iptables partitions: the leader cut off from
+//     every other agent, one server (the leader or a follower) and one
+//     client cut off from the rest, and one-way loss of what the leader
+//     sends. Every fault is undone after a random 1-6 s, and partitions
+//     again at cleanup.
 //   - Workload: 2-4 goroutines that register, read and deregister volumes
 //     through the HTTP API (package api) at random servers, and History,
 //     the operations they made with call and return times and results.
+//   - JobWorkload: on each job volume (a single-node-writer volume per
+//     client and a multi-node-reader-only one), two jobs take turns, the
+//     next one run as soon as the one before is stopped. Writers append
+//     "allocID timestamp" lines to a file on the volume; half of them
+//     trap SIGTERM and write on for about 2 s.
+//   - Sampler: reads the job volumes' claims and the allocations from a
+//     random server every 200 ms, for check.SingleWriter, and follows
+//     each claim from its alloc's end to its freeing, for
+//     check.TimeToFree.
 //
-// Deviations from issue 13, on purpose:
-//   - The clients are on 127.0.0.31 and .32, not .21 and .22: 127.0.0.21
-//     belongs to the partition tests of cmd/berth, which may run at the
-//     same time.
-//   - Servers dial each other from the system's choice of source address
-//     (127.0.0.1), not from their bind address; only clients dial from
-//     theirs (rpc.WithLocalIP). Rules by -s/-d address pairs alone cannot
-//     cut off a server's own dials, so each server runs with its own gid
-//     and the partition adds OUTPUT rules by owner (-m owner --gid-owner)
-//     for the servers' traffic next to the address pairs.
+// Deviation from issue 13, on purpose: the clients are on 127.0.0.31 and
+// .32, not .21 and .22: 127.0.0.21 belongs to the partition tests of
+// cmd/berth, which may run at the same time. Every agent binds and dials
+// from its own address, so partitions are -s/-d address pairs alone.
 //
 // It must not be imported by any berth package; it may import any (see
-// internal/tools/importcheck). The tests skip unless BERTH_CHAOS=1, and
-// where root or iptables is missing. `make chaos ROUNDS=n SEED=s` runs
-// TestChaos_Short for n rounds (-rounds, default 100; -seed 0 draws a
-// seed from the clock, and the test prints it to replay). The process
-// logs and the history (history.jsonl) are kept in a temp dir whose path
-// the test prints.
+// internal/tools/importcheck). The tests skip where root or iptables is
+// missing, and TestChaos_Short unless BERTH_CHAOS=1. `make chaos
+// ROUNDS=n SEED=s` runs TestChaos_Short for n rounds (-rounds, default
+// 100; -seed 0 draws a seed from the clock, and the test prints it to
+// replay); `make test` runs TestChaos_Seeded, one round of each fault
+// kind for each seed that once found a defect. The process logs and the
+// history (history.jsonl) are kept in a temp dir whose path the test
+// prints.
 //
 // Concurrency: Cluster and Nemesis belong to the test goroutine; the
-// workload's goroutines share only History (guarded by its mutex) and
-// the servers' addresses, which never change after Start.
+// workloads' and the sampler's goroutines share only their own records
+// (each guarded by its mutex) and the agents' addresses, which never
+// change after Start.
 package chaos

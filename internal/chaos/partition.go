@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"strconv"
+	"slices"
 	"strings"
 )
 
@@ -18,45 +18,62 @@ type Partition struct {
 	rules [][]string // each without the leading -I/-D
 }
 
-// isolationRules cut agent a off from every agent in others, both ways:
-// DROP by -s/-d address pairs on lo in INPUT and OUTPUT, and, because a
-// server dials from 127.0.0.1 rather than its bind address, DROP in OUTPUT
-// of what a server's gid sends to the other side's address.
-func isolationRules(a *Agent, others []*Agent) [][]string {
+// cutRules drop what each agent of from sends to each agent of to, and,
+// unless oneWay, what they send back: DROP by -s/-d address pairs on lo,
+// in OUTPUT and INPUT (a loopback packet passes both). Every agent binds
+// and dials from its own address, so the pairs catch all its traffic.
+func cutRules(from, to []*Agent, oneWay bool) [][]string {
 	drop := func(r ...string) []string {
 		return append(r, "-m", "comment", "--comment", ruleTag, "-j", "DROP")
 	}
-	owner := func(gid uint32, dst string) []string {
-		return drop("OUTPUT", "-o", "lo", "-d", dst, "-m", "owner", "--gid-owner", strconv.FormatUint(uint64(gid), 10))
-	}
 	var rules [][]string
-	for _, o := range others {
-		rules = append(rules,
-			drop("INPUT", "-i", "lo", "-s", a.Addr, "-d", o.Addr),
-			drop("INPUT", "-i", "lo", "-s", o.Addr, "-d", a.Addr),
-			drop("OUTPUT", "-o", "lo", "-s", a.Addr, "-d", o.Addr),
-			drop("OUTPUT", "-o", "lo", "-s", o.Addr, "-d", a.Addr))
-		if a.Server {
-			rules = append(rules, owner(a.GID, o.Addr))
-		}
-		if o.Server {
-			rules = append(rules, owner(o.GID, a.Addr))
+	for _, a := range from {
+		for _, o := range to {
+			rules = append(rules,
+				drop("INPUT", "-i", "lo", "-s", a.Addr, "-d", o.Addr),
+				drop("OUTPUT", "-o", "lo", "-s", a.Addr, "-d", o.Addr))
+			if !oneWay {
+				rules = append(rules,
+					drop("INPUT", "-i", "lo", "-s", o.Addr, "-d", a.Addr),
+					drop("OUTPUT", "-o", "lo", "-s", o.Addr, "-d", a.Addr))
+			}
 		}
 	}
 	return rules
 }
 
-// Isolate cuts agent a off from every other agent of the cluster. On an
-// error the rules already added are deleted.
+// Isolate cuts agent a off from every other agent of the cluster.
 func (c *Cluster) Isolate(a *Agent) (*Partition, error) {
-	var others []*Agent
+	return c.cut([]*Agent{a}, c.others(a), false)
+}
+
+// Split cuts the agents of side off from all the others, both ways.
+func (c *Cluster) Split(side []*Agent) (*Partition, error) {
+	return c.cut(side, c.others(side...), false)
+}
+
+// DropFrom drops what agent a sends to every other agent; what they send
+// to a still arrives (one-way loss).
+func (c *Cluster) DropFrom(a *Agent) (*Partition, error) {
+	return c.cut([]*Agent{a}, c.others(a), true)
+}
+
+// others is every agent of the cluster not in except.
+func (c *Cluster) others(except ...*Agent) []*Agent {
+	var out []*Agent
 	for _, o := range append(append([]*Agent{}, c.Servers...), c.Clients...) {
-		if o != a {
-			others = append(others, o)
+		if !slices.Contains(except, o) {
+			out = append(out, o)
 		}
 	}
+	return out
+}
+
+// cut adds cutRules(from, to, oneWay). On an error the rules already added
+// are deleted.
+func (c *Cluster) cut(from, to []*Agent, oneWay bool) (*Partition, error) {
 	p := &Partition{}
-	for _, r := range isolationRules(a, others) {
+	for _, r := range cutRules(from, to, oneWay) {
 		if err := iptables("-I", r); err != nil {
 			return nil, errors.Join(err, p.Heal())
 		}

@@ -21,7 +21,6 @@ type proc struct {
 	name    string
 	bin     string
 	args    []string
-	gid     uint32 // run with this gid when not 0 (the partition's owner match)
 	logPath string
 
 	mu     sync.Mutex
@@ -43,9 +42,6 @@ func (p *proc) start() error {
 	fmt.Fprintf(f, "=== chaos: %s starting %s %s\n", time.Now().Format(time.RFC3339Nano), p.bin, strings.Join(p.args, " "))
 	cmd := exec.Command(p.bin, p.args...)
 	cmd.Stdout, cmd.Stderr = f, f
-	if p.gid != 0 {
-		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 0, Gid: p.gid, Groups: []uint32{}}}
-	}
 	if err := cmd.Start(); err != nil {
 		_ = f.Close()
 		return fmt.Errorf("chaos: start %s: %w", p.name, err)

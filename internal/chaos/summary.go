@@ -32,6 +32,21 @@ type Summary struct {
 	// did not run (the servers did not converge, or a server did not
 	// answer).
 	Convergence int
+
+	JobOps                       []JobOp
+	Retried                      int64 // answers the api client retried
+	ClaimReads, ClaimReadsFailed int // the sampler's reads of the job volumes
+	// SingleWriter is the single-writer violations (samples and writer
+	// files); -1 when not checked.
+	SingleWriter int
+	Writers      int // allocs that wrote to a writer volume
+	WriterLines  int // lines they wrote
+	Released     int // claims of ended allocs followed to their freeing
+	// MaxFree is the longest time to free (check.TimeToFree); -1 when
+	// not checked.
+	MaxFree  time.Duration
+	Slowest  check.ClaimRelease
+	Leftover int // volume mounts left once every job stopped; -1 when not checked
 }
 
 var outcomes = []check.Outcome{check.OutcomeOK, check.OutcomeNotFound, check.OutcomeConflict, check.OutcomeRefused, check.OutcomeIndeterminate}
@@ -79,11 +94,33 @@ func (s Summary) String() string {
 		fmt.Fprintf(w, "ops %s %s\t%s\n", k, strings.Join(names, "/"), strings.Join(n, "/"))
 	}
 	fmt.Fprintf(w, "operations acknowledged\t%d of %d\n", acked, len(s.Ops))
-	status := map[int]int{}
+	jobErrs, fivexx := 0, 0
+	status := map[int]int{} // the 5xx answers by status, volume and job operations both
+	for _, op := range s.JobOps {
+		if op.Err != "" {
+			jobErrs++
+		}
+		if op.Status >= 500 {
+			status[op.Status]++
+			fivexx++
+		}
+	}
 	for _, op := range ServerErrors(s.Ops) {
 		status[op.Status]++
+		fivexx++
 	}
-	fmt.Fprintf(w, "5xx answers\t%d (500: %d, 503: %d)\n", len(ServerErrors(s.Ops)), status[500], status[503])
+	fmt.Fprintf(w, "job runs and stops (errors)\t%d (%d)\n", len(s.JobOps), jobErrs)
+	fmt.Fprintf(w, "5xx answers\t%d (500: %d, 503: %d)\n", fivexx, status[500], status[503])
+	fmt.Fprintf(w, "answers retried by the api client\t%d\n", s.Retried)
+	fmt.Fprintf(w, "claim reads (no answer)\t%d (%d)\n", s.ClaimReads, s.ClaimReadsFailed)
+	fmt.Fprintf(w, "writers, lines written\t%d, %d\n", s.Writers, s.WriterLines)
+	fmt.Fprintf(w, "double writers\t%s\n", orNotChecked(s.SingleWriter))
+	if s.MaxFree < 0 {
+		fmt.Fprintf(w, "max time to free\tnot checked\n")
+	} else {
+		fmt.Fprintf(w, "max time to free (claims released)\t%s (%d; slowest: alloc %s on %s)\n", s.MaxFree.Round(time.Millisecond), s.Released, s.Slowest.AllocID, s.Slowest.VolumeID)
+	}
+	fmt.Fprintf(w, "leftover mounts\t%s\n", orNotChecked(s.Leftover))
 	switch l := s.Linear; {
 	case l == nil:
 		fmt.Fprintf(w, "linearizable\tnot checked\n")
@@ -97,11 +134,15 @@ func (s Summary) String() string {
 		fmt.Fprintf(w, "linearizable\t%s\n", verdict)
 		fmt.Fprintf(w, "linearizability checked/indeterminate/dropped ops, volumes\t%d/%d/%d, %d\n", l.Checked, l.Indeterminate, l.Dropped, l.Volumes)
 	}
-	if s.Convergence < 0 {
-		fmt.Fprintf(w, "convergence violations\tnot checked\n")
-	} else {
-		fmt.Fprintf(w, "convergence violations\t%d\n", s.Convergence)
-	}
+	fmt.Fprintf(w, "convergence violations\t%s\n", orNotChecked(s.Convergence))
 	_ = w.Flush()
 	return b.String()
+}
+
+// orNotChecked renders a count, "not checked" when negative.
+func orNotChecked(n int) string {
+	if n < 0 {
+		return "not checked"
+	}
+	return fmt.Sprint(n)
 }

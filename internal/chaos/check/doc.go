@@ -6,12 +6,10 @@
 //     read operations against a model of the volume table, partitioned per
 //     volume ID, with github.com/anishathalye/porcupine.
 //   - SingleWriter, WriterFile, TimeToFree and Convergence check the
-//     single-writer rule, the writers' own files, how soon claims are
-//     freed once a fault heals, and that every server ends with every
-//     acknowledged write. TestChaos_Short runs Linearizable and
-//     Convergence only: SingleWriter, WriterFile and TimeToFree wait for a
-//     workload that runs jobs on the volumes (issue 13), and are tested on
-//     synthetic data alone until then.
+//     single-writer rule (on samples of the claims and allocations), the
+//     writers' own files, how soon claims are freed once their alloc
+//     ended and the fault before healed, and that every server ends with
+//     every acknowledged write.
 //
 // Workload goroutines record operations through a Recorder, which is safe
 // for concurrent use; everything else in the package is a function of its

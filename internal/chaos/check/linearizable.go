@@ -3,6 +3,8 @@ package check
 import (
 	"fmt"
 	"math"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/anishathalye/porcupine"
@@ -17,6 +19,9 @@ type LinearResult struct {
 	Indeterminate int // of those, writes that may or may not have happened
 	Dropped       int // refused operations and unanswered reads, left out
 	Volumes       int // partitions checked
+	// Failed is the volumes whose own history is not linearizable (or
+	// whose search timed out), sorted; empty when OK.
+	Failed []string
 
 	// VisualizationPath is the HTML file porcupine wrote when OK is false:
 	// each volume's history with the longest linearizations it found.
@@ -34,6 +39,9 @@ func (r LinearResult) String() string {
 	}
 	s := fmt.Sprintf("%s: %d operations (%d indeterminate, %d dropped) on %d volumes",
 		verdict, r.Checked, r.Indeterminate, r.Dropped, r.Volumes)
+	if len(r.Failed) > 0 {
+		s += "; failing volumes: " + strings.Join(r.Failed, ", ")
+	}
 	if r.VisualizationPath != "" {
 		s += "; see " + r.VisualizationPath
 	}
@@ -77,7 +85,11 @@ func Linearizable(history []Operation, vizPath string, timeout time.Duration) (L
 	verdict, info := porcupine.CheckOperationsVerbose(model, ops, timeout)
 	res.OK = verdict == porcupine.Ok
 	res.TimedOut = verdict == porcupine.Unknown
-	if res.OK || vizPath == "" {
+	if res.OK {
+		return res, nil
+	}
+	res.Failed = failedVolumes(model, ops, timeout)
+	if vizPath == "" {
 		return res, nil
 	}
 	if err := porcupine.VisualizePath(model, info, vizPath); err != nil {
@@ -85,6 +97,24 @@ func Linearizable(history []Operation, vizPath string, timeout time.Duration) (L
 	}
 	res.VisualizationPath = vizPath
 	return res, nil
+}
+
+// failedVolumes checks each volume's operations on their own and returns
+// the volumes that do not pass, sorted.
+func failedVolumes(model porcupine.Model, ops []porcupine.Operation, timeout time.Duration) []string {
+	byVolume := map[string][]porcupine.Operation{}
+	for _, op := range ops {
+		id := op.Input.(modelInput).volumeID
+		byVolume[id] = append(byVolume[id], op)
+	}
+	var failed []string
+	for id, vops := range byVolume {
+		if porcupine.CheckOperationsTimeout(model, vops, timeout) != porcupine.Ok {
+			failed = append(failed, id)
+		}
+	}
+	slices.Sort(failed)
+	return failed
 }
 
 // dropped says whether op says nothing about the state: a definite failure

@@ -110,6 +110,8 @@ func TestLinearizable_Histories(t *testing.T) {
 				write(0, KindRegister, "vol-1", v1, OutcomeOK, 0, 10),
 				write(0, KindRegister, "vol-1", v1b, OutcomeOK, 20, 30),
 				read(1, "vol-1", OutcomeOK, v1, 40, 50),
+				write(2, KindRegister, "vol-2", v2, OutcomeOK, 0, 10), // fine on its own
+				read(2, "vol-2", OutcomeOK, v2, 40, 50),
 			},
 		},
 	}
@@ -127,6 +129,7 @@ func TestLinearizable_Histories(t *testing.T) {
 			}
 			must.EqOp(t, viz, res.VisualizationPath)
 			must.FileExists(t, viz)
+			must.Eq(t, []string{"vol-1"}, res.Failed, must.Sprint("only vol-1's history is at fault"))
 		})
 	}
 }

@@ -5,12 +5,13 @@ import (
 	"time"
 )
 
-// A ClaimRelease is one claim whose allocation stopped, failed or was lost
-// during a round, and when the servers were seen to free it.
+// A ClaimRelease is one claim whose allocation stopped, failed or was lost,
+// and when the servers were seen to free it.
 type ClaimRelease struct {
 	VolumeID string
 	AllocID  string
-	Stopped  time.Time // when the alloc was stopped, failed or lost; zero: before the heal
+	Stopped  time.Time // when the alloc was seen stopped, failed or lost
+	Healed   time.Time // when the last fault before the claim was freed healed; zero: none
 	Freed    time.Time // when the claim was first seen freed; zero: never
 }
 
@@ -22,15 +23,15 @@ type FreeReport struct {
 	Violations []Violation   // claims over the bound, and claims never freed
 }
 
-// TimeToFree measures each claim's time to be freed, from the later of the
-// fault's heal and its allocation's stop (a claim freed earlier took 0),
-// and reports the claims never freed and those that took longer than bound
-// (0: no bound).
-func TimeToFree(healed time.Time, claims []ClaimRelease, bound time.Duration) FreeReport {
+// TimeToFree measures each claim's time to be freed, from the later of its
+// fault's heal and its allocation's stop (a claim freed before either took
+// 0), and reports the claims never freed and those that took longer than
+// bound (0: no bound).
+func TimeToFree(claims []ClaimRelease, bound time.Duration) FreeReport {
 	var rep FreeReport
 	measured := false
 	for _, c := range claims {
-		from := healed
+		from := c.Healed
 		if c.Stopped.After(from) {
 			from = c.Stopped
 		}
