@@ -26,16 +26,16 @@ func (s *Server) setupAutopilot() {
 
 func (d *autopilotDelegate) AutopilotConfig() *autopilot.Config {
 	return &autopilot.Config{
-		CleanupDeadServers:      true,
-		LastContactThreshold:    2 * time.Second,
-		MaxTrailingLogs:         250,
+		CleanupDeadServers:   true,
+		LastContactThreshold: 2 * time.Second,
+		MaxTrailingLogs:      250,
 		// A dead voter is removed only while as many voters as
 		// bootstrap_expect remain: in a three-server cluster a server that
 		// is down or cut off stays a voter (its restart or the partition's
 		// heal brings it straight back, and losing a second server still
 		// leaves no quorum either way); one replaced by a new server is
 		// removed once the new one has joined.
-		MinQuorum: uint(d.s.config.BootstrapExpect),
+		MinQuorum:               uint(d.s.config.BootstrapExpect),
 		ServerStabilizationTime: 5 * time.Second,
 	}
 }

@@ -35,7 +35,7 @@ type Summary struct {
 
 	JobOps                       []JobOp
 	Retried                      int64 // answers the api client retried
-	ClaimReads, ClaimReadsFailed int // the sampler's reads of the job volumes
+	ClaimReads, ClaimReadsFailed int   // the sampler's reads of the job volumes
 	// SingleWriter is the single-writer violations (samples and writer
 	// files); -1 when not checked.
 	SingleWriter int
