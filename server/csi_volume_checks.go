@@ -3,6 +3,8 @@ package server
 import (
 	"context"
 	"fmt"
+	"sort"
+	"strings"
 
 	"github.com/berth-csi/berth/structs"
 )
@@ -64,9 +66,71 @@ func (s *Server) checkTopology(vol *structs.CSIVolume) error {
 	for i, t := range vol.Topologies {
 		want[i] = t.String()
 	}
+	missing, err := s.pluginNodesNotHealthy(plug)
+	if err != nil {
+		return err
+	}
+	if len(missing) > 0 {
+		// An instance that is down may be the one in the topology: the
+		// answer must wait for it, not blame the volume's spec.
+		return structs.NewError(structs.CodeNotReady,
+			"volume %q: topology %v: no healthy node of plugin %q is in it now, and its instances on %s are not healthy; retry once they are (or fix topology_request.required if no node is in that topology)",
+			vol.ID, want, vol.PluginID, strings.Join(missing, ", "))
+	}
 	return structs.NewError(structs.CodeBadRequest,
 		"volume %q: topology %v: no node of plugin %q is in it (its nodes are in %v); fix topology_request.required or start the plugin in that topology",
 		vol.ID, want, vol.PluginID, seen)
+}
+
+// pluginNodesNotHealthy names the nodes (by name, else ID) where plug's
+// node instance is not healthy now: reported unhealthy, on a node that is
+// not ready, or missing on a node that runs an allocation of a job that
+// runs the plugin (a plugin task restarting, a client restarting).
+func (s *Server) pluginNodesNotHealthy(plug *structs.CSIPlugin) ([]string, error) {
+	st := s.State()
+	bad := map[string]bool{}
+	jobs := map[[2]string]bool{}
+	for nodeID, info := range plug.Nodes {
+		node, err := st.NodeByID(nil, nodeID)
+		if err != nil {
+			return nil, err
+		}
+		if info == nil || !info.Healthy || node == nil || !node.Ready() {
+			bad[nodeID] = true
+		}
+		if info == nil || info.AllocID == "" {
+			continue
+		}
+		alloc, err := st.AllocByID(nil, info.AllocID)
+		if err != nil {
+			return nil, err
+		}
+		if alloc != nil {
+			jobs[[2]string{alloc.Namespace, alloc.JobID}] = true
+		}
+	}
+	for job := range jobs {
+		it, err := st.AllocsByJob(nil, job[0], job[1])
+		if err != nil {
+			return nil, err
+		}
+		for raw := it.Next(); raw != nil; raw = it.Next() {
+			a := raw.(*structs.Allocation)
+			if _, ok := plug.Nodes[a.NodeID]; !ok && !a.TerminalStatus() {
+				bad[a.NodeID] = true
+			}
+		}
+	}
+	var names []string
+	for nodeID := range bad {
+		name := nodeID
+		if node, err := st.NodeByID(nil, nodeID); err == nil && node != nil && node.Name != "" {
+			name = node.Name
+		}
+		names = append(names, "node "+name)
+	}
+	sort.Strings(names)
+	return names, nil
 }
 
 // validateCapabilities asks a controller instance of the volume's plugin
