@@ -62,8 +62,11 @@ func TestChaos_Short(t *testing.T) {
 //   - 42: after a 1.5 s partition of the leader, autopilot removed the
 //     cut-off server from raft, which then answered "no cluster leader"
 //     for 28 s until gossip brought it back (fixed: MinQuorum is
-//     bootstrap_expect).
-var regressionSeeds = []uint64{42}
+//     bootstrap_expect); and a register whose plugin's controller had
+//     just stopped was answered 404 (now Unavailable, and retried).
+//   - 7: registers during a plugin restart were refused 400, "fix
+//     topology_request" (now NotReady while an instance is down).
+var regressionSeeds = []uint64{42, 7}
 
 // TestChaos_Seeded is the short run of `make test`: each regression seed
 // for one round of each fault kind.
@@ -79,7 +82,8 @@ func TestChaos_Seeded(t *testing.T) {
 // volumes at random servers, writer and reader jobs take turns on their
 // own volumes and a sampler reads those volumes' claims. Then it asserts
 // that the servers converge on one leader and one set of volumes, that
-// no answer was a 5xx other than 503, that the history is linearizable
+// no answer was a 5xx other than 503 nor refused a valid request as the
+// caller's mistake (4xx), that the history is linearizable
 // (check.Linearizable; on failure porcupine's visualisation is written
 // next to the logs), that every server ends with every acknowledged
 // write (check.Convergence), that no single-writer volume had two
@@ -153,6 +157,22 @@ func runChaos(t *testing.T, s uint64, rounds int) {
 	}
 	if len(bad) > 0 {
 		t.Errorf("chaos: answers with a 5xx other than 503 (%d):\n%s", len(bad), strings.Join(bad, "\n"))
+	}
+	// Every request the workloads send is valid: a fault may delay it
+	// (503) but never make it the caller's mistake.
+	var blamed []string
+	for _, op := range hist.Ops() {
+		if op.Status == 400 || op.Status == 403 || op.Kind == check.KindRegister && op.Status == 404 {
+			blamed = append(blamed, describe(op))
+		}
+	}
+	for _, op := range jobs.Ops() {
+		if op.Status >= 400 && op.Status < 500 {
+			blamed = append(blamed, fmt.Sprintf("  job %s %s at %s: %s (status %d)", op.Action, op.Job, op.Server, op.Err, op.Status))
+		}
+	}
+	if len(blamed) > 0 {
+		t.Errorf("chaos: valid requests refused as the caller's mistake (%d):\n%s", len(blamed), strings.Join(blamed, "\n"))
 	}
 
 	finals := map[string]map[string]check.Value{}
