@@ -218,7 +218,7 @@ func runChaos(t *testing.T, s uint64, rounds int) {
 
 // freeBound is how long a claim of an ended alloc may take to be freed,
 // from the later of the alloc's end and the heal of the fault before it.
-const freeBound = 30 * time.Second
+const freeBound = 15 * time.Second
 
 // writerFile checks the writes file of writer volume id at path.
 func writerFile(t *testing.T, id, path string) check.WriterReport {
