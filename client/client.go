@@ -10,6 +10,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/berth-csi/berth/client/allocrunner"
+	"github.com/berth-csi/berth/client/csi"
 	"github.com/berth-csi/berth/client/dynamicplugins"
 	"github.com/berth-csi/berth/client/pluginmanager"
 	"github.com/berth-csi/berth/client/volumemanager"
@@ -33,6 +34,7 @@ type Client struct {
 	tls       *tlsutil.Configurator // nil without tls.rpc
 
 	registry *dynamicplugins.Registry
+	csiConns *csi.Pool // one connection per plugin socket, for controller and node calls
 	plugins  *pluginmanager.Manager
 	updater  *nodeUpdater
 	volumes  *volumemanager.Manager
@@ -129,7 +131,8 @@ func New(cfg *Config) (*Client, error) {
 			return nil, fmt.Errorf("client: plugin %q: %w", p.ID, err)
 		}
 	}
-	c.volumes, err = volumemanager.New(volumemanager.Config{DataDir: cfg.DataDir, Registry: c.registry, Logger: c.logger})
+	c.csiConns = csi.NewPool(c.logger)
+	c.volumes, err = volumemanager.New(volumemanager.Config{DataDir: cfg.DataDir, Registry: c.registry, Conns: c.csiConns, Logger: c.logger})
 	if err != nil {
 		return nil, fmt.Errorf("client: %w", err)
 	}
@@ -177,11 +180,12 @@ func (c *Client) Volumes() *volumemanager.Manager { return c.volumes }
 func (c *Client) Run(ctx context.Context) {
 	defer c.pool.Shutdown()
 	defer c.rpcServer.Shutdown()
+	defer c.csiConns.Close()
 	c.logger.Info("client started", "servers", c.config.Servers)
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	for _, fn := range []func(context.Context){c.plugins.Run, c.updater.run, c.heartbeatLoop, c.allocs.run} {
+	for _, fn := range []func(context.Context){c.plugins.Run, c.updater.run, c.heartbeatLoop, c.allocs.run, c.forgetPluginConns} {
 		c.wg.Add(1)
 		go func() {
 			defer c.wg.Done()

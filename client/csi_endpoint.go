@@ -12,24 +12,29 @@ import (
 )
 
 // defaultControllerConcurrency is how many controller calls this client
-// makes to one plugin at once.
-const defaultControllerConcurrency = 1
+// makes to one plugin at once: enough that the servers' checks and
+// attachments do not queue behind each other (gRPC multiplexes them over
+// the plugin's one connection), few enough not to swamp a plugin.
+const defaultControllerConcurrency = 16
 
 // clientCSI answers the servers' calls to the CSI plugins this client runs:
 // the controller volume, attachment and snapshot operations, and the node
-// detach of a volume claimed on this node. Each controller call dials the
-// plugin's controller socket, makes one CSI call and closes the
-// connection; calls to one plugin wait their turn (at most ControllerConcurrency at
-// once).
-// A node detach goes through the client's volume manager, which
-// serializes the calls per volume.
+// detach of a volume claimed on this node. Controller calls go over the
+// client's one connection to the plugin's controller socket (csi.Pool);
+// at most ControllerConcurrency run at once per plugin, and calls about
+// one volume or snapshot one at a time, as the CSI spec asks. A node
+// detach goes through the client's volume manager, which serializes the
+// calls per volume.
 type clientCSI struct {
-	c    *Client
-	sems keyedsem.Semaphores[string] // controller calls in flight, by plugin ID
+	c       *Client
+	sems    keyedsem.Semaphores[string] // controller calls in flight, by plugin ID
+	objects keyedsem.Semaphores[string] // one call at a time, by plugin ID and object
 }
 
 func newClientCSI(c *Client) *clientCSI {
-	return &clientCSI{c: c, sems: keyedsem.Semaphores[string]{Limit: c.config.ControllerConcurrency}}
+	return &clientCSI{c: c,
+		sems:    keyedsem.Semaphores[string]{Limit: c.config.ControllerConcurrency},
+		objects: keyedsem.Semaphores[string]{Limit: 1}}
 }
 
 // ControllerCreateVolume creates a volume with the plugin's controller.
@@ -269,20 +274,27 @@ func (e *clientCSI) controller(ctx context.Context, pluginID, nodeID, what strin
 		socket = p.Socket
 	}
 
+	// The CSI spec wants at most one call in flight per volume (or
+	// snapshot): calls about one object wait for each other,
+	// before they take a turn at the plugin.
+	unlock, err := e.objects.Acquire(ctx, pluginID+"\x00"+what)
+	if err != nil {
+		return structs.NewError(structs.CodeUnavailable, "%s: waiting for another call about it to plugin %q on node %s: %v", what, pluginID, node, err)
+	}
+	defer unlock()
+
 	release, err := e.sems.Acquire(ctx, pluginID)
 	if err != nil {
 		return structs.NewError(structs.CodeUnavailable, "%s: waiting for plugin %q on node %s: %v", what, pluginID, node, err)
 	}
 	defer release()
 
-	logger := e.c.logger.With("plugin_id", pluginID, "target", what)
-	cc, err := csi.Dial(ctx, socket, logger, csi.WithPluginID(pluginID))
+	cc, err := e.c.csiConns.Get(ctx, pluginID, socket)
 	if err == nil {
-		defer cc.Close()
 		err = fn(ctx, cc)
 	}
 	if err != nil {
-		logger.Debug("controller call failed", "error", err)
+		e.c.logger.Debug("controller call failed", "plugin_id", pluginID, "target", what, "error", err)
 		return controllerError(err, node, what)
 	}
 	return nil

@@ -38,6 +38,7 @@ func newCSIClient(t *testing.T, plugins ...*dynamicplugins.PluginInfo) *Client {
 	t.Cleanup(func() {
 		c.rpcServer.Shutdown()
 		c.pool.Shutdown()
+		c.csiConns.Close()
 	})
 	return c
 }
@@ -477,6 +478,43 @@ func TestClientCSI_Controller_ConfiguredConcurrency(t *testing.T) {
 		must.ErrorIs(t, <-errs, structs.ErrUnavailable)
 	}
 	slow.Resume()
+}
+
+// TestClientCSI_Controller_OneCallPerVolume: with turns to spare, a second
+// call about the same volume still waits for the first (the CSI spec's
+// one call in flight per volume) while a call about another volume goes
+// ahead; every call goes over the plugin's one pooled connection.
+func TestClientCSI_Controller_OneCallPerVolume(t *testing.T) {
+	slow := csitest.StartMockDriver(t, csitest.MockOptions{})
+	c := newCSIClient(t, monolith("slow", slow.Socket))
+	e := &clientCSI{c: c, sems: keyedsem.Semaphores[string]{Limit: 4}}
+	create := func(ctx context.Context, name string) error {
+		return e.ControllerCreateVolume(ctx, &structs.ClientCSIControllerCreateVolumeRequest{
+			PluginID: "slow", Name: name, Capabilities: fsWriter}, &structs.ClientCSIControllerCreateVolumeResponse{})
+	}
+	must.NoError(t, create(context.Background(), "warm-up"))
+
+	slow.Pause()
+	waitStopped(t, slow.PID())
+	ctx, cancel := context.WithCancel(context.Background())
+	errs := make(chan error, 3)
+	for _, name := range []string{"a", "a", "b"} {
+		go func() { errs <- create(ctx, name) }()
+	}
+	// "a" and "b" hold plugin turns; the second "a" waits for the first.
+	must.Wait(t, wait.InitialSuccess(wait.BoolFunc(func() bool {
+		held, _ := e.sems.Usage("slow")
+		_, aUsers := e.objects.Usage("slow\x00" + volumeNamed("a"))
+		return held == 2 && aUsers == 2
+	}), wait.Timeout(10*time.Second), wait.Gap(5*time.Millisecond)))
+	cancel()
+	for range 3 {
+		must.ErrorIs(t, <-errs, structs.ErrUnavailable)
+	}
+	slow.Resume()
+	must.NoError(t, create(context.Background(), "a"))
+	must.EqOp(t, 1, c.csiConns.Len(), must.Sprint("one connection to the plugin for every call"))
+	must.Zero(t, e.objects.Len(), must.Sprint("no per-volume turn is left behind"))
 }
 
 func TestClientCSI_ControllerAttachDetach_MockDriverOverTheWire(t *testing.T) {

@@ -30,7 +30,10 @@ type Config struct {
 	DataDir string
 	// Registry is where the node's plugins are registered.
 	Registry *dynamicplugins.Registry
-	Logger   hclog.Logger
+	// Conns holds the connections to the plugins' sockets, shared with
+	// the client's controller calls; nil means one of the manager's own.
+	Conns  *csi.Pool
+	Logger hclog.Logger
 	// Retry paces the retries of a CSI call that failed with an error
 	// that is not final (the operation may still be in progress); the
 	// zero value means DefaultRetry.

@@ -23,7 +23,8 @@ type Manager struct {
 	registry *dynamicplugins.Registry
 	logger   hclog.Logger
 	retry    csi.Backoff
-	file     string // the usage file
+	conns    *csi.Pool // the node sockets' connections
+	file     string    // the usage file
 
 	locks keyedsem.Semaphores[volumeKey] // one operation per volume at a time
 
@@ -60,7 +61,11 @@ func New(cfg Config) (*Manager, error) {
 		registry: cfg.Registry,
 		logger:   logger.Named("volumemanager"),
 		retry:    retry,
+		conns:    cfg.Conns,
 		file:     filepath.Join(dir, usageFileName),
+	}
+	if m.conns == nil {
+		m.conns = csi.NewPool(logger)
 	}
 	if m.usage, err = loadUsage(m.file); err != nil {
 		return nil, err
@@ -196,9 +201,10 @@ func (m *Manager) call(ctx context.Context, s *step, name string, fn func(contex
 	return nil
 }
 
-// dial connects to plugin p's node socket.
+// dial returns the connection to plugin p's node socket (shared: never
+// closed by the caller).
 func (m *Manager) dial(ctx context.Context, s *step, p *dynamicplugins.PluginInfo) (*csi.Client, error) {
-	cc, err := csi.Dial(ctx, p.Socket, s.log, csi.WithPluginID(p.ID))
+	cc, err := m.conns.Get(ctx, p.ID, p.Socket)
 	if err != nil {
 		return nil, s.fail("dial", err)
 	}

@@ -94,7 +94,6 @@ func (m *Manager) MountVolume(ctx context.Context, req *MountRequest) (*MountRes
 	if err != nil {
 		return nil, err
 	}
-	defer cc.Close()
 
 	paths := pathsFor(m.dataDir, p, req.AllocID, req.VolumeID)
 	switch {

@@ -63,7 +63,6 @@ func (m *Manager) UnmountVolume(ctx context.Context, allocID, volumeID, pluginID
 	if err != nil {
 		return err
 	}
-	defer cc.Close()
 
 	if a != nil {
 		if a.State != publishUnpublishing {

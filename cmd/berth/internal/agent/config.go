@@ -60,7 +60,7 @@ type ClientConfig struct {
 	Servers    []string `hcl:"servers,optional"`
 	Datacenter string   `hcl:"datacenter,optional"`
 	// ControllerConcurrency bounds the controller calls to one plugin on
-	// this client; 0 keeps the default (1).
+	// this client; 0 keeps the default (16).
 	ControllerConcurrency int `hcl:"controller_concurrency,optional"`
 	// AllowRootTasks lets tasks run as root; on in -dev.
 	AllowRootTasks bool `hcl:"allow_root_tasks,optional"`

@@ -1,0 +1,36 @@
+package client
+
+import (
+	"context"
+	"slices"
+
+	"github.com/berth-csi/berth/client/dynamicplugins"
+)
+
+// forgetPluginConns closes the pooled connections of a plugin once it is
+// deregistered, or of the sockets it no longer uses when its registration
+// is replaced, until ctx ends. (The plugin task's client restarts and
+// gRPC's reconnect cover a plugin that restarts on the same socket.)
+func (c *Client) forgetPluginConns(ctx context.Context) {
+	sockets := map[string][]string{} // plugin ID -> its sockets
+	for ev := range c.registry.Subscribe(ctx) {
+		now := pluginSockets(ev.Plugin)
+		if ev.Type == dynamicplugins.EventDeregistered {
+			now = nil
+		}
+		for _, s := range sockets[ev.Plugin.ID] {
+			if !slices.Contains(now, s) {
+				c.csiConns.Forget(s)
+			}
+		}
+		sockets[ev.Plugin.ID] = now
+	}
+}
+
+// pluginSockets is the sockets plugin p is called on.
+func pluginSockets(p *dynamicplugins.PluginInfo) []string {
+	if p.ControllerSocket != "" && p.ControllerSocket != p.Socket {
+		return []string{p.Socket, p.ControllerSocket}
+	}
+	return []string{p.Socket}
+}
