@@ -136,6 +136,19 @@ func TestCluster_DeadServerKeptUntilReplaced(t *testing.T) {
 	})
 }
 
+// TestCluster_LeaderHandsOffBeforeStopping: a leader that stops hands the
+// leadership to another voter first (Shutdown does so), so the others do
+// not wait out an election timeout; it stays running as a follower.
+func TestCluster_LeaderHandsOffBeforeStopping(t *testing.T) {
+	c := servertest.Cluster(t, 3)
+	old := c.Leader()
+	old.HandOffLeadership()
+	must.False(t, old.IsLeader(), must.Sprint("the old leader stepped down"))
+	next := c.WaitForLeader(t, 10*time.Second)
+	must.NotEqOp(t, old.Index, next.Index)
+	registerPluginNode(t, next, "node-1", "hostpath")
+}
+
 func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
