@@ -44,7 +44,7 @@ func (s *Server) watchVolumes(ctx context.Context) {
 	defer wg.Wait()
 	for ctx.Err() == nil {
 		ws := memdb.NewWatchSet()
-		iter, err := s.State().CSIVolumes(ws)
+		iter, err := s.State().CSIVolumesReleasing(ws)
 		if err != nil {
 			s.logger.Error("volumewatcher: read volumes; retrying", "error", err)
 			select {

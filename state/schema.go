@@ -2,6 +2,8 @@ package state
 
 import (
 	"github.com/hashicorp/go-memdb"
+
+	"github.com/berth-csi/berth/structs"
 )
 
 // Table names. They name the rows of a snapshot too: never rename one.
@@ -38,6 +40,7 @@ const (
 	indexExternalID = "external_id" // volumes by (plugin, external ID)
 	indexClaimAlloc = "claim_alloc" // volumes by the allocs of their claims
 	indexClaimNode  = "claim_node"  // volumes by the nodes of their claims
+	indexReleasing  = "releasing"   // volumes by whether a claim is being released
 
 	prefixSuffix = "_prefix" // memdb's suffix for a prefix scan of an index
 )
@@ -175,6 +178,15 @@ func csiVolumesTableSchema() *memdb.TableSchema {
 				Name:         indexClaimNode,
 				AllowMissing: true,
 				Indexer:      volumeClaimNodeIndexer,
+			},
+			// The volume watcher reads and watches only the volumes with
+			// a claim being released, so that its cost grows with those,
+			// not with the store.
+			indexReleasing: {
+				Name: indexReleasing,
+				Indexer: &memdb.ConditionalIndex{Conditional: func(obj any) (bool, error) {
+					return len(obj.(*structs.CSIVolume).PastClaims) > 0, nil
+				}},
 			},
 		},
 	}

@@ -183,6 +183,13 @@ func (s *StateStore) CSIVolumes(ws memdb.WatchSet) (memdb.ResultIterator, error)
 	return getWatch(s.db.Txn(false), ws, TableCSIVolumes, indexID)
 }
 
+// CSIVolumesReleasing iterates the volumes with a claim being released (a
+// past claim), across namespaces; ws fires when one of them changes or
+// another volume starts releasing a claim, not on other volume writes.
+func (s *StateStore) CSIVolumesReleasing(ws memdb.WatchSet) (memdb.ResultIterator, error) {
+	return getWatch(s.db.Txn(false), ws, TableCSIVolumes, indexReleasing, true)
+}
+
 // CSIVolumesByIDPrefix iterates the volume rows of a namespace whose ID
 // starts with prefix; an empty prefix lists the namespace.
 func (s *StateStore) CSIVolumesByIDPrefix(ws memdb.WatchSet, namespace, prefix string) (memdb.ResultIterator, error) {
