@@ -124,16 +124,10 @@ func (v *CSIVolume) Claim(ctx context.Context, args *structs.CSIVolumeClaimReque
 	// and a release step's outcome.
 	args.ExternalNodeID, args.LastError, args.NextAttemptAt = "", "", time.Time{}
 	args.Timestamp = time.Now()
-	batch := &structs.CSIVolumeClaimBatchRequest{Claims: []structs.CSIVolumeClaimRequest{*args}}
-	errs, index, err := raftApply[[]error](v.srv, structs.CSIVolumeClaimRequestType, batch)
+	// Concurrent claims share raft entries (claimBatcher).
+	index, err := v.srv.claims.apply(*args)
 	if err != nil {
 		return err
-	}
-	if len(errs) != 1 {
-		return structs.NewError(structs.CodeInternal, "volume %q: claim batch of 1 answered %d results", args.VolumeID, len(errs))
-	}
-	if errs[0] != nil {
-		return errs[0]
 	}
 	vol, err := v.srv.State().CSIVolumeByID(nil, args.RequestNamespace(), args.VolumeID)
 	if err != nil {

@@ -37,6 +37,7 @@ type Server struct {
 	planMu sync.Mutex
 	// volumeKick wakes the volumewatcher (buffered, one pending wake).
 	volumeKick chan struct{}
+	claims     claimBatcher // coalesces concurrent claim writes into raft entries
 
 	ctx    context.Context // the server's lifetime; cancelled by Shutdown
 	cancel context.CancelFunc
@@ -112,6 +113,9 @@ func New(cfg *Config) (*Server, error) {
 		reconcileCh:  make(chan struct{}, 1),
 		volumeKick:   make(chan struct{}, 1),
 		nodeConns:    newNodeConns(),
+	}
+	s.claims.write = func(req *structs.CSIVolumeClaimBatchRequest) ([]error, uint64, error) {
+		return raftApply[[]error](s, structs.CSIVolumeClaimRequestType, req)
 	}
 	if err := s.start(); err != nil {
 		_ = s.Shutdown()
