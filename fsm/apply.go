@@ -9,23 +9,24 @@ import (
 // dispatch maps every message type to its apply function. Adding a message
 // type means adding a row here and a golden test entry.
 var dispatch = map[structs.MessageType]applyFn{
-	structs.NodeRegisterRequestType:        applyNodeRegister,
-	structs.NodeDeregisterRequestType:      applyNodeDeregister,
-	structs.NodeUpdateStatusRequestType:    applyNodeUpdateStatus,
-	structs.CSIVolumeRegisterRequestType:   applyCSIVolumeRegister,
-	structs.CSIVolumeDeregisterRequestType: applyCSIVolumeDeregister,
-	structs.CSIVolumeClaimRequestType:      applyCSIVolumeClaim,
-	structs.CSIPluginDeleteRequestType:     applyCSIPluginDelete,
-	structs.JobDeregisterRequestType:       applyJobDeregister,
-	structs.NodeFingerprintRequestType:     applyNodeFingerprint,
-	structs.PlanApplyRequestType:           applyPlan,
-	structs.AllocClientUpdateRequestType:   applyAllocClientUpdate,
-	structs.RootKeyUpsertRequestType:       applyRootKeyUpsert,
-	structs.ACLPolicyUpsertRequestType:     applyACLPolicyUpsert,
-	structs.ACLPolicyDeleteRequestType:     applyACLPolicyDelete,
-	structs.ACLTokenUpsertRequestType:      applyACLTokenUpsert,
-	structs.ACLTokenDeleteRequestType:      applyACLTokenDelete,
-	structs.ACLBootstrapRequestType:        applyACLBootstrap,
+	structs.NodeRegisterRequestType:           applyNodeRegister,
+	structs.NodeDeregisterRequestType:         applyNodeDeregister,
+	structs.NodeUpdateStatusRequestType:       applyNodeUpdateStatus,
+	structs.CSIVolumeRegisterRequestType:      applyCSIVolumeRegister,
+	structs.CSIVolumeRegisterBatchRequestType: applyCSIVolumeRegisterBatch,
+	structs.CSIVolumeDeregisterRequestType:    applyCSIVolumeDeregister,
+	structs.CSIVolumeClaimRequestType:         applyCSIVolumeClaim,
+	structs.CSIPluginDeleteRequestType:        applyCSIPluginDelete,
+	structs.JobDeregisterRequestType:          applyJobDeregister,
+	structs.NodeFingerprintRequestType:        applyNodeFingerprint,
+	structs.PlanApplyRequestType:              applyPlan,
+	structs.AllocClientUpdateRequestType:      applyAllocClientUpdate,
+	structs.RootKeyUpsertRequestType:          applyRootKeyUpsert,
+	structs.ACLPolicyUpsertRequestType:        applyACLPolicyUpsert,
+	structs.ACLPolicyDeleteRequestType:        applyACLPolicyDelete,
+	structs.ACLTokenUpsertRequestType:         applyACLTokenUpsert,
+	structs.ACLTokenDeleteRequestType:         applyACLTokenDelete,
+	structs.ACLBootstrapRequestType:           applyACLBootstrap,
 }
 
 func applyNodeRegister(f *FSM, index uint64, buf []byte) any {
@@ -74,6 +75,27 @@ func applyCSIVolumeRegister(f *FSM, index uint64, buf []byte) any {
 		}
 	}
 	return f.State().UpsertCSIVolume(index, req.Volumes)
+}
+
+// applyCSIVolumeRegisterBatch applies each register request of the batch
+// in its own transaction, all or nothing for that request, and answers
+// one error per request ([]error).
+func applyCSIVolumeRegisterBatch(f *FSM, index uint64, buf []byte) any {
+	var req structs.CSIVolumeRegisterBatchRequest
+	if err := decode(structs.CSIVolumeRegisterBatchRequestType, index, buf, &req); err != nil {
+		return err
+	}
+	errs := make([]error, len(req.Registers))
+	for i := range req.Registers {
+		r := &req.Registers[i]
+		for _, v := range r.Volumes {
+			if v != nil && v.Namespace == "" {
+				v.Namespace = r.RequestNamespace()
+			}
+		}
+		errs[i] = f.State().UpsertCSIVolume(index, r.Volumes)
+	}
+	return errs
 }
 
 func applyCSIVolumeDeregister(f *FSM, index uint64, buf []byte) any {

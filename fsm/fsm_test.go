@@ -119,7 +119,15 @@ func goldenScenarios() map[string][]entry {
 	placed := alloc.Copy()
 	placed.ClientStatus = structs.AllocClientStatusPending
 	placed.JobID = job.ID
+	batchVol := func(id string) *structs.CSIVolume { return statetest.Volume(id, "hostpath") }
 	return map[string][]entry{
+		"register_batch": {
+			{structs.NodeRegisterRequestType, &structs.NodeRegisterRequest{Node: node}},
+			{structs.CSIVolumeRegisterBatchRequestType, &structs.CSIVolumeRegisterBatchRequest{Registers: []structs.CSIVolumeRegisterRequest{
+				{Volumes: []*structs.CSIVolume{batchVol("b1")}},
+				{Volumes: []*structs.CSIVolume{batchVol("b2"), batchVol("b3")}},
+			}}},
+		},
 		"node_plugin_volume_claim": {
 			{structs.NodeRegisterRequestType, &structs.NodeRegisterRequest{Node: node}},
 			{structs.CSIVolumeRegisterRequestType, &structs.CSIVolumeRegisterRequest{Volumes: []*structs.CSIVolume{vol}}},
@@ -230,6 +238,35 @@ func TestFSM_Apply_GoldenCoversEveryMessageType(t *testing.T) {
 	}
 	for mt := range covered {
 		must.MapContainsKey(t, dispatch, mt, must.Sprintf("golden entry of type %s, which the FSM does not apply", mt))
+	}
+}
+
+// TestFSM_Apply_RegisterBatch_EachOnItsOwn: a refused request of a
+// register batch writes nothing of its own and leaves the others applied,
+// each answered with its own error.
+func TestFSM_Apply_RegisterBatch_EachOnItsOwn(t *testing.T) {
+	f := newFSM(t)
+	node := statetest.NodeWithPlugin("node-1", "hostpath", true, true, true)
+	bad := statetest.Volume("x2", "no-such-plugin")
+	res := applyAll(t, f, []entry{
+		{structs.NodeRegisterRequestType, &structs.NodeRegisterRequest{Node: node}},
+		{structs.CSIVolumeRegisterBatchRequestType, &structs.CSIVolumeRegisterBatchRequest{Registers: []structs.CSIVolumeRegisterRequest{
+			{Volumes: []*structs.CSIVolume{statetest.Volume("x1", "hostpath")}},
+			{Volumes: []*structs.CSIVolume{statetest.Volume("x3", "hostpath"), bad}}, // all or nothing: x3 is not written
+			{Volumes: []*structs.CSIVolume{statetest.Volume("x4", "hostpath")}},
+		}}},
+	})
+	errs, ok := res[1].([]error)
+	must.True(t, ok, must.Sprintf("a batch answers []error, got %T", res[1]))
+	must.SliceLen(t, 3, errs)
+	must.NoError(t, errs[0])
+	must.ErrorIs(t, errs[1], structs.ErrBadRequest)
+	must.StrContains(t, errs[1].Error(), `"no-such-plugin"`)
+	must.NoError(t, errs[2])
+	for id, want := range map[string]bool{"x1": true, "x3": false, "x2": false, "x4": true} {
+		vol, err := f.State().CSIVolumeByID(nil, structs.DefaultNamespace, id)
+		must.NoError(t, err)
+		must.EqOp(t, want, vol != nil, must.Sprintf("volume %s", id))
 	}
 }
 

@@ -112,6 +112,10 @@ func withoutTokens(msg any) {
 		claims = m.Claims
 	case *structs.PlanApplyRequest:
 		claims = m.Claims
+	case *structs.CSIVolumeRegisterBatchRequest:
+		for i := range m.Registers {
+			m.Registers[i].AuthToken = ""
+		}
 	}
 	for i := range claims {
 		claims[i].AuthToken = ""

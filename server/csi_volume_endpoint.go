@@ -63,8 +63,9 @@ func (v *CSIVolume) Register(ctx context.Context, args *structs.CSIVolumeRegiste
 	if err != nil {
 		return err
 	}
-	_, index, err := raftApply[any](v.srv, structs.CSIVolumeRegisterRequestType,
-		&structs.CSIVolumeRegisterRequest{Volumes: sealed, WriteRequest: structs.WriteRequest{Namespace: args.Namespace}})
+	// Concurrent registers share raft entries (batcher), each applied all
+	// or nothing on its own.
+	index, err := v.srv.registers.apply(structs.CSIVolumeRegisterRequest{Volumes: sealed, WriteRequest: structs.WriteRequest{Namespace: args.Namespace}})
 	if err != nil {
 		return err
 	}
@@ -124,7 +125,7 @@ func (v *CSIVolume) Claim(ctx context.Context, args *structs.CSIVolumeClaimReque
 	// and a release step's outcome.
 	args.ExternalNodeID, args.LastError, args.NextAttemptAt = "", "", time.Time{}
 	args.Timestamp = time.Now()
-	// Concurrent claims share raft entries (claimBatcher).
+	// Concurrent claims share raft entries (batcher).
 	index, err := v.srv.claims.apply(*args)
 	if err != nil {
 		return err

@@ -37,7 +37,9 @@ type Server struct {
 	planMu sync.Mutex
 	// volumeKick wakes the volumewatcher (buffered, one pending wake).
 	volumeKick chan struct{}
-	claims     claimBatcher // coalesces concurrent claim writes into raft entries
+	// claims and registers coalesce concurrent writes into raft entries.
+	claims    batcher[structs.CSIVolumeClaimRequest]
+	registers batcher[structs.CSIVolumeRegisterRequest]
 
 	ctx    context.Context // the server's lifetime; cancelled by Shutdown
 	cancel context.CancelFunc
@@ -114,9 +116,7 @@ func New(cfg *Config) (*Server, error) {
 		volumeKick:   make(chan struct{}, 1),
 		nodeConns:    newNodeConns(),
 	}
-	s.claims.write = func(req *structs.CSIVolumeClaimBatchRequest) ([]error, uint64, error) {
-		return raftApply[[]error](s, structs.CSIVolumeClaimRequestType, req)
-	}
+	s.setupBatchers()
 	if err := s.start(); err != nil {
 		_ = s.Shutdown()
 		return nil, err

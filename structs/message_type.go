@@ -29,6 +29,10 @@ const (
 	ACLTokenDeleteRequestType    MessageType = 16
 	ACLBootstrapRequestType      MessageType = 17
 	RootKeyUpsertRequestType     MessageType = 18
+	// CSIVolumeRegisterBatchRequestType: several register requests in one
+	// entry, each applied all or nothing on its own (the leader coalesces
+	// concurrent registers).
+	CSIVolumeRegisterBatchRequestType MessageType = 19
 )
 
 var messageTypeNames = map[MessageType]string{
@@ -49,6 +53,8 @@ var messageTypeNames = map[MessageType]string{
 	ACLTokenDeleteRequestType:      "ACLTokenDelete",
 	ACLBootstrapRequestType:        "ACLBootstrap",
 	RootKeyUpsertRequestType:       "RootKeyUpsert",
+
+	CSIVolumeRegisterBatchRequestType: "CSIVolumeRegisterBatch",
 }
 
 func (t MessageType) String() string {

@@ -9,6 +9,13 @@ type CSIVolumeRegisterRequest struct {
 	WriteRequest
 }
 
+// CSIVolumeRegisterBatchRequest is register requests that the leader
+// coalesced into one raft entry; the FSM applies each on its own, all or
+// nothing, and answers one error per request.
+type CSIVolumeRegisterBatchRequest struct {
+	Registers []CSIVolumeRegisterRequest
+}
+
 // CSIVolumeRegisterResponse answers CSIVolumeRegisterRequest. Warnings
 // are what the plugin said of volumes it did not refuse, such as why it
 // did not confirm their capabilities.

@@ -13,18 +13,18 @@ import (
 	"github.com/berth-csi/berth/structs"
 )
 
-// TestClaimBatcher_CoalescesWhileOneIsInFlight: the claims that arrive
+// TestBatcher_CoalescesWhileOneIsInFlight: the claims that arrive
 // while a batch is being written go out together in the next one (at most
-// maxClaimBatch an entry), each caller gets its own claim's result, and a
+// maxBatch an entry), each caller gets its own claim's result, and a
 // raft error answers the whole batch it hit.
-func TestClaimBatcher_CoalescesWhileOneIsInFlight(t *testing.T) {
+func TestBatcher_CoalescesWhileOneIsInFlight(t *testing.T) {
 	release := make(chan struct{})
 	var mu sync.Mutex
 	var sizes []int
 	index := uint64(0)
-	b := &claimBatcher{write: func(req *structs.CSIVolumeClaimBatchRequest) ([]error, uint64, error) {
+	b := &batcher[structs.CSIVolumeClaimRequest]{write: func(claims []structs.CSIVolumeClaimRequest) ([]error, uint64, error) {
 		mu.Lock()
-		sizes = append(sizes, len(req.Claims))
+		sizes = append(sizes, len(claims))
 		first := len(sizes) == 1
 		index++
 		idx := index
@@ -32,11 +32,11 @@ func TestClaimBatcher_CoalescesWhileOneIsInFlight(t *testing.T) {
 		if first {
 			<-release // the first entry is slow to commit
 		}
-		if req.Claims[0].VolumeID == "raft-fails" {
+		if claims[0].VolumeID == "raft-fails" {
 			return nil, 0, errors.New("leadership lost")
 		}
-		errs := make([]error, len(req.Claims))
-		for i, c := range req.Claims {
+		errs := make([]error, len(claims))
+		for i, c := range claims {
 			if c.AllocationID == "refused" {
 				errs[i] = structs.NewError(structs.CodeConflict, "volume %q is held", c.VolumeID)
 			}
@@ -69,7 +69,7 @@ func TestClaimBatcher_CoalescesWhileOneIsInFlight(t *testing.T) {
 	}
 	waitQueued(0)
 
-	n := maxClaimBatch + 10
+	n := maxBatch + 10
 	results := make([]result, n)
 	var wg sync.WaitGroup
 	for i := range n {
@@ -91,7 +91,7 @@ func TestClaimBatcher_CoalescesWhileOneIsInFlight(t *testing.T) {
 	must.NoError(t, r.err)
 	must.EqOp(t, uint64(1), r.index)
 
-	must.Eq(t, []int{1, maxClaimBatch, 10}, sizes, must.Sprint("one entry for the first, then full batches of what queued behind it"))
+	must.Eq(t, []int{1, maxBatch, 10}, sizes, must.Sprint("one entry for the first, then full batches of what queued behind it"))
 	for i, r := range results {
 		if i == 3 {
 			must.ErrorIs(t, r.err, structs.ErrConflict, must.Sprint("a claim's own refusal reaches its caller alone"))
