@@ -30,6 +30,8 @@ func TestForbidden(t *testing.T) {
 		{"cmd may import anything", "cmd/berth/internal/agent", module + "/server", false, false},
 		{"the chaos harness may import anything", "internal/chaos", module + "/server/servertest", false, false},
 		{"the chaos checkers are a leaf", "internal/chaos/check", module + "/structs", false, true},
+		{"the load tool may import anything", "internal/loadtest", module + "/client/csi", false, false},
+		{"nothing imports the load tool", "server", module + "/internal/loadtest", false, true},
 		{"unknown package is named", "newpkg", module + "/structs", false, true},
 		{"stdlib is fine", "structs", "fmt", false, false},
 	}

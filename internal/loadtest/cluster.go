@@ -1,0 +1,344 @@
+package loadtest
+
+import (
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/berth-csi/berth/api"
+	"github.com/berth-csi/berth/client/clienttest"
+	"github.com/berth-csi/berth/client/csitest"
+	bexec "github.com/berth-csi/berth/client/drivers/exec"
+	"github.com/berth-csi/berth/structs"
+)
+
+// The agents' loopback addresses: the chaos suite has .11-.13, .31 and
+// .32; other process tests .21 and .41-.43.
+var (
+	serverAddrs = []string{"127.0.0.51", "127.0.0.52", "127.0.0.53"}
+	clientAddr  = "127.0.0.61"
+)
+
+// PluginID is the ID the client registers the mock driver under.
+const PluginID = "mock"
+
+// Agent is one berth agent process of the cluster: a server or the client.
+type Agent struct {
+	Name     string
+	Addr     string // its loopback address, bound and dialed from
+	HTTPPort int
+	RPCPort  int // servers only
+	SerfPort int // servers only
+	DataDir  string
+
+	proc *proc
+}
+
+// HTTPAddr is the base URL of the agent's HTTP API.
+func (a *Agent) HTTPAddr() string {
+	return "http://" + net.JoinHostPort(a.Addr, strconv.Itoa(a.HTTPPort))
+}
+
+// RPCAddr is a server's RPC (and raft) address, as /v1/status/leader names it.
+func (a *Agent) RPCAddr() string { return net.JoinHostPort(a.Addr, strconv.Itoa(a.RPCPort)) }
+
+// PID is the agent's current process ID.
+func (a *Agent) PID() int { return a.proc.pid() }
+
+// Running reports whether the agent's process runs.
+func (a *Agent) Running() bool { return a.proc.running() }
+
+// Options sizes the cluster.
+type Options struct {
+	// AttachLimit is the mock driver's -attach-limit: how many volumes
+	// the client's node may have claimed at once.
+	AttachLimit int
+}
+
+// Cluster is three server agents and one client agent with the csi-test
+// mock driver registered as an external plugin, all real processes on
+// their own loopback addresses.
+type Cluster struct {
+	t       testing.TB
+	Bin     string // bin/berth, built for this run
+	Servers []*Agent
+	Client  *Agent
+	Mock    *csitest.Plugin
+	LogDir  string // one log file per agent, kept after the test
+
+	// Retried counts the answers the API clients retried (Unavailable or
+	// NotReady: not applied).
+	Retried atomic.Int64
+
+	// transport is shared by every API client, with enough idle
+	// connections per agent for the most callers of a run, so that a
+	// run measures requests, not connection setup.
+	transport *http.Transport
+	extSeq    atomic.Int64 // names of the storage volumes made in the mock
+	volSeq    atomic.Int64 // IDs of the volumes registered
+}
+
+// StartCluster builds berth, starts the mock driver, the servers and the
+// client, and waits until the plugin is healthy as node and controller.
+// Everything is ended by PID in the test's cleanup.
+func StartCluster(t testing.TB, opts Options) *Cluster {
+	t.Helper()
+	c := &Cluster{t: t}
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.MaxIdleConns, tr.MaxIdleConnsPerHost = 4096, 1024
+	c.transport = tr
+	t.Cleanup(tr.CloseIdleConnections)
+
+	c.Bin = filepath.Join(t.TempDir(), "berth")
+	if out, err := exec.Command("go", "build", "-o", c.Bin, "github.com/berth-csi/berth/cmd/berth").CombinedOutput(); err != nil {
+		t.Fatalf("loadtest: build berth: %v\n%s", err, out)
+	}
+	logDir, err := os.MkdirTemp("", "berth-loadtest-logs-")
+	if err != nil {
+		t.Fatalf("loadtest: log dir: %v", err)
+	}
+	c.LogDir = logDir
+	// The mock answers without controller publish, so that a claim is a
+	// write of the servers alone (see doc.go).
+	c.Mock = csitest.StartMockDriver(t, csitest.MockOptions{
+		ExtraArgs: []string{"-disable-attach", fmt.Sprintf("-attach-limit=%d", max(opts.AttachLimit, 2))}})
+	t.Cleanup(func() {
+		if t.Failed() {
+			for _, a := range c.agents() {
+				t.Logf("--- %s (last 40 lines of %s) ---\n%s", a.Name, a.proc.logPath, a.proc.logTail(40))
+			}
+		}
+		if err := os.WriteFile(filepath.Join(logDir, "mock-driver.log"), []byte(tailFile(c.Mock.LogPath, 400)+"\n"), 0o644); err != nil {
+			t.Logf("loadtest: keep the mock driver's log: %v", err)
+		}
+		t.Logf("loadtest: process logs kept in %s", logDir)
+	})
+
+	c.startServers()
+	c.WaitLeader(90 * time.Second)
+	c.startClient()
+	c.waitUntil(60*time.Second, "the client's node ready and the mock plugin healthy", c.pluginReady)
+	return c
+}
+
+func (c *Cluster) agents() []*Agent {
+	out := append([]*Agent{}, c.Servers...)
+	if c.Client != nil {
+		out = append(out, c.Client)
+	}
+	return out
+}
+
+// startServers starts the three servers, each joining the two others, and
+// stops them at cleanup.
+func (c *Cluster) startServers() {
+	t := c.t
+	for i, addr := range serverAddrs {
+		ports := freePortsOn(t, addr, 3)
+		c.Servers = append(c.Servers, &Agent{Name: fmt.Sprintf("s%d", i+1), Addr: addr,
+			HTTPPort: ports[0], RPCPort: ports[1], SerfPort: ports[2], DataDir: t.TempDir()})
+	}
+	t.Cleanup(func() {
+		for _, s := range c.Servers {
+			if s.proc != nil {
+				s.proc.stop(10 * time.Second)
+			}
+		}
+	})
+	for _, s := range c.Servers {
+		args := []string{"agent", "-server", "-node-name", s.Name, "-data-dir", s.DataDir, "-bind", s.Addr,
+			"-http-port", strconv.Itoa(s.HTTPPort), "-rpc-port", strconv.Itoa(s.RPCPort),
+			"-serf-port", strconv.Itoa(s.SerfPort), "-bootstrap-expect", "3"}
+		for _, o := range c.Servers {
+			if o != s {
+				args = append(args, "-join", net.JoinHostPort(o.Addr, strconv.Itoa(o.SerfPort)))
+			}
+		}
+		s.proc = &proc{name: s.Name, bin: c.Bin, args: args, logPath: filepath.Join(c.LogDir, s.Name+".log")}
+		if err := s.proc.start(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// startClient starts the client agent with the mock driver as an external
+// monolith plugin. Its data dir is short, for the sockets under it. At
+// cleanup it is stopped, the tasks it left are killed by PID and what
+// stays mounted under its data dir is detached.
+func (c *Cluster) startClient() {
+	t := c.t
+	dataDir, err := os.MkdirTemp("", "bl")
+	if err != nil {
+		t.Fatalf("loadtest: client data dir: %v", err)
+	}
+	a := &Agent{Name: "c1", Addr: clientAddr, HTTPPort: freePortsOn(t, clientAddr, 1)[0], DataDir: dataDir}
+	var servers []string
+	for _, s := range c.Servers {
+		servers = append(servers, strconv.Quote(s.RPCAddr()))
+	}
+	cfg := filepath.Join(t.TempDir(), "client.hcl")
+	hcl := fmt.Sprintf(`
+name      = %q
+data_dir  = %q
+bind_addr = %q
+ports { http = %d }
+client {
+  enabled = true
+  servers = [%s]
+}
+plugin %q {
+  type   = "monolith"
+  socket = %q
+}
+`, a.Name, dataDir, a.Addr, a.HTTPPort, strings.Join(servers, ", "), PluginID, c.Mock.Socket)
+	if err := os.WriteFile(cfg, []byte(hcl), 0o600); err != nil {
+		t.Fatalf("loadtest: client config: %v", err)
+	}
+	a.proc = &proc{name: a.Name, bin: c.Bin, args: []string{"agent", "-config", cfg}, logPath: filepath.Join(c.LogDir, a.Name+".log")}
+	t.Cleanup(func() {
+		a.proc.stop(10 * time.Second)
+		clienttest.KillTasksUnder(dataDir)
+		if detached, err := bexec.DetachMountsUnder(dataDir, nil); err != nil {
+			t.Errorf("loadtest: detach mounts under %s: %v", dataDir, err)
+		} else if len(detached) > 0 {
+			t.Logf("loadtest: detached %d mounts left under %s", len(detached), dataDir)
+		}
+		_ = os.RemoveAll(dataDir)
+	})
+	c.Client = a
+	if err := a.proc.start(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// pluginReady reports whether the client's node is ready and the mock
+// plugin healthy on it as node and controller.
+func (c *Cluster) pluginReady() bool {
+	cl := c.API(c.Servers[0])
+	nodes, _, err := cl.Nodes().List(nil)
+	if err != nil || len(nodes) != 1 || nodes[0].Status != structs.NodeStatusReady {
+		return false
+	}
+	p, _, err := cl.CSIPlugins().Info(PluginID, nil)
+	return err == nil && p.NodesHealthy == 1 && p.ControllersHealthy == 1
+}
+
+// API is a client of agent a's HTTP API. It retries what the servers did
+// not apply (503), counting each retry in Retried.
+func (c *Cluster) API(a *Agent) *api.Client {
+	cl, err := api.NewClient(api.Config{Address: a.HTTPAddr(), HTTPClient: &http.Client{Transport: c.transport},
+		OnRetry: func(int, error) { c.Retried.Add(1) }})
+	if err != nil {
+		c.t.Fatalf("loadtest: api client for %s: %v", a.Name, err)
+	}
+	return cl
+}
+
+// probe is a client of agent a's HTTP API for polling: no retries and a
+// short timeout, so that a poll says what the agent says now.
+func (c *Cluster) probe(a *Agent) *api.Client {
+	cl, err := api.NewClient(api.Config{Address: a.HTTPAddr(), HTTPClient: &http.Client{Transport: c.transport},
+		Timeouts: api.Timeouts{Read: 2 * time.Second, Write: 2 * time.Second}, Retry: api.Retry{Disabled: true}})
+	if err != nil {
+		c.t.Fatalf("loadtest: api client for %s: %v", a.Name, err)
+	}
+	return cl
+}
+
+// ServerByRPC is the server whose RPC address is addr, nil if none.
+func (c *Cluster) ServerByRPC(addr string) *Agent {
+	for _, s := range c.Servers {
+		if s.RPCAddr() == addr {
+			return s
+		}
+	}
+	return nil
+}
+
+// agreedLeader is the leader's RPC address that every server in among
+// names, "" when one names none or they differ.
+func (c *Cluster) agreedLeader(among []*Agent) string {
+	first := ""
+	for _, s := range among {
+		l, err := c.probe(s).Status().Leader()
+		if err != nil || l == "" || first != "" && l != first {
+			return ""
+		}
+		first = l
+	}
+	return first
+}
+
+// Leader is the server that all three servers name as leader, or nil when
+// one is down or they do not agree.
+func (c *Cluster) Leader() *Agent {
+	for _, s := range c.Servers {
+		if !s.Running() {
+			return nil
+		}
+	}
+	return c.ServerByRPC(c.agreedLeader(c.Servers))
+}
+
+// Follower is a server other than leader.
+func (c *Cluster) Follower(leader *Agent) *Agent {
+	for _, s := range c.Servers {
+		if s != leader {
+			return s
+		}
+	}
+	return nil
+}
+
+// WaitLeader waits until the three servers agree on a leader and
+// returns it.
+func (c *Cluster) WaitLeader(timeout time.Duration) *Agent {
+	var leader *Agent
+	c.waitUntil(timeout, "the servers agreeing on a leader", func() bool {
+		leader = c.Leader()
+		return leader != nil
+	})
+	return leader
+}
+
+// waitUntil polls f every 50 ms until it is true, failing the test once
+// timeout has passed.
+func (c *Cluster) waitUntil(timeout time.Duration, what string, f func() bool) {
+	c.t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !f() {
+		if time.Now().After(deadline) {
+			c.t.Fatalf("loadtest: timed out after %s waiting for %s", timeout, what)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// freePortsOn returns n ports free on addr.
+func freePortsOn(t testing.TB, addr string, n int) []int {
+	t.Helper()
+	var ports []int
+	var ls []net.Listener
+	defer func() {
+		for _, l := range ls {
+			_ = l.Close()
+		}
+	}()
+	for len(ports) < n {
+		l, err := net.Listen("tcp", net.JoinHostPort(addr, "0"))
+		if err != nil {
+			t.Fatalf("loadtest: listen on %s: %v", addr, err)
+		}
+		ls = append(ls, l)
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+	}
+	return ports
+}
