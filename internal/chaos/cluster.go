@@ -17,6 +17,7 @@ import (
 	"github.com/berth-csi/berth/api"
 	"github.com/berth-csi/berth/client/clienttest"
 	"github.com/berth-csi/berth/client/csitest"
+	"github.com/berth-csi/berth/internal/agentproc"
 	"github.com/berth-csi/berth/structs"
 )
 
@@ -40,7 +41,7 @@ type Agent struct {
 	DataDir  string
 	Server   bool
 
-	proc *proc
+	proc *agentproc.Proc
 }
 
 // HTTPAddr is the base URL of the agent's HTTP API.
@@ -52,7 +53,7 @@ func (a *Agent) HTTPAddr() string {
 func (a *Agent) RPCAddr() string { return net.JoinHostPort(a.Addr, strconv.Itoa(a.RPCPort)) }
 
 // PID is the agent's current process ID.
-func (a *Agent) PID() int { return a.proc.pid() }
+func (a *Agent) PID() int { return a.proc.PID() }
 
 // Cluster is three server agents and two client agents running
 // berth-hostpath as a system job, all real processes on their own
@@ -91,7 +92,7 @@ func StartCluster(t testing.TB) *Cluster {
 	t.Cleanup(func() {
 		if t.Failed() {
 			for _, a := range append(append([]*Agent{}, c.Servers...), c.Clients...) {
-				t.Logf("--- %s (last 40 lines of %s) ---\n%s", a.Name, a.proc.logPath, a.proc.logTail(40))
+				t.Logf("--- %s (last 40 lines of %s) ---\n%s", a.Name, a.proc.LogPath, a.proc.LogTail(40))
 			}
 		}
 		t.Logf("chaos: process logs kept in %s", logDir)
@@ -112,13 +113,13 @@ func StartCluster(t testing.TB) *Cluster {
 func (c *Cluster) startServers() {
 	t := c.t
 	for i, addr := range serverAddrs {
-		ports := freePortsOn(t, addr, 3)
+		ports := agentproc.FreePortsOn(t, addr, 3)
 		c.Servers = append(c.Servers, &Agent{Name: fmt.Sprintf("s%d", i+1), Addr: addr, Server: true,
 			HTTPPort: ports[0], RPCPort: ports[1], SerfPort: ports[2], DataDir: t.TempDir()})
 	}
 	t.Cleanup(func() {
 		for _, s := range c.Servers {
-			s.proc.stop(10 * time.Second)
+			s.proc.Stop(10 * time.Second)
 		}
 	})
 	for _, s := range c.Servers {
@@ -130,8 +131,8 @@ func (c *Cluster) startServers() {
 				args = append(args, "-join", net.JoinHostPort(o.Addr, strconv.Itoa(o.SerfPort)))
 			}
 		}
-		s.proc = &proc{name: s.Name, bin: c.Bin, args: args, logPath: filepath.Join(c.LogDir, s.Name+".log")}
-		if err := s.proc.start(); err != nil {
+		s.proc = &agentproc.Proc{Name: s.Name, Bin: c.Bin, Args: args, LogPath: filepath.Join(c.LogDir, s.Name+".log")}
+		if err := s.proc.Start(); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -146,7 +147,7 @@ func (c *Cluster) startClient(name, addr string) {
 	if err != nil {
 		t.Fatalf("chaos: client data dir: %v", err)
 	}
-	a := &Agent{Name: name, Addr: addr, HTTPPort: freePortsOn(t, addr, 1)[0], DataDir: dataDir}
+	a := &Agent{Name: name, Addr: addr, HTTPPort: agentproc.FreePortsOn(t, addr, 1)[0], DataDir: dataDir}
 	var servers []string
 	for _, s := range c.Servers {
 		servers = append(servers, strconv.Quote(s.RPCAddr()))
@@ -166,15 +167,15 @@ client {
 	if err := os.WriteFile(cfg, []byte(hcl), 0o600); err != nil {
 		t.Fatalf("chaos: client config: %v", err)
 	}
-	a.proc = &proc{name: name, bin: c.Bin, args: []string{"agent", "-config", cfg}, logPath: filepath.Join(c.LogDir, name+".log")}
+	a.proc = &agentproc.Proc{Name: name, Bin: c.Bin, Args: []string{"agent", "-config", cfg}, LogPath: filepath.Join(c.LogDir, name+".log")}
 	t.Cleanup(func() {
-		a.proc.stop(10 * time.Second)
+		a.proc.Stop(10 * time.Second)
 		clienttest.KillTasksUnder(dataDir)
 		detachMountsUnder(t, dataDir)
 		_ = os.RemoveAll(dataDir)
 	})
 	c.Clients = append(c.Clients, a)
-	if err := a.proc.start(); err != nil {
+	if err := a.proc.Start(); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -241,7 +242,7 @@ func (c *Cluster) ServerByRPC(addr string) *Agent {
 func (c *Cluster) Leader() *Agent {
 	first := ""
 	for _, s := range c.Servers {
-		if !s.proc.running() {
+		if !s.proc.Running() {
 			return nil
 		}
 		l, err := c.API(s).Status().Leader()
@@ -285,42 +286,15 @@ func (c *Cluster) WaitReadyNodes(timeout time.Duration) {
 // timeout has passed.
 func (c *Cluster) waitUntil(timeout time.Duration, what string, f func() bool) {
 	c.t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !f() {
-		if time.Now().After(deadline) {
-			c.t.Fatalf("chaos: timed out after %s waiting for %s", timeout, what)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-}
-
-// freePortsOn returns n ports free on addr.
-func freePortsOn(t testing.TB, addr string, n int) []int {
-	t.Helper()
-	var ports []int
-	var ls []net.Listener
-	defer func() {
-		for _, l := range ls {
-			_ = l.Close()
-		}
-	}()
-	for len(ports) < n {
-		l, err := net.Listen("tcp", net.JoinHostPort(addr, "0"))
-		if err != nil {
-			t.Fatalf("chaos: listen on %s: %v", addr, err)
-		}
-		ls = append(ls, l)
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
-	}
-	return ports
+	agentproc.WaitUntil(c.t, timeout, 100*time.Millisecond, "chaos: "+what, f)
 }
 
 // Kill kills agent a with SIGKILL and waits until it is reaped.
-func (c *Cluster) Kill(a *Agent) error { return a.proc.kill() }
+func (c *Cluster) Kill(a *Agent) error { return a.proc.Kill() }
 
 // Restart starts agent a again, with the arguments and data dir it had.
-func (c *Cluster) Restart(a *Agent) error { return a.proc.start() }
+func (c *Cluster) Restart(a *Agent) error { return a.proc.Start() }
 
 // Pause stops agent a with SIGSTOP; Resume continues it with SIGCONT.
-func (c *Cluster) Pause(a *Agent) error  { return a.proc.signal(syscall.SIGSTOP) }
-func (c *Cluster) Resume(a *Agent) error { return a.proc.signal(syscall.SIGCONT) }
+func (c *Cluster) Pause(a *Agent) error  { return a.proc.Signal(syscall.SIGSTOP) }
+func (c *Cluster) Resume(a *Agent) error { return a.proc.Signal(syscall.SIGCONT) }

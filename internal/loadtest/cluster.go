@@ -17,6 +17,7 @@ import (
 	"github.com/berth-csi/berth/client/clienttest"
 	"github.com/berth-csi/berth/client/csitest"
 	bexec "github.com/berth-csi/berth/client/drivers/exec"
+	"github.com/berth-csi/berth/internal/agentproc"
 	"github.com/berth-csi/berth/structs"
 )
 
@@ -39,7 +40,7 @@ type Agent struct {
 	SerfPort int // servers only
 	DataDir  string
 
-	proc *proc
+	proc *agentproc.Proc
 }
 
 // HTTPAddr is the base URL of the agent's HTTP API.
@@ -51,10 +52,10 @@ func (a *Agent) HTTPAddr() string {
 func (a *Agent) RPCAddr() string { return net.JoinHostPort(a.Addr, strconv.Itoa(a.RPCPort)) }
 
 // PID is the agent's current process ID.
-func (a *Agent) PID() int { return a.proc.pid() }
+func (a *Agent) PID() int { return a.proc.PID() }
 
 // Running reports whether the agent's process runs.
-func (a *Agent) Running() bool { return a.proc.running() }
+func (a *Agent) Running() bool { return a.proc.Running() }
 
 // Options sizes the cluster.
 type Options struct {
@@ -113,10 +114,10 @@ func StartCluster(t testing.TB, opts Options) *Cluster {
 	t.Cleanup(func() {
 		if t.Failed() {
 			for _, a := range c.agents() {
-				t.Logf("--- %s (last 40 lines of %s) ---\n%s", a.Name, a.proc.logPath, a.proc.logTail(40))
+				t.Logf("--- %s (last 40 lines of %s) ---\n%s", a.Name, a.proc.LogPath, a.proc.LogTail(40))
 			}
 		}
-		if err := os.WriteFile(filepath.Join(logDir, "mock-driver.log"), []byte(tailFile(c.Mock.LogPath, 400)+"\n"), 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(logDir, "mock-driver.log"), []byte(agentproc.TailFile(c.Mock.LogPath, 400)+"\n"), 0o644); err != nil {
 			t.Logf("loadtest: keep the mock driver's log: %v", err)
 		}
 		t.Logf("loadtest: process logs kept in %s", logDir)
@@ -142,14 +143,14 @@ func (c *Cluster) agents() []*Agent {
 func (c *Cluster) startServers() {
 	t := c.t
 	for i, addr := range serverAddrs {
-		ports := freePortsOn(t, addr, 3)
+		ports := agentproc.FreePortsOn(t, addr, 3)
 		c.Servers = append(c.Servers, &Agent{Name: fmt.Sprintf("s%d", i+1), Addr: addr,
 			HTTPPort: ports[0], RPCPort: ports[1], SerfPort: ports[2], DataDir: t.TempDir()})
 	}
 	t.Cleanup(func() {
 		for _, s := range c.Servers {
 			if s.proc != nil {
-				s.proc.stop(10 * time.Second)
+				s.proc.Stop(10 * time.Second)
 			}
 		}
 	})
@@ -162,8 +163,8 @@ func (c *Cluster) startServers() {
 				args = append(args, "-join", net.JoinHostPort(o.Addr, strconv.Itoa(o.SerfPort)))
 			}
 		}
-		s.proc = &proc{name: s.Name, bin: c.Bin, args: args, logPath: filepath.Join(c.LogDir, s.Name+".log")}
-		if err := s.proc.start(); err != nil {
+		s.proc = &agentproc.Proc{Name: s.Name, Bin: c.Bin, Args: args, LogPath: filepath.Join(c.LogDir, s.Name+".log")}
+		if err := s.proc.Start(); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -179,7 +180,7 @@ func (c *Cluster) startClient() {
 	if err != nil {
 		t.Fatalf("loadtest: client data dir: %v", err)
 	}
-	a := &Agent{Name: "c1", Addr: clientAddr, HTTPPort: freePortsOn(t, clientAddr, 1)[0], DataDir: dataDir}
+	a := &Agent{Name: "c1", Addr: clientAddr, HTTPPort: agentproc.FreePortsOn(t, clientAddr, 1)[0], DataDir: dataDir}
 	var servers []string
 	for _, s := range c.Servers {
 		servers = append(servers, strconv.Quote(s.RPCAddr()))
@@ -202,9 +203,9 @@ plugin %q {
 	if err := os.WriteFile(cfg, []byte(hcl), 0o600); err != nil {
 		t.Fatalf("loadtest: client config: %v", err)
 	}
-	a.proc = &proc{name: a.Name, bin: c.Bin, args: []string{"agent", "-config", cfg}, logPath: filepath.Join(c.LogDir, a.Name+".log")}
+	a.proc = &agentproc.Proc{Name: a.Name, Bin: c.Bin, Args: []string{"agent", "-config", cfg}, LogPath: filepath.Join(c.LogDir, a.Name+".log")}
 	t.Cleanup(func() {
-		a.proc.stop(10 * time.Second)
+		a.proc.Stop(10 * time.Second)
 		clienttest.KillTasksUnder(dataDir)
 		if detached, err := bexec.DetachMountsUnder(dataDir, nil); err != nil {
 			t.Errorf("loadtest: detach mounts under %s: %v", dataDir, err)
@@ -214,7 +215,7 @@ plugin %q {
 		_ = os.RemoveAll(dataDir)
 	})
 	c.Client = a
-	if err := a.proc.start(); err != nil {
+	if err := a.proc.Start(); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -313,32 +314,5 @@ func (c *Cluster) WaitLeader(timeout time.Duration) *Agent {
 // timeout has passed.
 func (c *Cluster) waitUntil(timeout time.Duration, what string, f func() bool) {
 	c.t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !f() {
-		if time.Now().After(deadline) {
-			c.t.Fatalf("loadtest: timed out after %s waiting for %s", timeout, what)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
-// freePortsOn returns n ports free on addr.
-func freePortsOn(t testing.TB, addr string, n int) []int {
-	t.Helper()
-	var ports []int
-	var ls []net.Listener
-	defer func() {
-		for _, l := range ls {
-			_ = l.Close()
-		}
-	}()
-	for len(ports) < n {
-		l, err := net.Listen("tcp", net.JoinHostPort(addr, "0"))
-		if err != nil {
-			t.Fatalf("loadtest: listen on %s: %v", addr, err)
-		}
-		ls = append(ls, l)
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
-	}
-	return ports
+	agentproc.WaitUntil(c.t, timeout, 50*time.Millisecond, "loadtest: "+what, f)
 }
