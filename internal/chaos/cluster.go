@@ -3,7 +3,6 @@ package chaos
 import (
 	"bytes"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -31,29 +30,8 @@ var (
 // PluginID is the ID of the berth-hostpath plugin the clients run.
 const PluginID = "hostpath"
 
-// Agent is one berth agent process of the cluster: a server or a client.
-type Agent struct {
-	Name     string
-	Addr     string // its loopback address, bound and dialed from
-	HTTPPort int
-	RPCPort  int // servers only
-	SerfPort int // servers only
-	DataDir  string
-	Server   bool
-
-	proc *agentproc.Proc
-}
-
-// HTTPAddr is the base URL of the agent's HTTP API.
-func (a *Agent) HTTPAddr() string {
-	return "http://" + net.JoinHostPort(a.Addr, strconv.Itoa(a.HTTPPort))
-}
-
-// RPCAddr is a server's RPC (and raft) address, as /v1/status/leader names it.
-func (a *Agent) RPCAddr() string { return net.JoinHostPort(a.Addr, strconv.Itoa(a.RPCPort)) }
-
-// PID is the agent's current process ID.
-func (a *Agent) PID() int { return a.proc.PID() }
+// Agent is one berth agent process of the cluster.
+type Agent = agentproc.Agent
 
 // Cluster is three server agents and two client agents running
 // berth-hostpath as a system job, all real processes on their own
@@ -92,7 +70,7 @@ func StartCluster(t testing.TB) *Cluster {
 	t.Cleanup(func() {
 		if t.Failed() {
 			for _, a := range append(append([]*Agent{}, c.Servers...), c.Clients...) {
-				t.Logf("--- %s (last 40 lines of %s) ---\n%s", a.Name, a.proc.LogPath, a.proc.LogTail(40))
+				t.Logf("--- %s (last 40 lines of %s) ---\n%s", a.Name, a.Proc.LogPath, a.Proc.LogTail(40))
 			}
 		}
 		t.Logf("chaos: process logs kept in %s", logDir)
@@ -111,31 +89,7 @@ func StartCluster(t testing.TB) *Cluster {
 // startServers starts the three servers, each joining the two others, and
 // stops them at cleanup.
 func (c *Cluster) startServers() {
-	t := c.t
-	for i, addr := range serverAddrs {
-		ports := agentproc.FreePortsOn(t, addr, 3)
-		c.Servers = append(c.Servers, &Agent{Name: fmt.Sprintf("s%d", i+1), Addr: addr, Server: true,
-			HTTPPort: ports[0], RPCPort: ports[1], SerfPort: ports[2], DataDir: t.TempDir()})
-	}
-	t.Cleanup(func() {
-		for _, s := range c.Servers {
-			s.proc.Stop(10 * time.Second)
-		}
-	})
-	for _, s := range c.Servers {
-		args := []string{"agent", "-server", "-node-name", s.Name, "-data-dir", s.DataDir, "-bind", s.Addr,
-			"-http-port", strconv.Itoa(s.HTTPPort), "-rpc-port", strconv.Itoa(s.RPCPort),
-			"-serf-port", strconv.Itoa(s.SerfPort), "-bootstrap-expect", "3"}
-		for _, o := range c.Servers {
-			if o != s {
-				args = append(args, "-join", net.JoinHostPort(o.Addr, strconv.Itoa(o.SerfPort)))
-			}
-		}
-		s.proc = &agentproc.Proc{Name: s.Name, Bin: c.Bin, Args: args, LogPath: filepath.Join(c.LogDir, s.Name+".log")}
-		if err := s.proc.Start(); err != nil {
-			t.Fatal(err)
-		}
-	}
+	c.Servers = agentproc.StartServers(c.t, c.Bin, c.LogDir, serverAddrs)
 }
 
 // startClient starts a client agent bound to addr, with a data dir short
@@ -167,15 +121,15 @@ client {
 	if err := os.WriteFile(cfg, []byte(hcl), 0o600); err != nil {
 		t.Fatalf("chaos: client config: %v", err)
 	}
-	a.proc = &agentproc.Proc{Name: name, Bin: c.Bin, Args: []string{"agent", "-config", cfg}, LogPath: filepath.Join(c.LogDir, name+".log")}
+	a.Proc = &agentproc.Proc{Name: name, Bin: c.Bin, Args: []string{"agent", "-config", cfg}, LogPath: filepath.Join(c.LogDir, name+".log")}
 	t.Cleanup(func() {
-		a.proc.Stop(10 * time.Second)
+		a.Proc.Stop(10 * time.Second)
 		clienttest.KillTasksUnder(dataDir)
 		detachMountsUnder(t, dataDir)
 		_ = os.RemoveAll(dataDir)
 	})
 	c.Clients = append(c.Clients, a)
-	if err := a.proc.Start(); err != nil {
+	if err := a.Proc.Start(); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -228,21 +182,14 @@ func (c *Cluster) API(a *Agent) *api.Client {
 }
 
 // ServerByRPC is the server whose RPC address is addr, nil if none.
-func (c *Cluster) ServerByRPC(addr string) *Agent {
-	for _, s := range c.Servers {
-		if s.RPCAddr() == addr {
-			return s
-		}
-	}
-	return nil
-}
+func (c *Cluster) ServerByRPC(addr string) *Agent { return agentproc.ServerByRPC(c.Servers, addr) }
 
 // Leader is the server that every running server names as leader, or nil
 // when they do not agree on one.
 func (c *Cluster) Leader() *Agent {
 	first := ""
 	for _, s := range c.Servers {
-		if !s.proc.Running() {
+		if !s.Proc.Running() {
 			return nil
 		}
 		l, err := c.API(s).Status().Leader()
@@ -290,11 +237,11 @@ func (c *Cluster) waitUntil(timeout time.Duration, what string, f func() bool) {
 }
 
 // Kill kills agent a with SIGKILL and waits until it is reaped.
-func (c *Cluster) Kill(a *Agent) error { return a.proc.Kill() }
+func (c *Cluster) Kill(a *Agent) error { return a.Proc.Kill() }
 
 // Restart starts agent a again, with the arguments and data dir it had.
-func (c *Cluster) Restart(a *Agent) error { return a.proc.Start() }
+func (c *Cluster) Restart(a *Agent) error { return a.Proc.Start() }
 
 // Pause stops agent a with SIGSTOP; Resume continues it with SIGCONT.
-func (c *Cluster) Pause(a *Agent) error  { return a.proc.Signal(syscall.SIGSTOP) }
-func (c *Cluster) Resume(a *Agent) error { return a.proc.Signal(syscall.SIGCONT) }
+func (c *Cluster) Pause(a *Agent) error  { return a.Proc.Signal(syscall.SIGSTOP) }
+func (c *Cluster) Resume(a *Agent) error { return a.Proc.Signal(syscall.SIGCONT) }

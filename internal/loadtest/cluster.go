@@ -2,7 +2,6 @@ package loadtest
 
 import (
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -31,31 +30,8 @@ var (
 // PluginID is the ID the client registers the mock driver under.
 const PluginID = "mock"
 
-// Agent is one berth agent process of the cluster: a server or the client.
-type Agent struct {
-	Name     string
-	Addr     string // its loopback address, bound and dialed from
-	HTTPPort int
-	RPCPort  int // servers only
-	SerfPort int // servers only
-	DataDir  string
-
-	proc *agentproc.Proc
-}
-
-// HTTPAddr is the base URL of the agent's HTTP API.
-func (a *Agent) HTTPAddr() string {
-	return "http://" + net.JoinHostPort(a.Addr, strconv.Itoa(a.HTTPPort))
-}
-
-// RPCAddr is a server's RPC (and raft) address, as /v1/status/leader names it.
-func (a *Agent) RPCAddr() string { return net.JoinHostPort(a.Addr, strconv.Itoa(a.RPCPort)) }
-
-// PID is the agent's current process ID.
-func (a *Agent) PID() int { return a.proc.PID() }
-
-// Running reports whether the agent's process runs.
-func (a *Agent) Running() bool { return a.proc.Running() }
+// Agent is one berth agent process of the cluster.
+type Agent = agentproc.Agent
 
 // Options sizes the cluster.
 type Options struct {
@@ -114,7 +90,7 @@ func StartCluster(t testing.TB, opts Options) *Cluster {
 	t.Cleanup(func() {
 		if t.Failed() {
 			for _, a := range c.agents() {
-				t.Logf("--- %s (last 40 lines of %s) ---\n%s", a.Name, a.proc.LogPath, a.proc.LogTail(40))
+				t.Logf("--- %s (last 40 lines of %s) ---\n%s", a.Name, a.Proc.LogPath, a.Proc.LogTail(40))
 			}
 		}
 		if err := os.WriteFile(filepath.Join(logDir, "mock-driver.log"), []byte(agentproc.TailFile(c.Mock.LogPath, 400)+"\n"), 0o644); err != nil {
@@ -141,33 +117,7 @@ func (c *Cluster) agents() []*Agent {
 // startServers starts the three servers, each joining the two others, and
 // stops them at cleanup.
 func (c *Cluster) startServers() {
-	t := c.t
-	for i, addr := range serverAddrs {
-		ports := agentproc.FreePortsOn(t, addr, 3)
-		c.Servers = append(c.Servers, &Agent{Name: fmt.Sprintf("s%d", i+1), Addr: addr,
-			HTTPPort: ports[0], RPCPort: ports[1], SerfPort: ports[2], DataDir: t.TempDir()})
-	}
-	t.Cleanup(func() {
-		for _, s := range c.Servers {
-			if s.proc != nil {
-				s.proc.Stop(10 * time.Second)
-			}
-		}
-	})
-	for _, s := range c.Servers {
-		args := []string{"agent", "-server", "-node-name", s.Name, "-data-dir", s.DataDir, "-bind", s.Addr,
-			"-http-port", strconv.Itoa(s.HTTPPort), "-rpc-port", strconv.Itoa(s.RPCPort),
-			"-serf-port", strconv.Itoa(s.SerfPort), "-bootstrap-expect", "3"}
-		for _, o := range c.Servers {
-			if o != s {
-				args = append(args, "-join", net.JoinHostPort(o.Addr, strconv.Itoa(o.SerfPort)))
-			}
-		}
-		s.proc = &agentproc.Proc{Name: s.Name, Bin: c.Bin, Args: args, LogPath: filepath.Join(c.LogDir, s.Name+".log")}
-		if err := s.proc.Start(); err != nil {
-			t.Fatal(err)
-		}
-	}
+	c.Servers = agentproc.StartServers(c.t, c.Bin, c.LogDir, serverAddrs)
 }
 
 // startClient starts the client agent with the mock driver as an external
@@ -203,9 +153,9 @@ plugin %q {
 	if err := os.WriteFile(cfg, []byte(hcl), 0o600); err != nil {
 		t.Fatalf("loadtest: client config: %v", err)
 	}
-	a.proc = &agentproc.Proc{Name: a.Name, Bin: c.Bin, Args: []string{"agent", "-config", cfg}, LogPath: filepath.Join(c.LogDir, a.Name+".log")}
+	a.Proc = &agentproc.Proc{Name: a.Name, Bin: c.Bin, Args: []string{"agent", "-config", cfg}, LogPath: filepath.Join(c.LogDir, a.Name+".log")}
 	t.Cleanup(func() {
-		a.proc.Stop(10 * time.Second)
+		a.Proc.Stop(10 * time.Second)
 		clienttest.KillTasksUnder(dataDir)
 		if detached, err := bexec.DetachMountsUnder(dataDir, nil); err != nil {
 			t.Errorf("loadtest: detach mounts under %s: %v", dataDir, err)
@@ -215,7 +165,7 @@ plugin %q {
 		_ = os.RemoveAll(dataDir)
 	})
 	c.Client = a
-	if err := a.proc.Start(); err != nil {
+	if err := a.Proc.Start(); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -255,14 +205,7 @@ func (c *Cluster) probe(a *Agent) *api.Client {
 }
 
 // ServerByRPC is the server whose RPC address is addr, nil if none.
-func (c *Cluster) ServerByRPC(addr string) *Agent {
-	for _, s := range c.Servers {
-		if s.RPCAddr() == addr {
-			return s
-		}
-	}
-	return nil
-}
+func (c *Cluster) ServerByRPC(addr string) *Agent { return agentproc.ServerByRPC(c.Servers, addr) }
 
 // agreedLeader is the leader's RPC address that every server in among
 // names, "" when one names none or they differ.

@@ -25,7 +25,7 @@ func (c *Cluster) KillLeader(timeout time.Duration) (elected time.Duration, kill
 		}
 	}
 	start := time.Now()
-	if err := killed.proc.Kill(); err != nil {
+	if err := killed.Proc.Kill(); err != nil {
 		return 0, killed, nil, err
 	}
 	deadline := start.Add(timeout)
@@ -50,7 +50,7 @@ func (c *Cluster) KillLeader(timeout time.Duration) (elected time.Duration, kill
 	if err != nil {
 		return 0, killed, next, fmt.Errorf("loadtest: read the new leader's index: %w", err)
 	}
-	if err := killed.proc.Start(); err != nil {
+	if err := killed.Proc.Start(); err != nil {
 		return 0, killed, next, err
 	}
 	c.waitUntil(timeout, fmt.Sprintf("%s restarted, following a leader, at index %d", killed.Name, qm.LastIndex), func() bool {
