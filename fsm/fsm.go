@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
@@ -29,6 +30,11 @@ type FSM struct {
 
 	mu    sync.RWMutex
 	state *state.StateStore
+
+	// applied is the index of the last command entry applied, or, after a
+	// restore, the last index the restored tables record: what a read
+	// served from this state has seen (see AppliedIndex).
+	applied atomic.Uint64
 }
 
 var _ raft.FSM = (*FSM)(nil)
@@ -58,8 +64,16 @@ func (f *FSM) Apply(log *raft.Log) any {
 	if log.Type != raft.LogCommand {
 		return nil
 	}
-	return f.ApplyEntry(log.Index, log.Data)
+	res := f.ApplyEntry(log.Index, log.Data)
+	f.applied.Store(log.Index)
+	return res
 }
+
+// AppliedIndex is the index of the last command entry this FSM applied
+// (after a restore: the last index its tables record). Unlike
+// raft.AppliedIndex, which moves when entries are handed to the FSM, it
+// moves only once the state store shows the entry's effect.
+func (f *FSM) AppliedIndex() uint64 { return f.applied.Load() }
 
 // ApplyEntry applies a raw entry (type byte then msgpack) at index.
 func (f *FSM) ApplyEntry(index uint64, data []byte) any {

@@ -132,6 +132,9 @@ func (f *FSM) Restore(rc io.ReadCloser) error {
 	f.state = st
 	f.mu.Unlock()
 	old.Abandon()
+	if idx, err := st.LatestIndex(); err == nil {
+		f.applied.Store(idx)
+	}
 	return nil
 }
 

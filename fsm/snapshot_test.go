@@ -7,6 +7,9 @@ import (
 
 	"github.com/hashicorp/raft"
 	"github.com/shoenig/test/must"
+
+	"github.com/berth-csi/berth/state/statetest"
+	"github.com/berth-csi/berth/structs"
 )
 
 // memSink is a raft.SnapshotSink over a buffer.
@@ -85,4 +88,22 @@ func TestFSM_Restore_Corrupt(t *testing.T) {
 			must.Eq(t, string(before), string(dumpTables(t, dst.State())), must.Sprint("a failed restore must leave the state as it was"))
 		})
 	}
+}
+
+// TestFSM_AppliedIndex: it moves with every command applied, a refused one
+// included, and a restore sets it to the last index the tables record.
+func TestFSM_AppliedIndex(t *testing.T) {
+	src := newFSM(t)
+	must.EqOp(t, uint64(0), src.AppliedIndex())
+	node := statetest.NodeWithPlugin("node-1", "hostpath", true, true, true)
+	applyAll(t, src, []entry{
+		{structs.NodeRegisterRequestType, &structs.NodeRegisterRequest{Node: node}},
+		{structs.CSIVolumeRegisterRequestType, &structs.CSIVolumeRegisterRequest{Volumes: []*structs.CSIVolume{statetest.Volume("v", "hostpath")}}},
+		{structs.CSIVolumeRegisterRequestType, &structs.CSIVolumeRegisterRequest{Volumes: []*structs.CSIVolume{statetest.Volume("x", "nope")}}}, // refused
+	})
+	must.EqOp(t, uint64(3), src.AppliedIndex())
+
+	dst := newFSM(t)
+	must.NoError(t, dst.Restore(io.NopCloser(bytes.NewReader(persist(t, src)))))
+	must.EqOp(t, uint64(2), dst.AppliedIndex(), must.Sprint("the last index a table records: the refused entry wrote nothing"))
 }

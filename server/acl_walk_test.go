@@ -53,6 +53,7 @@ func walkRules() map[string]walkRule {
 	return map[string]walkRule{
 		"Status.Leader":                 {open, func() any { return &structs.GenericRequest{} }},
 		"Status.Peers":                  {open, func() any { return &structs.GenericRequest{} }},
+		"Status.ReadIndex":              {open, func() any { return &structs.GenericRequest{} }},
 		"Status.HasNodeConn":            {open, func() any { return &structs.NodeSpecificRequest{NodeID: "node-1"} }},
 		"Status.Members":                {read, func() any { return &structs.GenericRequest{} }},
 		"Operator.RaftGetConfiguration": {read, func() any { return &structs.GenericRequest{} }},

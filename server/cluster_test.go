@@ -159,3 +159,27 @@ func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool)
 		time.Sleep(100 * time.Millisecond)
 	}
 }
+
+// TestCluster_FollowerReadsSeeAcknowledgedWrites: the leader's read index
+// covers every write it acknowledged, a follower refuses to give one, and
+// a read through a follower (served from its own state once it has applied
+// that index) sees a write acknowledged just before, every time.
+func TestCluster_FollowerReadsSeeAcknowledgedWrites(t *testing.T) {
+	c := servertest.Cluster(t, 3)
+	leader, follower := c.Leader(), c.Followers()[0]
+	registerPluginNode(t, leader, "node-1", "hostpath")
+
+	for i := range 20 {
+		id := fmt.Sprintf("read-%d", i)
+		index := registerVolume(t, leader, id, "hostpath")
+		var readIndex uint64
+		must.NoError(t, call(t, leader, "Status.ReadIndex", &structs.GenericRequest{}, &readIndex))
+		must.GreaterEq(t, index, readIndex, must.Sprint("the read index covers the acknowledged write"))
+
+		var resp structs.CSIVolumeGetResponse
+		must.NoError(t, call(t, follower, "CSIVolume.Get", &structs.CSIVolumeGetRequest{ID: id}, &resp))
+		must.NotNil(t, resp.Volume, must.Sprintf("volume %s, written at index %d, read through a follower", id, index))
+	}
+	err := call(t, follower, "Status.ReadIndex", &structs.GenericRequest{}, new(uint64))
+	must.ErrorIs(t, err, structs.ErrUnavailable)
+}

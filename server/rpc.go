@@ -59,6 +59,9 @@ func (s *Server) forward(method string, info rpcInfo, args, reply any) (done boo
 	if leader == s.rpcAddr {
 		return false, nil
 	}
+	if info.IsRead() && s.followerRead(leader) == nil {
+		return false, nil // this server has applied all the read must see
+	}
 	info.SetForwarded()
 	ctx, cancel := context.WithTimeout(s.ctx, forwardTimeout)
 	defer cancel()

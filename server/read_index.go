@@ -1,0 +1,59 @@
+package server
+
+import (
+	"context"
+	"time"
+
+	"github.com/berth-csi/berth/structs"
+)
+
+// followerReadWait bounds how long a follower waits to apply what the
+// leader had applied before it serves a read itself.
+const followerReadWait = 2 * time.Second
+
+// followerRead makes a read that must not be stale safe to serve from this
+// follower's own state (the read-index protocol): it asks the leader for
+// its read index (Status.ReadIndex: every write acknowledged before now is
+// at or below it), then waits until this server has applied that index.
+// A read served so sees every write acknowledged before it began, without
+// shipping the answer from the leader. On any error the caller forwards
+// the read as before.
+func (s *Server) followerRead(leader string) error {
+	ctx, cancel := context.WithTimeout(s.ctx, followerReadWait)
+	defer cancel()
+	var index uint64
+	if err := s.pool.Call(ctx, leader, "Status.ReadIndex", &structs.GenericRequest{}, &index); err != nil {
+		return err
+	}
+	tick := time.NewTicker(time.Millisecond)
+	defer tick.Stop()
+	for s.fsm.AppliedIndex() < index {
+		select {
+		case <-ctx.Done():
+			return structs.NewError(structs.CodeUnavailable, "server %s has not applied index %d within %s", s.config.NodeName, index, followerReadWait)
+		case <-tick.C:
+		}
+	}
+	return nil
+}
+
+// ReadIndex answers, on the leader, the index a read elsewhere must have
+// applied to see every write acknowledged before this call: the last
+// command its FSM applied (a write is acknowledged only once applied),
+// once it has confirmed with a quorum that it still leads
+// (a deposed leader that does not know it yet must not answer). Open to
+// every caller: an index tells nothing.
+func (st *Status) ReadIndex(_ *structs.GenericRequest, reply *uint64) error {
+	s := st.srv
+	if !s.isLeader() {
+		return structs.NewError(structs.CodeUnavailable, "Status.ReadIndex: server %s is not the leader; retry", s.config.NodeName)
+	}
+	if err := s.waitConsistentReads("Status.ReadIndex"); err != nil {
+		return err
+	}
+	if err := s.raft.VerifyLeader().Error(); err != nil {
+		return structs.NewError(structs.CodeUnavailable, "Status.ReadIndex: server %s could not confirm its leadership: %v; retry", s.config.NodeName, err)
+	}
+	*reply = s.fsm.AppliedIndex()
+	return nil
+}
