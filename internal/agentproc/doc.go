@@ -2,11 +2,13 @@
 // harnesses that run berth as real processes (internal/chaos,
 // internal/loadtest): a Proc is one agent that can be killed and started
 // again with the same arguments, signalled by its PID alone, with its own
-// log file; FreePortsOn finds ports on a loopback address; WaitUntil polls
-// a condition for a test.
+// log file; StartServers and StartClient start a cluster's agents and end
+// them at the test's cleanup; FreePortsOn finds ports on a loopback
+// address; WaitUntil polls a condition for a test.
 //
-// It imports the standard library only, and no berth package imports it
-// but those harnesses (see internal/tools/importcheck).
+// Beyond the standard library it imports only the client's test helpers
+// (to kill a client's tasks and detach its mounts at cleanup), and no berth
+// package imports it but those harnesses (see internal/tools/importcheck).
 //
 // Concurrency: a Proc is safe for concurrent use once started.
 package agentproc

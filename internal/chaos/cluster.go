@@ -6,15 +6,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/berth-csi/berth/api"
-	"github.com/berth-csi/berth/client/clienttest"
 	"github.com/berth-csi/berth/client/csitest"
 	"github.com/berth-csi/berth/internal/agentproc"
 	"github.com/berth-csi/berth/structs"
@@ -79,7 +76,8 @@ func StartCluster(t testing.TB) *Cluster {
 	c.startServers()
 	c.WaitLeader(90 * time.Second)
 	for i, addr := range clientAddrs {
-		c.startClient(fmt.Sprintf("c%d", i+1), addr)
+		c.Clients = append(c.Clients, agentproc.StartClient(t, c.Bin, c.LogDir, fmt.Sprintf("c%d", i+1), addr, c.Servers,
+			"  allow_root_tasks = true # the plugin tasks\n", ""))
 	}
 	c.WaitReadyNodes(60 * time.Second)
 	c.runPluginJob()
@@ -90,48 +88,6 @@ func StartCluster(t testing.TB) *Cluster {
 // stops them at cleanup.
 func (c *Cluster) startServers() {
 	c.Servers = agentproc.StartServers(c.t, c.Bin, c.LogDir, serverAddrs)
-}
-
-// startClient starts a client agent bound to addr, with a data dir short
-// enough for plugin sockets. At cleanup it is stopped, the tasks it left
-// are killed and what stays mounted under its data dir is detached.
-func (c *Cluster) startClient(name, addr string) {
-	t := c.t
-	dataDir, err := os.MkdirTemp("", "bc")
-	if err != nil {
-		t.Fatalf("chaos: client data dir: %v", err)
-	}
-	a := &Agent{Name: name, Addr: addr, HTTPPort: agentproc.FreePortsOn(t, addr, 1)[0], DataDir: dataDir}
-	var servers []string
-	for _, s := range c.Servers {
-		servers = append(servers, strconv.Quote(s.RPCAddr()))
-	}
-	cfg := filepath.Join(t.TempDir(), name+".hcl")
-	hcl := fmt.Sprintf(`
-name      = %q
-data_dir  = %q
-bind_addr = %q
-ports { http = %d }
-client {
-  enabled          = true
-  servers          = [%s]
-  allow_root_tasks = true # the plugin tasks
-}
-`, name, dataDir, addr, a.HTTPPort, strings.Join(servers, ", "))
-	if err := os.WriteFile(cfg, []byte(hcl), 0o600); err != nil {
-		t.Fatalf("chaos: client config: %v", err)
-	}
-	a.Proc = &agentproc.Proc{Name: name, Bin: c.Bin, Args: []string{"agent", "-config", cfg}, LogPath: filepath.Join(c.LogDir, name+".log")}
-	t.Cleanup(func() {
-		a.Proc.Stop(10 * time.Second)
-		clienttest.KillTasksUnder(dataDir)
-		detachMountsUnder(t, dataDir)
-		_ = os.RemoveAll(dataDir)
-	})
-	c.Clients = append(c.Clients, a)
-	if err := a.Proc.Start(); err != nil {
-		t.Fatal(err)
-	}
 }
 
 // runPluginJob runs the plugin job and waits until both instances are

@@ -6,16 +6,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/berth-csi/berth/api"
-	"github.com/berth-csi/berth/client/clienttest"
 	"github.com/berth-csi/berth/client/csitest"
-	bexec "github.com/berth-csi/berth/client/drivers/exec"
 	"github.com/berth-csi/berth/internal/agentproc"
 	"github.com/berth-csi/berth/structs"
 )
@@ -101,7 +97,9 @@ func StartCluster(t testing.TB, opts Options) *Cluster {
 
 	c.startServers()
 	c.WaitLeader(90 * time.Second)
-	c.startClient()
+	// The mock driver as an external monolith plugin.
+	c.Client = agentproc.StartClient(t, c.Bin, c.LogDir, "c1", clientAddr, c.Servers, "",
+		fmt.Sprintf("plugin %q {\n  type   = \"monolith\"\n  socket = %q\n}\n", PluginID, c.Mock.Socket))
 	c.waitUntil(60*time.Second, "the client's node ready and the mock plugin healthy", c.pluginReady)
 	return c
 }
@@ -118,56 +116,6 @@ func (c *Cluster) agents() []*Agent {
 // stops them at cleanup.
 func (c *Cluster) startServers() {
 	c.Servers = agentproc.StartServers(c.t, c.Bin, c.LogDir, serverAddrs)
-}
-
-// startClient starts the client agent with the mock driver as an external
-// monolith plugin. Its data dir is short, for the sockets under it. At
-// cleanup it is stopped, the tasks it left are killed by PID and what
-// stays mounted under its data dir is detached.
-func (c *Cluster) startClient() {
-	t := c.t
-	dataDir, err := os.MkdirTemp("", "bl")
-	if err != nil {
-		t.Fatalf("loadtest: client data dir: %v", err)
-	}
-	a := &Agent{Name: "c1", Addr: clientAddr, HTTPPort: agentproc.FreePortsOn(t, clientAddr, 1)[0], DataDir: dataDir}
-	var servers []string
-	for _, s := range c.Servers {
-		servers = append(servers, strconv.Quote(s.RPCAddr()))
-	}
-	cfg := filepath.Join(t.TempDir(), "client.hcl")
-	hcl := fmt.Sprintf(`
-name      = %q
-data_dir  = %q
-bind_addr = %q
-ports { http = %d }
-client {
-  enabled = true
-  servers = [%s]
-}
-plugin %q {
-  type   = "monolith"
-  socket = %q
-}
-`, a.Name, dataDir, a.Addr, a.HTTPPort, strings.Join(servers, ", "), PluginID, c.Mock.Socket)
-	if err := os.WriteFile(cfg, []byte(hcl), 0o600); err != nil {
-		t.Fatalf("loadtest: client config: %v", err)
-	}
-	a.Proc = &agentproc.Proc{Name: a.Name, Bin: c.Bin, Args: []string{"agent", "-config", cfg}, LogPath: filepath.Join(c.LogDir, a.Name+".log")}
-	t.Cleanup(func() {
-		a.Proc.Stop(10 * time.Second)
-		clienttest.KillTasksUnder(dataDir)
-		if detached, err := bexec.DetachMountsUnder(dataDir, nil); err != nil {
-			t.Errorf("loadtest: detach mounts under %s: %v", dataDir, err)
-		} else if len(detached) > 0 {
-			t.Logf("loadtest: detached %d mounts left under %s", len(detached), dataDir)
-		}
-		_ = os.RemoveAll(dataDir)
-	})
-	c.Client = a
-	if err := a.Proc.Start(); err != nil {
-		t.Fatal(err)
-	}
 }
 
 // pluginReady reports whether the client's node is ready and the mock
