@@ -95,11 +95,3 @@ func publicToken(t *structs.ACLToken) *structs.ACLToken {
 	c.SecretID, c.SecretHash = "", ""
 	return c
 }
-
-// aclQuery is blockingQuery for ACL reads, which first check that ACLs are on.
-func (a *ACL) aclQuery(method string, opts *structs.QueryOptions, meta *structs.QueryMeta, fn queryFn) error {
-	if err := a.srv.aclsEnabled(method); err != nil {
-		return err
-	}
-	return a.srv.blockingQuery(opts, meta, fn)
-}

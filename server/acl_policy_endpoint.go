@@ -125,7 +125,7 @@ func (a *ACL) GetPolicy(args *structs.ACLPolicyGetRequest, reply *structs.ACLPol
 	if !all && !slices.Contains(held, args.Name) {
 		return errPermission("token lacks a management token, and does not hold policy %q", args.Name)
 	}
-	return a.aclQuery("ACL.GetPolicy", &args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) error {
+	return a.srv.blockingQuery(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) error {
 		p, err := st.ACLPolicyByName(ws, args.Name)
 		if err != nil {
 			return err
@@ -149,7 +149,7 @@ func (a *ACL) ListPolicies(args *structs.ACLPolicyListRequest, reply *structs.AC
 	if err != nil {
 		return err
 	}
-	return a.aclQuery("ACL.ListPolicies", &args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) error {
+	return a.srv.blockingQuery(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) error {
 		iter, err := st.ACLPoliciesByNamePrefix(ws, args.Prefix)
 		if err != nil {
 			return err

@@ -186,7 +186,7 @@ func (a *ACL) GetToken(args *structs.ACLTokenGetRequest, reply *structs.ACLToken
 	if !acls.IsManagement() && (self == nil || self.AccessorID != args.AccessorID) {
 		return errPermission("token lacks a management token; a token may read only itself")
 	}
-	return a.aclQuery("ACL.GetToken", &args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) error {
+	return a.srv.blockingQuery(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) error {
 		t, err := st.ACLTokenByAccessorID(ws, args.AccessorID)
 		if err != nil {
 			return err
@@ -212,7 +212,7 @@ func (a *ACL) ListTokens(args *structs.ACLTokenListRequest, reply *structs.ACLTo
 	if err := a.srv.allowScope(args.AuthToken, needManagement); err != nil {
 		return err
 	}
-	return a.aclQuery("ACL.ListTokens", &args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) error {
+	return a.srv.blockingQuery(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) error {
 		iter, err := st.ACLTokensByAccessorPrefix(ws, args.Prefix)
 		if err != nil {
 			return err

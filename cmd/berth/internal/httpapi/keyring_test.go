@@ -35,7 +35,8 @@ func TestHandler_Keyring(t *testing.T) {
 			must.EqOp(t, http.StatusOK, rec.Code)
 			must.EqOp(t, want, b.last(t).args.(*structs.KeyringRotateRequest).Full, must.Sprint(target))
 		}
-		mustBadRequest(t, do(t, &fakeBackend{}, "PUT", "/v1/operator/keyring/rotate?full=maybe", ""), &fakeBackend{}, "full")
+		b := &fakeBackend{}
+		mustBadRequest(t, do(t, b, "PUT", "/v1/operator/keyring/rotate?full=maybe", ""), b, "full")
 	})
 	t.Run("empty list", func(t *testing.T) {
 		rec := do(t, &fakeBackend{}, "GET", "/v1/operator/keyring/keys", "")
