@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/berth-csi/berth/client/allocrunner"
-	"github.com/berth-csi/berth/client/internal/atomicfile"
 	"github.com/berth-csi/berth/client/volumemanager"
+	"github.com/berth-csi/berth/internal/atomicfile"
 	"github.com/berth-csi/berth/structs"
 )
 

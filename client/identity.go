@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/berth-csi/berth/client/internal/atomicfile"
+	"github.com/berth-csi/berth/internal/atomicfile"
 	"github.com/berth-csi/berth/structs"
 )
 

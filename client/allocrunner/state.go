@@ -9,7 +9,7 @@ import (
 	"sync"
 
 	"github.com/berth-csi/berth/client/drivers/exec"
-	"github.com/berth-csi/berth/client/internal/atomicfile"
+	"github.com/berth-csi/berth/internal/atomicfile"
 )
 
 // allocState is what survives a client restart: the handle of each task

@@ -12,8 +12,8 @@ import (
 
 	"github.com/berth-csi/berth/client/csi"
 	"github.com/berth-csi/berth/client/dynamicplugins"
-	"github.com/berth-csi/berth/client/internal/atomicfile"
 	"github.com/berth-csi/berth/client/internal/keyedsem"
+	"github.com/berth-csi/berth/internal/atomicfile"
 )
 
 // Manager mounts and unmounts CSI volumes for the allocations on this

@@ -7,7 +7,7 @@ import (
 
 	"github.com/shoenig/test/must"
 
-	"github.com/berth-csi/berth/client/internal/atomicfile"
+	"github.com/berth-csi/berth/internal/atomicfile"
 	"github.com/berth-csi/berth/structs"
 )
 

@@ -10,13 +10,13 @@ import (
 	"strings"
 	"time"
 
+	"github.com/berth-csi/berth/internal/atomicfile"
 	"github.com/berth-csi/berth/structs"
 )
 
 const (
-	dirMode  = 0o700
-	fileMode = 0o600
-	fileExt  = ".json"
+	dirMode = 0o700
+	fileExt = ".json"
 )
 
 // keyFile is a key as its file holds it. State is raft's, not the file's.
@@ -86,32 +86,17 @@ func readKey(path string) (*structs.RootKey, error) {
 	return key, nil
 }
 
-// writeKey writes the key's file atomically: a temporary file (mode 0600)
-// in the same directory, synced, then renamed into place.
-func writeKey(dir string, key *structs.RootKey) (err error) {
+// writeKey writes the key's file atomically, mode 0600
+// (internal/atomicfile).
+func writeKey(dir string, key *structs.RootKey) error {
 	b, err := json.Marshal(keyFile{KeyID: key.Meta.KeyID, CreateTime: key.Meta.CreateTime, Material: key.Material})
 	if err != nil {
 		return fmt.Errorf("keyring: encode key %s: %w", key.Meta.KeyID, err)
 	}
-	tmp, err := os.CreateTemp(dir, ".key-*.tmp")
-	if err != nil {
+	if err := atomicfile.Write(filepath.Join(dir, key.Meta.KeyID+fileExt), b); err != nil {
 		return fmt.Errorf("keyring: write key %s: %w", key.Meta.KeyID, err)
 	}
-	defer func() {
-		if err != nil {
-			_ = os.Remove(tmp.Name())
-		}
-	}()
-	// CreateTemp makes the file 0600; say so in case that ever changes.
-	err = errors.Join(tmp.Chmod(fileMode), write(tmp, b), tmp.Sync(), tmp.Close())
-	if err != nil {
-		return fmt.Errorf("keyring: write key %s: %w", key.Meta.KeyID, err)
-	}
-	path := filepath.Join(dir, key.Meta.KeyID+fileExt)
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("keyring: write key %s: %w", key.Meta.KeyID, err)
-	}
-	return syncDir(dir)
+	return nil
 }
 
 // removeKey deletes the key's file, if any, durably.
@@ -121,11 +106,6 @@ func removeKey(dir, id string) error {
 		return fmt.Errorf("keyring: remove key %s: %w", id, err)
 	}
 	return syncDir(dir)
-}
-
-func write(f *os.File, b []byte) error {
-	_, err := f.Write(b)
-	return err
 }
 
 // syncDir makes a rename in dir durable.

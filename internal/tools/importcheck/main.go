@@ -25,13 +25,14 @@ var allowed = map[string][]string{
 	"tlsutil/tlsutiltest":  {"tlsutil"},
 	"rpc":                  {"structs", "tlsutil"},
 	"server":               {"structs", "state", "fsm", "rpc", "acl", "tlsutil", "server/..."},
-	"server/keyring":       {"structs"},
+	"server/keyring":       {"structs", "internal/atomicfile"},
 	"server/servertest":    {"structs", "state", "fsm", "rpc", "acl", "tlsutil", "tlsutil/tlsutiltest", "server", "internal/testlog"},
-	"client":               {"structs", "rpc", "tlsutil", "client/..."},
+	"client":               {"structs", "rpc", "tlsutil", "client/...", "internal/atomicfile"},
 	"client/clienttest":    {"structs", "rpc", "tlsutil", "client/...", "internal/testlog"},
 	"api":                  {"structs"},
 	"cmd":                  {"*"},
 	"internal/testlog":     {},
+	"internal/atomicfile":  {}, // crash-safe file replacement, for the client's state and the servers' keys
 	"internal/integration": {"*"},
 	"internal/chaos":       {"*"},
 	"internal/chaos/check": {}, // pure logic over recorded data: a leaf

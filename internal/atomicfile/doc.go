@@ -1,7 +1,7 @@
 // Package atomicfile replaces a file's content so that a crash leaves
 // either the old content or the new, never a mix: the client's state files
 // (the node ID, each alloc's task handles, the volume manager's usage
-// record) are written with it.
+// record) and the servers' root key files are written with it.
 //
 // Imports: the standard library only.
 //
