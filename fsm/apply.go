@@ -69,33 +69,33 @@ func applyCSIVolumeRegister(f *FSM, index uint64, buf []byte) any {
 	if err := decode(structs.CSIVolumeRegisterRequestType, index, buf, &req); err != nil {
 		return err
 	}
+	return f.State().UpsertCSIVolume(index, inNamespace(&req))
+}
+
+// inNamespace is the request's volumes, those without a namespace put in
+// the request's.
+func inNamespace(req *structs.CSIVolumeRegisterRequest) []*structs.CSIVolume {
 	for _, v := range req.Volumes {
 		if v != nil && v.Namespace == "" {
 			v.Namespace = req.RequestNamespace()
 		}
 	}
-	return f.State().UpsertCSIVolume(index, req.Volumes)
+	return req.Volumes
 }
 
-// applyCSIVolumeRegisterBatch applies each register request of the batch
-// in its own transaction, all or nothing for that request, and answers
-// one error per request ([]error).
+// applyCSIVolumeRegisterBatch applies the batch's register requests in one
+// transaction, each all or nothing on its own, and answers one error per
+// request ([]error).
 func applyCSIVolumeRegisterBatch(f *FSM, index uint64, buf []byte) any {
 	var req structs.CSIVolumeRegisterBatchRequest
 	if err := decode(structs.CSIVolumeRegisterBatchRequestType, index, buf, &req); err != nil {
 		return err
 	}
-	errs := make([]error, len(req.Registers))
+	reqs := make([][]*structs.CSIVolume, len(req.Registers))
 	for i := range req.Registers {
-		r := &req.Registers[i]
-		for _, v := range r.Volumes {
-			if v != nil && v.Namespace == "" {
-				v.Namespace = r.RequestNamespace()
-			}
-		}
-		errs[i] = f.State().UpsertCSIVolume(index, r.Volumes)
+		reqs[i] = inNamespace(&req.Registers[i])
 	}
-	return errs
+	return f.State().UpsertCSIVolumeBatch(index, reqs)
 }
 
 func applyCSIVolumeDeregister(f *FSM, index uint64, buf []byte) any {

@@ -14,43 +14,95 @@ import (
 // CreateIndex; while claimed, the capability in use must stay requested.
 // Provider and the other fields joined from the plugin are never stored.
 func (s *StateStore) UpsertCSIVolume(index uint64, vols []*structs.CSIVolume) error {
-	if len(vols) == 0 {
-		return errBadRequest("volume register: no volumes given")
-	}
+	return s.UpsertCSIVolumeBatch(index, [][]*structs.CSIVolume{vols})[0]
+}
 
+// UpsertCSIVolumeBatch applies several register requests, in order, in one
+// transaction (so that a reader sees all of the index or none of it), each
+// all or nothing as UpsertCSIVolume: a refused request writes nothing and
+// is answered with its own error, the others are applied.
+func (s *StateStore) UpsertCSIVolumeBatch(index uint64, reqs [][]*structs.CSIVolume) []error {
+	errs := make([]error, len(reqs))
 	txn := s.db.Txn(true)
 	defer txn.Abort()
 
+	wrote := false
+	for i, vols := range reqs {
+		prepared, err := prepareVolumesTxn(txn, index, vols)
+		if err != nil {
+			errs[i] = err
+			continue
+		}
+		for _, vol := range prepared {
+			if err := txn.Insert(TableCSIVolumes, vol); err != nil {
+				return allFailed(errs, errInternal("insert volume "+vol.ID, err))
+			}
+		}
+		wrote = true
+	}
+	if wrote {
+		if err := bumpIndex(txn, index, TableCSIVolumes); err != nil {
+			return allFailed(errs, err)
+		}
+		txn.Commit()
+	}
+	return errs
+}
+
+// allFailed answers every request of an aborted batch with err.
+func allFailed(errs []error, err error) []error {
+	for i := range errs {
+		errs[i] = err
+	}
+	return errs
+}
+
+// prepareVolumesTxn checks one register request against txn and returns
+// the rows to insert, writing nothing: a refusal leaves no trace of the
+// request. Two volumes of the request on one storage volume are refused
+// as if the first were registered already.
+func prepareVolumesTxn(txn *memdb.Txn, index uint64, vols []*structs.CSIVolume) ([]*structs.CSIVolume, error) {
+	if len(vols) == 0 {
+		return nil, errBadRequest("volume register: no volumes given")
+	}
+	out := make([]*structs.CSIVolume, 0, len(vols))
+	externals := map[[2]string]*structs.CSIVolume{} // (plugin, external ID) -> the request's volume
 	for i, in := range vols {
 		if in == nil {
-			return errBadRequest("volume register: volume %d of %d is empty", i+1, len(vols))
+			return nil, errBadRequest("volume register: volume %d of %d is empty", i+1, len(vols))
 		}
 		vol := in.Copy()
 		if vol.Namespace == "" {
 			vol.Namespace = structs.DefaultNamespace
 		}
 		if err := vol.Validate(); err != nil {
-			return err
+			return nil, err
 		}
 		plug, err := pluginByIDTxn(txn, nil, vol.PluginID)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if plug == nil {
-			return errBadRequest("volume %q: plugin %q is not running on any node; check plugin_id or start the plugin first",
+			return nil, errBadRequest("volume %q: plugin %q is not running on any node; check plugin_id or start the plugin first",
 				vol.ID, vol.PluginID)
 		}
 		existing, err := volumeByIDTxn(txn, nil, vol.Namespace, vol.ID)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if existing == nil {
 			// An update keeps its external ID (checkVolumeUpdate), so only
 			// a new volume can take another's.
 			if err := externalIDConflictTxn(txn, vol); err != nil {
-				return err
+				return nil, err
 			}
 		}
+		key := [2]string{vol.PluginID, vol.ExternalID}
+		if other := externals[key]; other != nil && (other.Namespace != vol.Namespace || other.ID != vol.ID) {
+			return nil, errConflict("volume %q: external ID %s of plugin %s is already registered as volume %q in namespace %q; deregister it first",
+				vol.ID, vol.ExternalID, vol.PluginID, other.ID, other.Namespace)
+		}
+		externals[key] = vol
 
 		vol.JoinPlugin(nil) // derived on read, never stored
 		vol.ReadAllocs, vol.WriteAllocs = nil, nil
@@ -63,7 +115,7 @@ func (s *StateStore) UpsertCSIVolume(index uint64, vols []*structs.CSIVolume) er
 			vol.CreateIndex = index
 		} else {
 			if err := checkVolumeUpdate(existing, vol); err != nil {
-				return err
+				return nil, err
 			}
 			old := existing.Copy()
 			vol.ReadClaims, vol.WriteClaims, vol.PastClaims = old.ReadClaims, old.WriteClaims, old.PastClaims
@@ -72,16 +124,9 @@ func (s *StateStore) UpsertCSIVolume(index uint64, vols []*structs.CSIVolume) er
 			vol.CreateIndex = old.CreateIndex
 		}
 		vol.ModifyIndex = index
-		if err := txn.Insert(TableCSIVolumes, vol); err != nil {
-			return errInternal("insert volume "+vol.ID, err)
-		}
+		out = append(out, vol)
 	}
-
-	if err := bumpIndex(txn, index, TableCSIVolumes); err != nil {
-		return err
-	}
-	txn.Commit()
-	return nil
+	return out, nil
 }
 
 // CheckCSIVolumeExternalID refuses (409) a volume whose plugin's storage
