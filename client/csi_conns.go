@@ -19,12 +19,23 @@ func (c *Client) forgetPluginConns(ctx context.Context) {
 			now = nil
 		}
 		for _, s := range sockets[ev.Plugin.ID] {
-			if !slices.Contains(now, s) {
+			if !slices.Contains(now, s) && !c.socketInUse(s) {
 				c.csiConns.Forget(s)
 			}
 		}
 		sockets[ev.Plugin.ID] = now
 	}
+}
+
+// socketInUse reports whether a plugin registered now is called on socket
+// (a late event of an earlier registration must not drop its connection).
+func (c *Client) socketInUse(socket string) bool {
+	for _, p := range c.registry.List() {
+		if slices.Contains(pluginSockets(p), socket) {
+			return true
+		}
+	}
+	return false
 }
 
 // pluginSockets is the sockets plugin p is called on.

@@ -3,6 +3,7 @@ package csi
 import (
 	"context"
 	"sync"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 )
@@ -20,10 +21,15 @@ import (
 // use.
 type Pool struct {
 	logger hclog.Logger
+	// grace is how long a forgotten client stays open for the calls that
+	// hold it (their retries included), DefaultCallTimeout unless a test
+	// sets it.
+	grace time.Duration
 
-	mu     sync.Mutex
-	conns  map[string]*Client // by socket
-	closed bool
+	mu        sync.Mutex
+	conns     map[string]*Client // by socket
+	forgotten map[*Client]*time.Timer
+	closed    bool
 }
 
 // NewPool returns an empty pool whose clients log through logger.
@@ -31,7 +37,7 @@ func NewPool(logger hclog.Logger) *Pool {
 	if logger == nil {
 		logger = hclog.NewNullLogger()
 	}
-	return &Pool{logger: logger, conns: map[string]*Client{}}
+	return &Pool{logger: logger, grace: DefaultCallTimeout, conns: map[string]*Client{}, forgotten: map[*Client]*time.Timer{}}
 }
 
 // Get returns the pool's client for socket, dialing it on first use. The
@@ -46,7 +52,7 @@ func (p *Pool) Get(ctx context.Context, pluginID, socket string) (*Client, error
 	if c, ok := p.conns[socket]; ok && c.plugin == pluginID {
 		return c, nil
 	} else if ok {
-		_ = c.Close() // another plugin on this socket now
+		p.retireLocked(c) // another plugin on this socket now
 	}
 	// Dial does not wait for the connection: holding the lock is brief.
 	c, err := Dial(ctx, socket, p.logger, WithPluginID(pluginID))
@@ -58,17 +64,28 @@ func (p *Pool) Get(ctx context.Context, pluginID, socket string) (*Client, error
 	return c, nil
 }
 
-// Forget closes and drops the client of socket, if the pool has one;
-// calls in flight on it fail with ErrClosed or gRPC's Canceled. The next
-// Get dials again.
+// Forget drops the client of socket, if the pool has one: the next Get
+// dials anew. The dropped client is closed after the pool's grace, so that
+// the calls holding it, and their retries, finish (gRPC reconnects it if
+// the plugin comes back on the socket meanwhile); a plugin gone for good
+// does not keep a reconnecting client.
 func (p *Pool) Forget(socket string) {
 	p.mu.Lock()
-	c, ok := p.conns[socket]
-	delete(p.conns, socket)
-	p.mu.Unlock()
-	if ok {
-		_ = c.Close()
+	defer p.mu.Unlock()
+	if c, ok := p.conns[socket]; ok {
+		delete(p.conns, socket)
+		p.retireLocked(c)
 	}
+}
+
+// retireLocked closes c after the grace; p.mu is held.
+func (p *Pool) retireLocked(c *Client) {
+	p.forgotten[c] = time.AfterFunc(p.grace, func() {
+		p.mu.Lock()
+		delete(p.forgotten, c)
+		p.mu.Unlock()
+		_ = c.Close()
+	})
 }
 
 // Len is how many connections the pool holds.
@@ -78,13 +95,21 @@ func (p *Pool) Len() int {
 	return len(p.conns)
 }
 
-// Close closes every client; Get fails afterwards.
+// Close closes every client, forgotten ones included; Get fails
+// afterwards.
 func (p *Pool) Close() {
 	p.mu.Lock()
-	conns := p.conns
-	p.conns, p.closed = map[string]*Client{}, true
+	var all []*Client
+	for _, c := range p.conns {
+		all = append(all, c)
+	}
+	for c, timer := range p.forgotten {
+		timer.Stop()
+		all = append(all, c)
+	}
+	p.conns, p.forgotten, p.closed = map[string]*Client{}, map[*Client]*time.Timer{}, true
 	p.mu.Unlock()
-	for _, c := range conns {
+	for _, c := range all {
 		_ = c.Close()
 	}
 }
