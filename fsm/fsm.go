@@ -1,6 +1,7 @@
 package fsm
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"sync"
@@ -33,8 +34,11 @@ type FSM struct {
 
 	// applied is the index of the last command entry applied, or, after a
 	// restore, the last index the restored tables record: what a read
-	// served from this state has seen (see AppliedIndex).
-	applied atomic.Uint64
+	// served from this state has seen (see AppliedIndex). appliedCh is
+	// closed and replaced each time it moves (WaitApplied).
+	applied   atomic.Uint64
+	appliedMu sync.Mutex
+	appliedCh chan struct{}
 }
 
 var _ raft.FSM = (*FSM)(nil)
@@ -65,8 +69,40 @@ func (f *FSM) Apply(log *raft.Log) any {
 		return nil
 	}
 	res := f.ApplyEntry(log.Index, log.Data)
-	f.applied.Store(log.Index)
+	f.setApplied(log.Index)
 	return res
+}
+
+// setApplied moves the applied index and wakes WaitApplied.
+func (f *FSM) setApplied(index uint64) {
+	f.appliedMu.Lock()
+	defer f.appliedMu.Unlock()
+	f.applied.Store(index)
+	if f.appliedCh != nil {
+		close(f.appliedCh)
+		f.appliedCh = nil
+	}
+}
+
+// WaitApplied waits until AppliedIndex reaches index, or ctx ends.
+func (f *FSM) WaitApplied(ctx context.Context, index uint64) error {
+	for {
+		f.appliedMu.Lock()
+		if f.applied.Load() >= index {
+			f.appliedMu.Unlock()
+			return nil
+		}
+		if f.appliedCh == nil {
+			f.appliedCh = make(chan struct{})
+		}
+		ch := f.appliedCh
+		f.appliedMu.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
 }
 
 // AppliedIndex is the index of the last command entry this FSM applied

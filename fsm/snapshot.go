@@ -133,7 +133,7 @@ func (f *FSM) Restore(rc io.ReadCloser) error {
 	f.mu.Unlock()
 	old.Abandon()
 	if idx, err := st.LatestIndex(); err == nil {
-		f.applied.Store(idx)
+		f.setApplied(idx)
 	}
 	return nil
 }

@@ -2,8 +2,10 @@ package fsm
 
 import (
 	"bytes"
+	"context"
 	"io"
 	"testing"
+	"time"
 
 	"github.com/hashicorp/raft"
 	"github.com/shoenig/test/must"
@@ -102,6 +104,16 @@ func TestFSM_AppliedIndex(t *testing.T) {
 		{structs.CSIVolumeRegisterRequestType, &structs.CSIVolumeRegisterRequest{Volumes: []*structs.CSIVolume{statetest.Volume("x", "nope")}}}, // refused
 	})
 	must.EqOp(t, uint64(3), src.AppliedIndex())
+	must.NoError(t, src.WaitApplied(context.Background(), 3), must.Sprint("an index already applied does not wait"))
+	short, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
+	defer cancel()
+	must.ErrorIs(t, src.WaitApplied(short, 4), context.DeadlineExceeded)
+	waited := make(chan error, 1)
+	go func() { waited <- src.WaitApplied(context.Background(), 4) }()
+	buf, err := structs.Encode(structs.CSIVolumeDeregisterRequestType, &structs.CSIVolumeDeregisterRequest{VolumeIDs: []string{"none"}})
+	must.NoError(t, err)
+	src.Apply(&raft.Log{Index: 4, Type: raft.LogCommand, Data: buf})
+	must.NoError(t, <-waited, must.Sprint("applying index 4 wakes the waiter"))
 
 	dst := newFSM(t)
 	must.NoError(t, dst.Restore(io.NopCloser(bytes.NewReader(persist(t, src)))))

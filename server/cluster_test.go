@@ -180,6 +180,7 @@ func TestCluster_FollowerReadsSeeAcknowledgedWrites(t *testing.T) {
 		must.NoError(t, call(t, follower, "CSIVolume.Get", &structs.CSIVolumeGetRequest{ID: id}, &resp))
 		must.NotNil(t, resp.Volume, must.Sprintf("volume %s, written at index %d, read through a follower", id, index))
 	}
+	must.EqOp(t, uint64(20), follower.FollowerReads(), must.Sprint("the follower served every read itself, none forwarded"))
 	err := call(t, follower, "Status.ReadIndex", &structs.GenericRequest{}, new(uint64))
 	must.ErrorIs(t, err, structs.ErrUnavailable)
 }

@@ -25,15 +25,10 @@ func (s *Server) followerRead(leader string) error {
 	if err := s.pool.Call(ctx, leader, "Status.ReadIndex", &structs.GenericRequest{}, &index); err != nil {
 		return err
 	}
-	tick := time.NewTicker(time.Millisecond)
-	defer tick.Stop()
-	for s.fsm.AppliedIndex() < index {
-		select {
-		case <-ctx.Done():
-			return structs.NewError(structs.CodeUnavailable, "server %s has not applied index %d within %s", s.config.NodeName, index, followerReadWait)
-		case <-tick.C:
-		}
+	if err := s.fsm.WaitApplied(ctx, index); err != nil {
+		return structs.NewError(structs.CodeUnavailable, "server %s has not applied index %d within %s", s.config.NodeName, index, followerReadWait)
 	}
+	s.followerReads.Add(1)
 	return nil
 }
 

@@ -59,8 +59,12 @@ func (s *Server) forward(method string, info rpcInfo, args, reply any) (done boo
 	if leader == s.rpcAddr {
 		return false, nil
 	}
-	if info.IsRead() && s.followerRead(leader) == nil {
-		return false, nil // this server has applied all the read must see
+	if info.IsRead() {
+		err := s.followerRead(leader)
+		if err == nil {
+			return false, nil // this server has applied all the read must see
+		}
+		s.logger.Debug("cannot serve a read from this follower; forwarding it", "method", method, "error", err)
 	}
 	info.SetForwarded()
 	ctx, cancel := context.WithTimeout(s.ctx, forwardTimeout)

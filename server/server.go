@@ -37,6 +37,9 @@ type Server struct {
 	planMu sync.Mutex
 	// volumeKick wakes the volumewatcher (buffered, one pending wake).
 	volumeKick chan struct{}
+	// followerReads counts the reads this server served as a follower by
+	// read index (followerRead), for tests and figures.
+	followerReads atomic.Uint64
 	// claims and registers coalesce concurrent writes into raft entries.
 	claims    batcher[structs.CSIVolumeClaimRequest]
 	registers batcher[structs.CSIVolumeRegisterRequest]
