@@ -19,8 +19,9 @@
 // exponential backoff (100 ms doubling to 2 s, jittered) for up to 15 s
 // from its first send (Config.Retry changes the budget or turns retries
 // off; Config.OnRetry sees each retried failure). Any request, a write
-// included, is retried when the server says it was not applied: an
-// answer coded Unavailable or NotReady. A connection refused is not
+// included, is retried when it was not applied: an answer coded
+// Unavailable or NotReady, or a connection that never opened (a dial that
+// timed out). A connection refused is not
 // retried (no agent listens there; the caller hears so at once). A GET
 // is also retried after an Indeterminate answer, an uncoded
 // 502, 503 or 504, or a connection that broke or timed out, but not after

@@ -71,7 +71,8 @@ func (r Retry) backoff(n int) time.Duration {
 
 // retrySafe reports whether a request of method that failed with err may
 // be sent again. Any request may, when the server's answer says it was
-// not applied: coded Unavailable or NotReady. A connection refused is not
+// not applied: coded Unavailable or NotReady, or when its connection never
+// opened (a dial that timed out). A connection refused is not
 // retried: no agent listens at the address, and waiting seldom brings
 // one; the caller is told at once. A GET, which changes
 // nothing, may also after an Indeterminate answer, an uncoded 502, 503 or
@@ -92,10 +93,12 @@ func retrySafe(method string, err error) bool {
 	if !errors.As(err, &ue) {
 		return false // the caller's context ended, or the request could not be built
 	}
-	if errors.Is(ue.Err, syscall.ECONNREFUSED) {
+	if errors.Is(ue.Err, syscall.ECONNREFUSED) || permanent(ue.Err) {
 		return false
 	}
-	return method == http.MethodGet && !permanent(ue.Err)
+	// A write whose connection never opened (a dial that timed out) was
+	// not sent, so it is not applied either.
+	return method == http.MethodGet || notSent(ue.Err)
 }
 
 // permanent reports a transport failure that the same request would meet

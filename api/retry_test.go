@@ -7,7 +7,9 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -259,4 +261,32 @@ func TestRetry_Backoff_Bounded(t *testing.T) {
 	}
 	must.LessEq(t, DefaultRetryMinBackoff, r.backoff(1))
 	must.GreaterEq(t, DefaultRetryMaxBackoff/2, r.backoff(40))
+}
+
+// TestRetrySafe_TransportFailures: a write is retried after a transport
+// failure only when nothing was sent (the dial timed out); never after a
+// refusal, a certificate or name failure, or a connection that broke once
+// the request was out; a read after any failure a retry can mend.
+func TestRetrySafe_TransportFailures(t *testing.T) {
+	unreachable := func(err error) error { return &UnreachableError{Address: "10.0.0.1:4646", Err: err} }
+	dialTimeout := unreachable(&net.OpError{Op: "dial", Net: "tcp", Err: os.ErrDeadlineExceeded})
+	refused := unreachable(&net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED})
+	broken := unreachable(&net.OpError{Op: "read", Net: "tcp", Err: syscall.ECONNRESET})
+	noName := unreachable(&net.DNSError{Err: "no such host", Name: "nope", IsNotFound: true})
+	cases := []struct {
+		name      string
+		err       error
+		put, read bool
+	}{
+		{"dial timed out", dialTimeout, true, true},
+		{"refused", refused, false, false},
+		{"broken after sending", broken, false, true},
+		{"unknown host", noName, false, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			must.EqOp(t, tc.put, retrySafe(http.MethodPut, tc.err))
+			must.EqOp(t, tc.read, retrySafe(http.MethodGet, tc.err))
+		})
+	}
 }
