@@ -46,10 +46,7 @@ func loadOrCreateUUID(dataDir, name, what string) (string, error) {
 	if !errors.Is(err, os.ErrNotExist) {
 		return "", fmt.Errorf("client: read %s: %w", what, err)
 	}
-	id, err := structs.NewUUID()
-	if err != nil {
-		return "", fmt.Errorf("client: %s: %w", what, err)
-	}
+	id := structs.NewUUID()
 	if err := atomicfile.Write(path, []byte(id+"\n")); err != nil {
 		return "", fmt.Errorf("client: write %s: %w", what, err)
 	}

@@ -44,14 +44,7 @@ func (a *ACL) Bootstrap(args *structs.ACLBootstrapRequest, reply *structs.ACLTok
 		return structs.NewError(structs.CodeConflict,
 			"ACL bootstrap already done at index %d; use the management token you got then", idx)
 	}
-	accessor, err := newUUID()
-	if err != nil {
-		return err
-	}
-	secret, err := newUUID()
-	if err != nil {
-		return err
-	}
+	accessor, secret := structs.NewUUID(), structs.NewUUID()
 	token := &structs.ACLToken{AccessorID: accessor, SecretHash: hashSecret(secret), Name: bootstrapTokenName,
 		Type: structs.ACLTokenTypeManagement, CreateTime: time.Now().UTC()}
 	_, index, err := raftApply[any](a.srv, structs.ACLBootstrapRequestType, &structs.ACLBootstrapRequest{Token: token})

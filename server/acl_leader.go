@@ -63,10 +63,7 @@ func (s *Server) writeLeaderToken() error {
 			return err
 		}
 	}
-	secret, err := newUUID()
-	if err != nil {
-		return err
-	}
+	secret := structs.NewUUID()
 	token := &structs.ACLToken{AccessorID: leaderTokenAccessor, SecretHash: hashSecret(secret), Name: leaderTokenName,
 		Type: structs.ACLTokenTypeManagement, CreateTime: time.Now().UTC()}
 	req := &structs.ACLTokenUpsertRequest{Tokens: []*structs.ACLToken{token}}

@@ -125,14 +125,8 @@ func (a *ACL) prepareToken(st *state.StateStore, in *structs.ACLToken, now time.
 	if in.ExpirationTTL < 0 {
 		return nil, "", structs.NewError(structs.CodeBadRequest, "%s: expiration TTL %s is negative", what, in.ExpirationTTL)
 	}
-	var err error
-	if t.AccessorID, err = newUUID(); err != nil {
-		return nil, "", err
-	}
-	secret, err := newUUID()
-	if err != nil {
-		return nil, "", err
-	}
+	t.AccessorID = structs.NewUUID()
+	secret := structs.NewUUID()
 	t.SecretHash = hashSecret(secret)
 	t.CreateTime = now
 	if in.ExpirationTTL > 0 {

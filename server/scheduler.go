@@ -315,10 +315,7 @@ func (p *planner) fits(tg *structs.TaskGroup, n *structs.Node, idx int) ([]struc
 // add puts allocation idx of the group on node n in the plan, with its
 // claims, and records the claims on the plan's copies of the volumes.
 func (p *planner) add(tg *structs.TaskGroup, n *structs.Node, idx int, claims []structs.CSIVolumeClaimRequest) error {
-	id, err := newUUID()
-	if err != nil {
-		return err
-	}
+	id := structs.NewUUID()
 	alloc := &structs.Allocation{
 		ID:            id,
 		Namespace:     p.job.Namespace,

@@ -309,20 +309,9 @@ func loadOrCreateID(path string) (string, error) {
 	if !errors.Is(err, os.ErrNotExist) {
 		return "", fmt.Errorf("server: read stable ID: %w", err)
 	}
-	id, err := newUUID()
-	if err != nil {
-		return "", err
-	}
+	id := structs.NewUUID()
 	if err := os.WriteFile(path, []byte(id+"\n"), 0o600); err != nil {
 		return "", fmt.Errorf("server: write stable ID: %w", err)
-	}
-	return id, nil
-}
-
-func newUUID() (string, error) {
-	id, err := structs.NewUUID()
-	if err != nil {
-		return "", fmt.Errorf("server: %w", err)
 	}
 	return id, nil
 }

@@ -68,12 +68,8 @@ func NewKey(now time.Time) (*structs.RootKey, error) {
 	if _, err := rand.Read(material); err != nil {
 		return nil, fmt.Errorf("keyring: make key material: %w", err)
 	}
-	id, err := structs.NewUUID()
-	if err != nil {
-		return nil, fmt.Errorf("keyring: key ID: %w", err)
-	}
 	return &structs.RootKey{
-		Meta:     &structs.RootKeyMeta{KeyID: id, CreateTime: now.UTC(), State: structs.RootKeyStateActive},
+		Meta:     &structs.RootKeyMeta{KeyID: structs.NewUUID(), CreateTime: now.UTC(), State: structs.RootKeyStateActive},
 		Material: material,
 	}, nil
 }
