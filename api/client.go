@@ -107,15 +107,19 @@ const (
 
 // DefaultConfig returns a Config with the address, token and TLS files
 // from the environment.
-func DefaultConfig() Config {
+func DefaultConfig() Config { return ConfigFromEnv(os.Getenv) }
+
+// ConfigFromEnv is DefaultConfig reading the environment through getenv
+// (the BERTH_* variables above; DefaultAddress when BERTH_ADDR is empty).
+func ConfigFromEnv(getenv func(string) string) Config {
 	c := Config{
-		Address: os.Getenv(AddressEnv),
-		Token:   os.Getenv(TokenEnv),
+		Address: getenv(AddressEnv),
+		Token:   getenv(TokenEnv),
 		TLS: TLSConfig{
-			CACert:        os.Getenv(CACertEnv),
-			ClientCert:    os.Getenv(ClientCertEnv),
-			ClientKey:     os.Getenv(ClientKeyEnv),
-			TLSServerName: os.Getenv(TLSServerNameEnv),
+			CACert:        getenv(CACertEnv),
+			ClientCert:    getenv(ClientCertEnv),
+			ClientKey:     getenv(ClientKeyEnv),
+			TLSServerName: getenv(TLSServerNameEnv),
 		},
 	}
 	if c.Address == "" {

@@ -155,32 +155,23 @@ const cliRetryMaxWait = 5 * time.Second
 // default, with the token and TLS files of the flags or else of the
 // environment, bound to ctx.
 func (m *meta) client(ctx context.Context) (*api.Client, error) {
-	addr := m.option(m.address, api.AddressEnv)
-	if addr == "" {
-		addr = api.DefaultAddress
+	cfg := api.ConfigFromEnv(m.getenv)
+	for _, o := range []struct {
+		flag  string
+		field *string
+	}{
+		{m.address, &cfg.Address}, {m.token, &cfg.Token}, {m.caCert, &cfg.TLS.CACert},
+		{m.clientCert, &cfg.TLS.ClientCert}, {m.clientKey, &cfg.TLS.ClientKey}, {m.tlsServerName, &cfg.TLS.TLSServerName},
+	} {
+		if o.flag != "" {
+			*o.field = o.flag
+		}
 	}
-	c, err := api.NewClient(api.Config{
-		Address: addr,
-		Token:   m.option(m.token, api.TokenEnv),
-		TLS: api.TLSConfig{
-			CACert:        m.option(m.caCert, api.CACertEnv),
-			ClientCert:    m.option(m.clientCert, api.ClientCertEnv),
-			ClientKey:     m.option(m.clientKey, api.ClientKeyEnv),
-			TLSServerName: m.option(m.tlsServerName, api.TLSServerNameEnv),
-		},
-		Retry: api.Retry{MaxWait: cliRetryMaxWait},
-	})
+	cfg.Retry = api.Retry{MaxWait: cliRetryMaxWait}
+	c, err := api.NewClient(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("%v; check -address or %s (the agent's HTTP address, e.g. %s) and the -ca-cert, -client-cert and -client-key files",
 			err, api.AddressEnv, api.DefaultAddress)
 	}
 	return c.WithContext(ctx), nil
-}
-
-// option is a general option's flag value, else its environment variable.
-func (m *meta) option(flagValue, env string) string {
-	if flagValue != "" {
-		return flagValue
-	}
-	return m.getenv(env)
 }
