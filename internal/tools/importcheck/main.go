@@ -23,16 +23,17 @@ var allowed = map[string][]string{
 	"acl":                  {"structs"},
 	"tlsutil":              {},
 	"tlsutil/tlsutiltest":  {"tlsutil"},
-	"rpc":                  {"structs", "tlsutil"},
-	"server":               {"structs", "state", "fsm", "rpc", "acl", "tlsutil", "server/..."},
+	"rpc":                  {"structs", "tlsutil", "internal/backoff"},
+	"server":               {"structs", "state", "fsm", "rpc", "acl", "tlsutil", "server/...", "internal/backoff"},
 	"server/keyring":       {"structs", "internal/atomicfile"},
 	"server/servertest":    {"structs", "state", "fsm", "rpc", "acl", "tlsutil", "tlsutil/tlsutiltest", "server", "internal/testlog"},
-	"client":               {"structs", "rpc", "tlsutil", "client/...", "internal/atomicfile"},
+	"client":               {"structs", "rpc", "tlsutil", "client/...", "internal/atomicfile", "internal/backoff"},
 	"client/clienttest":    {"structs", "rpc", "tlsutil", "client/...", "internal/testlog"},
 	"api":                  {"structs"},
 	"cmd":                  {"*"},
 	"internal/testlog":     {},
 	"internal/atomicfile":  {}, // crash-safe file replacement, for the client's state and the servers' keys
+	"internal/backoff":     {}, // the one retry policy, for client, server and rpc
 	"internal/integration": {"*"},
 	"internal/chaos":       {"*"},
 	"internal/chaos/check": {}, // pure logic over recorded data: a leaf
