@@ -11,6 +11,7 @@ import (
 	"github.com/berth-csi/berth/client/allocrunner"
 	"github.com/berth-csi/berth/client/drivers/exec"
 	"github.com/berth-csi/berth/client/volumemanager"
+	"github.com/berth-csi/berth/internal/backoff"
 	"github.com/berth-csi/berth/structs"
 )
 
@@ -147,7 +148,7 @@ func (w *allocWatcher) allRunners() []*allocrunner.Runner {
 // watch follows the servers' list of this node's allocs.
 func (w *allocWatcher) watch(ctx context.Context) {
 	var index uint64
-	backoff := registerRetryMin
+	failures := 0
 	for {
 		req := &structs.NodeSpecificRequest{NodeID: w.c.nodeID,
 			QueryOptions: structs.QueryOptions{MinQueryIndex: index, MaxQueryTime: allocQueryWait}}
@@ -157,18 +158,17 @@ func (w *allocWatcher) watch(ctx context.Context) {
 			if ctx.Err() != nil {
 				return
 			}
+			failures++
+			wait := serverRetry.Delay(failures)
 			if !errors.Is(err, structs.ErrNotFound) { // not registered yet: quietly wait
-				w.c.logger.Warn("cannot read this node's allocations; retrying", "error", err, "in", backoff)
+				w.c.logger.Warn("cannot read this node's allocations; retrying", "error", err, "in", wait)
 			}
-			select {
-			case <-ctx.Done():
+			if !backoff.Sleep(ctx, wait) {
 				return
-			case <-time.After(backoff):
 			}
-			backoff = min(backoff*2, registerRetryMax)
 			continue
 		}
-		backoff = registerRetryMin
+		failures = 0
 		if resp.Index < index {
 			index = 0 // the servers' state went back (a snapshot restore): read it all again
 			continue

@@ -19,6 +19,7 @@ import (
 	"github.com/berth-csi/berth/client/dynamicplugins"
 	"github.com/berth-csi/berth/client/internal/keyedsem"
 	"github.com/berth-csi/berth/client/volumemanager"
+	"github.com/berth-csi/berth/internal/backoff"
 	"github.com/berth-csi/berth/internal/testlog"
 	"github.com/berth-csi/berth/rpc"
 	"github.com/berth-csi/berth/structs"
@@ -656,7 +657,7 @@ func TestClientCSI_NodeDetachVolume_Unavailable(t *testing.T) {
 	// Retry quickly: the plugin never stops answering UNAVAILABLE.
 	var err error
 	c.volumes, err = volumemanager.New(volumemanager.Config{DataDir: c.config.DataDir, Registry: c.registry,
-		Logger: c.logger, Retry: csi.Backoff{Initial: time.Millisecond, Max: time.Millisecond, MaxAttempts: 2}})
+		Logger: c.logger, Retry: backoff.Policy{Initial: time.Millisecond, Max: time.Millisecond, MaxAttempts: 2}})
 	must.NoError(t, err)
 	_, err = c.Volumes().MountVolume(context.Background(), &volumemanager.MountRequest{AllocID: "a1", VolumeID: "data",
 		ExternalVolumeID: "1", PluginID: "mock", AccessMode: structs.CSIVolumeAccessModeSingleNodeWriter,

@@ -6,15 +6,17 @@ import (
 	"math/rand/v2"
 	"time"
 
+	"github.com/berth-csi/berth/internal/backoff"
 	"github.com/berth-csi/berth/structs"
 )
 
 var timeNow = time.Now
 
-const (
-	registerRetryMin = 250 * time.Millisecond
-	registerRetryMax = 10 * time.Second
-)
+// serverRetry paces the client's loops that talk to the servers (the
+// heartbeat, the alloc watch, the send loops) while the servers fail:
+// 250ms doubling up to 10s, jittered so that the clients of a cluster do
+// not come back at a recovering server in step.
+var serverRetry = backoff.Policy{Initial: 250 * time.Millisecond, Max: 10 * time.Second, Multiplier: 2, Jitter: 0.2}
 
 // heartbeatLoop registers the node, then heartbeats at about half the TTL
 // the servers give. A server that forgot the node (NotFound) gets a fresh
@@ -23,7 +25,7 @@ const (
 func (c *Client) heartbeatLoop(ctx context.Context) {
 	registered := false
 	ttl := c.fence.knownTTL() // an earlier client's, until the servers answer
-	backoff := registerRetryMin
+	failures := 0
 	for {
 		var (
 			resp structs.NodeUpdateResponse
@@ -46,7 +48,7 @@ func (c *Client) heartbeatLoop(ctx context.Context) {
 			}
 		}
 		c.heartbeatTried.Store(true)
-		wait := backoff
+		var wait time.Duration
 		if err != nil {
 			if ctx.Err() != nil {
 				return
@@ -58,15 +60,16 @@ func (c *Client) heartbeatLoop(ctx context.Context) {
 			if !registered {
 				what = "registration failed; retrying"
 			}
+			failures++
+			wait = serverRetry.Delay(failures)
 			c.logger.Error(what, "retry_in", wait, "error", err)
-			backoff = min(backoff*2, registerRetryMax)
 		} else {
 			if !registered {
 				c.logger.Info("node registered", "status", status, "heartbeat_ttl", resp.HeartbeatTTL)
 				c.updater.markRegistered(seq)
 			}
 			registered = true
-			backoff = registerRetryMin
+			failures = 0
 			ttl = resp.HeartbeatTTL
 			if err := c.fence.contact(sent, ttl); err != nil {
 				c.logger.Warn("cannot record the last contact with the servers; a restart while cut off would not fence", "error", err)

@@ -2,7 +2,8 @@ package client
 
 import (
 	"context"
-	"time"
+
+	"github.com/berth-csi/berth/internal/backoff"
 )
 
 // sendLoop is the loop of the node updater and the alloc watcher: each
@@ -10,33 +11,30 @@ import (
 // send; a failed send is logged with failMsg and tried again after a
 // bounded backoff. It returns when ctx ends.
 func (c *Client) sendLoop(ctx context.Context, kick chan struct{}, failMsg string, send func(context.Context) error) {
-	backoff := registerRetryMin
+	failures := 0
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-kick:
 		}
-		select { // let a burst of changes gather into one send
-		case <-ctx.Done():
+		if !backoff.Sleep(ctx, c.config.UpdateCoalesce) { // let a burst of changes gather into one send
 			return
-		case <-time.After(c.config.UpdateCoalesce):
 		}
 		err := send(ctx)
 		if err == nil {
-			backoff = registerRetryMin
+			failures = 0
 			continue
 		}
 		if ctx.Err() != nil {
 			return
 		}
-		c.logger.Warn(failMsg, "error", err, "in", backoff)
-		select {
-		case <-ctx.Done():
+		failures++
+		wait := serverRetry.Delay(failures)
+		c.logger.Warn(failMsg, "error", err, "in", wait)
+		if !backoff.Sleep(ctx, wait) {
 			return
-		case <-time.After(backoff):
 		}
-		backoff = min(backoff*2, registerRetryMax)
 		notify(kick)
 	}
 }

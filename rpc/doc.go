@@ -57,7 +57,7 @@
 // testdata/fuzz/FuzzReadFrame and run with the other tests.
 //
 // Imports: the standard library, external modules (yamux, the msgpack codec,
-// hclog) and berth's structs and tlsutil packages only. It must never import state, fsm,
+// hclog) and berth's structs, tlsutil and internal/backoff packages only. It must never import state, fsm,
 // server or client: they build on it, not the other way round.
 //
 // Concurrency: Server, Pool and Mux are safe for concurrent use. Requests on

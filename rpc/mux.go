@@ -14,12 +14,18 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/berth-csi/berth/internal/backoff"
 	"github.com/berth-csi/berth/tlsutil"
 )
 
 // DefaultFirstByteTimeout is how long a new connection may stay silent
 // before it says its type.
 const DefaultFirstByteTimeout = 5 * time.Second
+
+// acceptRetry paces Accept after a failure that may pass (out of file
+// descriptors and the like): 5ms doubling up to 1s, as net/http's Server
+// does. Not jittered: the wait is for a local resource, not a peer.
+var acceptRetry = backoff.Policy{Initial: 5 * time.Millisecond, Max: time.Second, Multiplier: 2}
 
 // Mux accepts connections on one listener and hands each to the handler of
 // the type its first byte names. It caps the connections it holds, in all
@@ -153,7 +159,7 @@ func (m *Mux) Serve(ctx context.Context) error {
 	m.logger.Info("accepting connections", "addr", m.l.Addr(),
 		"max_conns", m.limits.max, "max_conns_per_ip", m.limits.maxPerIP,
 		"first_byte_timeout", m.firstByteTimeout, "tls", m.tlsConfig != nil)
-	var backoff time.Duration
+	failures := 0
 	for {
 		raw, err := m.l.Accept()
 		if err != nil {
@@ -164,16 +170,15 @@ func (m *Mux) Serve(ctx context.Context) error {
 				return fmt.Errorf("rpc: listener %s closed: %w", m.l.Addr(), err)
 			}
 			// Out of file descriptors and the like: wait and retry.
-			backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
-			m.logger.Error("accept failed", "error", err, "retry_in", backoff)
-			select {
-			case <-time.After(backoff):
-				continue
-			case <-ctx.Done():
+			failures++
+			wait := acceptRetry.Delay(failures)
+			m.logger.Error("accept failed", "error", err, "retry_in", wait)
+			if !backoff.Sleep(ctx, wait) {
 				return nil
 			}
+			continue
 		}
-		backoff = 0
+		failures = 0
 		m.accepted.Add(1)
 		conn, err := m.limits.admit(raw)
 		if err != nil {

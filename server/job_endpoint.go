@@ -8,6 +8,7 @@ import (
 
 	"github.com/berth-csi/berth/acl"
 	"github.com/berth-csi/berth/rpc"
+	"github.com/berth-csi/berth/server/scheduler"
 	"github.com/berth-csi/berth/state"
 	"github.com/berth-csi/berth/structs"
 )
@@ -45,18 +46,18 @@ func (j *Job) Register(args *structs.JobRegisterRequest, reply *structs.JobRegis
 	// One scheduling pass at a time: two passes must not plan the same claim.
 	j.srv.planMu.Lock()
 	defer j.srv.planMu.Unlock()
-	plan, failures, err := j.srv.schedule(job, false)
+	res, err := j.srv.planner.Plan(j.srv.State(), job, scheduler.Run)
 	if err != nil {
 		return err
 	}
-	_, index, err := raftApply[any](j.srv, structs.PlanApplyRequestType, plan)
+	_, index, err := raftApply[any](j.srv, structs.PlanApplyRequestType, res.Plan)
 	if err != nil {
 		return err
 	}
-	for _, a := range plan.Allocs {
+	for _, a := range res.Plan.Allocs {
 		reply.Placed = append(reply.Placed, a.Stub())
 	}
-	reply.Failures = failures
+	reply.Failures = res.Failures
 	reply.Index = index
 	return nil
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/hashicorp/go-memdb"
 
+	"github.com/berth-csi/berth/internal/backoff"
 	"github.com/berth-csi/berth/server/keyring"
 	"github.com/berth-csi/berth/structs"
 )
@@ -30,11 +31,17 @@ import (
 //     key that every other server answers it does not have is lost.
 
 const (
-	keystoreDirName    = "keystore"
-	keyFetchTimeout    = 10 * time.Second
-	keyRetryMin        = 500 * time.Millisecond
-	keyRetryMax        = 30 * time.Second
-	rootKeyInitRetries = time.Second
+	keystoreDirName = "keystore"
+	keyFetchTimeout = 10 * time.Second
+)
+
+var (
+	// keyFetchRetry paces the replicator's rounds while a key's material
+	// cannot be fetched: 500ms doubling up to 30s.
+	keyFetchRetry = backoff.Policy{Initial: 500 * time.Millisecond, Max: 30 * time.Second, Multiplier: 2, Jitter: 0.2}
+	// rootKeyInitRetry paces the new leader's tries to make the first
+	// root key: every second, while leadership lasts.
+	rootKeyInitRetry = backoff.Policy{Initial: time.Second, Max: time.Second}
 )
 
 // serverKeyring is the server's keyring and the wake-up of its replicator.
@@ -93,17 +100,15 @@ func (s *Server) kickKeyReplication() {
 // there is none, then seals the secrets of volumes stored in clear. It
 // retries until it succeeds or leadership ends.
 func (s *Server) initRootKey(ctx context.Context) {
-	for ctx.Err() == nil {
+	err := backoff.Retry(ctx, rootKeyInitRetry, nil, func(ctx context.Context) error {
 		err := s.ensureRootKey()
-		if err == nil {
-			break
+		if err != nil && ctx.Err() == nil {
+			s.logger.Error("keyring: make the first root key; retrying", "error", err)
 		}
-		s.logger.Error("keyring: make the first root key; retrying", "error", err)
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(rootKeyInitRetries):
-		}
+		return err
+	})
+	if err != nil {
+		return // leadership ended
 	}
 	if n, err := s.rekeyVolumes(ctx, false); err != nil && ctx.Err() == nil {
 		s.logger.Error("keyring: seal volume secrets stored in clear", "error", err)
@@ -161,8 +166,9 @@ func (s *Server) newRootKey() (*structs.RootKeyMeta, uint64, error) {
 // replicateKeys runs on every server until it shuts down: it fetches the
 // material of every key raft knows and this keystore lacks.
 func (s *Server) replicateKeys() {
-	wait := keyRetryMin
+	failures := 0
 	for s.ctx.Err() == nil {
+		wait := keyFetchRetry.Delay(failures + 1) // before the next round, if this one fails
 		st := s.State()
 		ws := memdb.NewWatchSet()
 		ws.Add(st.AbandonCh())
@@ -191,10 +197,10 @@ func (s *Server) replicateKeys() {
 		}
 		var retry <-chan time.Time
 		if failed {
+			failures++
 			retry = time.After(wait)
-			wait = min(2*wait, keyRetryMax)
 		} else {
-			wait = keyRetryMin
+			failures = 0
 		}
 		select {
 		case <-ws.WatchCh(s.ctx):

@@ -7,6 +7,8 @@ import (
 
 	"github.com/hashicorp/raft"
 	"github.com/hashicorp/serf/serf"
+
+	"github.com/berth-csi/berth/internal/backoff"
 )
 
 // monitorLeadership starts the leader-only work when this server gains
@@ -53,19 +55,16 @@ func (s *Server) monitorLeadership() {
 // in line with gossip.
 func (s *Server) leaderLoop(ctx context.Context) {
 	s.logger.Info("cluster leadership acquired")
-	for {
-		if err := s.raft.Barrier(time.Minute).Error(); err == nil {
-			break
-		} else if ctx.Err() != nil {
-			return
-		} else {
+	// Every second until the barrier passes or leadership ends.
+	barrier := backoff.Policy{Initial: time.Second, Max: time.Second}
+	if err := backoff.Retry(ctx, barrier, nil, func(ctx context.Context) error {
+		err := s.raft.Barrier(time.Minute).Error()
+		if err != nil && ctx.Err() == nil {
 			s.logger.Error("leader barrier failed; retrying", "error", err)
 		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(time.Second):
-		}
+		return err
+	}); err != nil {
+		return // leadership ended
 	}
 	s.readyForReads.Store(true)
 	s.establishLeaderToken(ctx)
@@ -77,7 +76,7 @@ func (s *Server) leaderLoop(ctx context.Context) {
 	// its own.
 	var watchers sync.WaitGroup
 	defer watchers.Wait()
-	watchers.Go(func() { s.watchVolumes(ctx) })
+	watchers.Go(func() { s.volumeWatcher.Run(ctx) })
 	watchers.Go(func() { s.watchJobs(ctx) })
 	watchers.Go(func() { s.initRootKey(ctx) })
 	watchers.Go(func() { s.reapExpiredTokensLoop(ctx) })

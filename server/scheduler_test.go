@@ -1,7 +1,6 @@
 package server
 
 import (
-	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -289,33 +288,6 @@ func TestJobWatcher_FencedIsReplaced(t *testing.T) {
 	must.EqOp(t, "fenced: no server for 5s", got.ClientDescription)
 }
 
-// TestJob_Register_MaxVolumesCountsEveryJob: a plugin's max volumes per
-// node counts the volumes other jobs claim there.
-func TestJob_Register_MaxVolumesCountsEveryJob(t *testing.T) {
-	s := testServer(t, func(c *Config) { c.HeartbeatTTL = 10 * time.Minute })
-	for _, id := range []string{"node-1", "node-2"} {
-		n := statetest.NodeWithPlugin(id, "hostpath", false, true, true)
-		n.CSINodePlugins["hostpath"].NodeInfo.MaxVolumes = 1
-		var nresp structs.NodeUpdateResponse
-		must.NoError(t, rpcCall(t, s, "Node.Register", &structs.NodeRegisterRequest{Node: n}, &nresp))
-	}
-	var vresp structs.CSIVolumeRegisterResponse
-	must.NoError(t, rpcCall(t, s, "CSIVolume.Register", &structs.CSIVolumeRegisterRequest{Volumes: []*structs.CSIVolume{
-		statetest.Volume("v1", "hostpath"), statetest.Volume("v2", "hostpath"), statetest.Volume("v3", "hostpath")}}, &vresp))
-	nodes := map[string]bool{}
-	for _, v := range []string{"v1", "v2"} {
-		var reg structs.JobRegisterResponse
-		must.NoError(t, rpcCall(t, s, "Job.Register", &structs.JobRegisterRequest{Job: writerJob("job-"+v, v)}, &reg))
-		must.SliceLen(t, 1, reg.Placed, must.Sprintf("job-%s: %v", v, reg.Failures))
-		nodes[reg.Placed[0].NodeID] = true
-	}
-	must.MapLen(t, 2, nodes, must.Sprint("one volume per node"))
-	var reg structs.JobRegisterResponse
-	must.NoError(t, rpcCall(t, s, "Job.Register", &structs.JobRegisterRequest{Job: writerJob("job-v3", "v3")}, &reg))
-	must.SliceEmpty(t, reg.Placed)
-	must.StrContains(t, strings.Join(reg.Failures[0].Reasons, "\n"), `plugin "hostpath" is at its max of 1 volumes on the node (2 nodes)`)
-}
-
 // TestJob_Register_WriterWaitsUntilTheEarlierClaimIsFreed: a stop does not
 // free a single-writer volume, nor does the client's report that the task
 // is dead: the next writer is placed only once the earlier claim is freed.
@@ -450,9 +422,10 @@ func oneNodeWorld(t *testing.T, opts ...func(*Config)) *Server {
 }
 
 // TestJob_Register_CountAtTheCapCostsTheNodes: a job asking for the most
-// allocations a job may have, none of which fits on the one node, asks
-// that node once, not once per count: in the user's run and in every
-// jobwatcher pass after it. The reason counts nodes.
+// allocations a job may have, none of which fits on the one node, is
+// answered with one reason that counts nodes. That the pass asks the node
+// once, not once per count, is the planner's test
+// (scheduler.TestPlanner_Plan_CountAtTheCapCostsTheNodes).
 func TestJob_Register_CountAtTheCapCostsTheNodes(t *testing.T) {
 	s := oneNodeWorld(t)
 	job := writerJob("huge", "nope")
@@ -463,111 +436,4 @@ func TestJob_Register_CountAtTheCapCostsTheNodes(t *testing.T) {
 	must.SliceLen(t, 1, reg.Failures)
 	must.EqOp(t, DefaultJobMaxCount, reg.Failures[0].Missing)
 	must.Eq(t, []string{`volume "data" (nope): not registered; create or register it first (1 node)`}, reg.Failures[0].Reasons)
-
-	stored, err := s.State().JobByID(nil, structs.DefaultNamespace, "huge")
-	must.NoError(t, err)
-	for _, auto := range []bool{false, true} {
-		s.planMu.Lock()
-		p := s.newPlanner(stored, auto)
-		failures, err := p.run()
-		s.planMu.Unlock()
-		must.NoError(t, err)
-		must.EqOp(t, 1, p.checks, must.Sprintf("auto=%v: one check of the one node", auto))
-		must.EqOp(t, DefaultJobMaxCount, failures[0].Missing)
-	}
-}
-
-// TestJob_Register_PlacementWorkGrowsWithPlacements: count allocations
-// that fit take count checks on one node, and the indexes are 0..count-1.
-func TestJob_Register_PlacementWorkGrowsWithPlacements(t *testing.T) {
-	const limit = 50
-	s := oneNodeWorld(t, func(c *Config) { c.JobMaxCount = limit })
-	job := writerJob("many", "")
-	job.TaskGroups[0].Count = limit
-	job.TaskGroups[0].Volumes = nil
-	job.TaskGroups[0].Tasks[0].VolumeMounts = nil
-	s.planMu.Lock()
-	p := s.newPlanner(job, false)
-	failures, err := p.run()
-	s.planMu.Unlock()
-	must.NoError(t, err)
-	must.SliceEmpty(t, failures)
-	must.EqOp(t, limit, p.checks)
-	names := map[string]bool{}
-	for _, a := range p.plan.Allocs {
-		names[a.Name] = true
-	}
-	for i := 0; i < limit; i++ {
-		must.MapContainsKey(t, names, fmt.Sprintf("many.db[%d]", i))
-	}
-}
-
-// TestJob_Register_ReasonCountsNodes: a group that fits nowhere says how
-// many nodes gave each reason, whatever its count.
-func TestJob_Register_ReasonCountsNodes(t *testing.T) {
-	s := schedWorld(t)
-	must.NoError(t, rpcCall(t, s, "Job.Register", &structs.JobRegisterRequest{Job: writerJob("first", "data")}, &structs.JobRegisterResponse{}))
-	second := writerJob("second", "data")
-	second.TaskGroups[0].Count = 100
-	var reg structs.JobRegisterResponse
-	must.NoError(t, rpcCall(t, s, "Job.Register", &structs.JobRegisterRequest{Job: second}, &reg))
-	must.SliceLen(t, 1, reg.Failures)
-	must.EqOp(t, 100, reg.Failures[0].Missing)
-	must.SliceLen(t, 1, reg.Failures[0].Reasons)
-	must.StrHasSuffix(t, " (2 nodes)", reg.Failures[0].Reasons[0])
-}
-
-// TestJob_Register_RootTaskOnlyWhereAllowed: a group with a task that
-// needs root (a plugin task, user = "root") is placed only on a node whose
-// client allows root tasks; elsewhere the failure names the task, the
-// node and the setting to change. A task as nobody goes anywhere.
-func TestJob_Register_RootTaskOnlyWhereAllowed(t *testing.T) {
-	plugin := func(j *structs.Job) {
-		j.TaskGroups[0].Tasks[0].Name = "plugin"
-		j.TaskGroups[0].Tasks[0].CSIPluginConfig = &structs.TaskCSIPluginConfig{ID: "hp", Type: structs.CSIPluginTypeMonolith, MountDir: "/csi"}
-	}
-	cases := []struct {
-		name   string
-		edit   func(*structs.Job)
-		placed bool
-	}{
-		{"plugin task", plugin, false},
-		{"user root", func(j *structs.Job) { j.TaskGroups[0].Tasks[0].Name = "plugin"; j.TaskGroups[0].Tasks[0].User = "root" }, false},
-		{"uid 0", func(j *structs.Job) { j.TaskGroups[0].Tasks[0].Name = "plugin"; j.TaskGroups[0].Tasks[0].User = "0" }, false},
-		{"plugin task as nobody", func(j *structs.Job) { plugin(j); j.TaskGroups[0].Tasks[0].User = "nobody" }, true},
-		{"default user", func(*structs.Job) {}, true},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			s := schedWorld(t) // node-1 and node-2 do not allow root tasks
-			job := writerJob("j", "data")
-			job.TaskGroups[0].Volumes = nil
-			job.TaskGroups[0].Tasks[0].VolumeMounts = nil
-			tc.edit(job)
-			var reg structs.JobRegisterResponse
-			must.NoError(t, rpcCall(t, s, "Job.Register", &structs.JobRegisterRequest{Job: job}, &reg))
-			if tc.placed {
-				must.SliceLen(t, 1, reg.Placed)
-				must.SliceEmpty(t, reg.Failures)
-				return
-			}
-			must.SliceEmpty(t, reg.Placed)
-			must.SliceLen(t, 1, reg.Failures)
-			must.Eq(t, []string{
-				`task "plugin" needs root (a csi_plugin task, or user = "root"); node "node-1" does not allow root tasks: ` +
-					`set client { allow_root_tasks = true } in its agent config (1 node)`,
-				`task "plugin" needs root (a csi_plugin task, or user = "root"); node "node-2" does not allow root tasks: ` +
-					`set client { allow_root_tasks = true } in its agent config (1 node)`,
-			}, reg.Failures[0].Reasons)
-
-			// A node that allows root tasks runs it.
-			n := statetest.Node("node-3")
-			n.AllowRootTasks = true
-			schedRegisterNode(t, s, n)
-			var again structs.JobRegisterResponse
-			must.NoError(t, rpcCall(t, s, "Job.Register", &structs.JobRegisterRequest{Job: job}, &again))
-			must.SliceLen(t, 1, again.Placed)
-			must.Eq(t, "node-3", again.Placed[0].NodeID)
-		})
-	}
 }

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"os"
@@ -15,6 +16,7 @@ import (
 	"github.com/hashicorp/raft"
 	"github.com/hashicorp/serf/serf"
 
+	"github.com/berth-csi/berth/internal/backoff"
 	"github.com/berth-csi/berth/rpc"
 )
 
@@ -199,30 +201,28 @@ func (s *Server) maybeBootstrap() {
 	s.logger.Info("raft bootstrapped", "servers", len(conf.Servers))
 }
 
-// retryJoin joins the configured servers, retrying until one answers: the
-// servers of a new cluster often start at the same moment, and the one a
-// server names to join may not listen yet.
+// joinRetry paces retryJoin: 250ms doubling up to 8s, jittered so that
+// servers started together do not retry in step.
+var joinRetry = backoff.Policy{Initial: 250 * time.Millisecond, Max: 8 * time.Second, Multiplier: 2, Jitter: 0.2}
+
+// retryJoin joins the configured servers, retrying until one answers or
+// the server shuts down: the servers of a new cluster often start at the
+// same moment, and the one a server names to join may not listen yet.
 func (s *Server) retryJoin() {
-	wait := 250 * time.Millisecond
-	for attempt := 1; ; attempt++ {
+	join := strings.Join(s.config.Join, ",")
+	attempt := 0
+	_ = backoff.Retry(s.ctx, joinRetry, nil, func(context.Context) error {
+		attempt++
 		n, err := s.serf.Join(s.config.Join, true)
 		if err == nil || n > 0 {
-			s.logger.Info("joined servers", "join", strings.Join(s.config.Join, ","), "contacted", n)
-			return
+			s.logger.Info("joined servers", "join", join, "contacted", n)
+			return nil
 		}
 		if attempt == 1 || attempt%10 == 0 {
-			s.logger.Warn("could not join servers yet; retrying", "join", strings.Join(s.config.Join, ","),
-				"attempt", attempt, "error", err)
+			s.logger.Warn("could not join servers yet; retrying", "join", join, "attempt", attempt, "error", err)
 		}
-		select {
-		case <-s.ctx.Done():
-			return
-		case <-time.After(wait):
-		}
-		if wait < 5*time.Second {
-			wait *= 2
-		}
-	}
+		return err
+	})
 }
 
 // setupGossipTransport gives memberlist the transport it would build

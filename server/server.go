@@ -21,6 +21,8 @@ import (
 
 	"github.com/berth-csi/berth/fsm"
 	"github.com/berth-csi/berth/rpc"
+	"github.com/berth-csi/berth/server/scheduler"
+	"github.com/berth-csi/berth/server/volumewatcher"
 	"github.com/berth-csi/berth/state"
 	"github.com/berth-csi/berth/structs"
 	"github.com/berth-csi/berth/tlsutil"
@@ -35,8 +37,12 @@ type Server struct {
 	// planMu makes scheduling passes one at a time on the leader, so two
 	// never plan the same claim.
 	planMu sync.Mutex
-	// volumeKick wakes the volumewatcher (buffered, one pending wake).
-	volumeKick chan struct{}
+	// planner plans the placements of Job.Register (the leader's job
+	// watcher has its own: see watchJobs).
+	planner *scheduler.Planner
+	// volumeWatcher drives released claims to freed while this server
+	// leads (volume_release.go).
+	volumeWatcher *volumewatcher.Watcher
 	// followerReads counts the reads this server served as a follower by
 	// read index (followerRead), for tests and figures.
 	followerReads atomic.Uint64
@@ -116,10 +122,14 @@ func New(cfg *Config) (*Server, error) {
 		raftNotifyCh: make(chan bool, 16),
 		serfEventCh:  make(chan serf.Event, 256),
 		reconcileCh:  make(chan struct{}, 1),
-		volumeKick:   make(chan struct{}, 1),
 		nodeConns:    newNodeConns(),
 	}
+	s.planner = scheduler.NewPlanner(scheduler.SystemClock, s.logger)
 	s.setupBatchers()
+	if s.volumeWatcher, err = s.newVolumeWatcher(); err != nil {
+		cancel()
+		return nil, err
+	}
 	if err := s.start(); err != nil {
 		_ = s.Shutdown()
 		return nil, err

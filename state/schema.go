@@ -2,8 +2,6 @@ package state
 
 import (
 	"github.com/hashicorp/go-memdb"
-
-	"github.com/berth-csi/berth/structs"
 )
 
 // Table names. They name the rows of a snapshot too: never rename one.
@@ -36,7 +34,6 @@ const (
 	indexNodeID     = "node_id"     // allocs by node
 	indexJob        = "job"         // allocs by (namespace, job)
 	indexCSIPlugin  = "csi_plugin"  // jobs by the plugins they run
-	indexPluginID   = "plugin_id"   // volumes by plugin
 	indexExternalID = "external_id" // volumes by (plugin, external ID)
 	indexClaimAlloc = "claim_alloc" // volumes by the allocs of their claims
 	indexClaimNode  = "claim_node"  // volumes by the nodes of their claims
@@ -100,7 +97,8 @@ func nodesTableSchema() *memdb.TableSchema {
 	return &memdb.TableSchema{
 		Name: TableNodes,
 		Indexes: map[string]*memdb.IndexSchema{
-			indexID: idIndex("ID"),
+			indexID:     idIndex("ID"),
+			indexModify: modifyIndexSchema(), // see modified.go
 			// Not unique: a secret proves a node only together with the
 			// node's ID; this index answers "is it any node's secret".
 			indexSecretHash: {
@@ -116,7 +114,8 @@ func jobsTableSchema() *memdb.TableSchema {
 	return &memdb.TableSchema{
 		Name: TableJobs,
 		Indexes: map[string]*memdb.IndexSchema{
-			indexID: namespacedIDIndex("ID"),
+			indexID:     namespacedIDIndex("ID"),
+			indexModify: modifyIndexSchema(),
 			indexCSIPlugin: {
 				Name:         indexCSIPlugin,
 				AllowMissing: true,
@@ -130,7 +129,8 @@ func allocsTableSchema() *memdb.TableSchema {
 	return &memdb.TableSchema{
 		Name: TableAllocs,
 		Indexes: map[string]*memdb.IndexSchema{
-			indexID: idIndex("ID"),
+			indexID:     idIndex("ID"),
+			indexModify: modifyIndexSchema(),
 			indexNodeID: {
 				Name:         indexNodeID,
 				AllowMissing: true,
@@ -153,14 +153,11 @@ func csiVolumesTableSchema() *memdb.TableSchema {
 		Name: TableCSIVolumes,
 		Indexes: map[string]*memdb.IndexSchema{
 			indexID: namespacedIDIndex("ID"),
-			indexPluginID: {
-				Name:         indexPluginID,
-				AllowMissing: true,
-				Indexer:      stringField("PluginID"),
-			},
 			// Not unique to memdb, which would silently overwrite: the
 			// writes refuse a second volume on one storage volume
 			// (externalIDConflictTxn), with an error naming the first.
+			// Its prefix scan by plugin lists a plugin's volumes
+			// (volumesOfPluginTxn): no index of their own.
 			indexExternalID: {
 				Name:         indexExternalID,
 				AllowMissing: true,
@@ -181,12 +178,12 @@ func csiVolumesTableSchema() *memdb.TableSchema {
 			},
 			// The volume watcher reads and watches only the volumes with
 			// a claim being released, so that its cost grows with those,
-			// not with the store.
+			// not with the store. Only those have an entry: a volume at
+			// rest costs the index nothing.
 			indexReleasing: {
-				Name: indexReleasing,
-				Indexer: &memdb.ConditionalIndex{Conditional: func(obj any) (bool, error) {
-					return len(obj.(*structs.CSIVolume).PastClaims) > 0, nil
-				}},
+				Name:         indexReleasing,
+				AllowMissing: true,
+				Indexer:      volumeReleasingIndexer,
 			},
 		},
 	}

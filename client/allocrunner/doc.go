@@ -50,7 +50,7 @@
 // Imports: the standard library, hclog, structs, client/drivers/exec,
 // client/volumemanager (its request types and PluginHostDir),
 // client/dynamicplugins (registrations), client/csi (the plugin task's
-// probe) and internal/atomicfile.
+// probe), internal/atomicfile and internal/backoff (retries).
 // Tests call exec.Init in TestMain: tasks are real processes.
 //
 // Concurrency: Run owns one goroutine per task; Update, Shutdown and Alloc

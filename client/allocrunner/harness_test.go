@@ -15,16 +15,16 @@ import (
 
 	"github.com/shoenig/test/must"
 
-	"github.com/berth-csi/berth/client/csi"
 	"github.com/berth-csi/berth/client/drivers/exec"
 	"github.com/berth-csi/berth/client/volumemanager"
+	"github.com/berth-csi/berth/internal/backoff"
 	"github.com/berth-csi/berth/internal/testlog"
 	"github.com/berth-csi/berth/structs"
 )
 
 func TestMain(m *testing.M) {
 	exec.Init()
-	volumeRetry = csi.Backoff{Initial: 10 * time.Millisecond, Max: 20 * time.Millisecond, MaxAttempts: 3} // three tries, soon over
+	volumeRetry = backoff.Policy{Initial: 10 * time.Millisecond, Max: 20 * time.Millisecond, MaxAttempts: 3} // three tries, soon over
 	os.Exit(m.Run())
 }
 

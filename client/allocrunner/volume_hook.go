@@ -10,6 +10,7 @@ import (
 	"github.com/berth-csi/berth/client/csi"
 	"github.com/berth-csi/berth/client/drivers/exec"
 	"github.com/berth-csi/berth/client/volumemanager"
+	"github.com/berth-csi/berth/internal/backoff"
 	"github.com/berth-csi/berth/structs"
 )
 
@@ -83,7 +84,7 @@ func (r *Runner) setupVolumes(ctx context.Context, tg *structs.TaskGroup) ([]*mo
 // volumeRetry paces the tries of a group's volume setup: a plugin
 // restarting, or a claim still being released elsewhere, is waited out
 // (about 1, 2, 4, 8 s) instead of failing the alloc for good.
-var volumeRetry = csi.Backoff{Initial: time.Second, Max: 8 * time.Second, Multiplier: 2, Jitter: 0.2, MaxAttempts: 5}
+var volumeRetry = backoff.Policy{Initial: time.Second, Max: 8 * time.Second, Multiplier: 2, Jitter: 0.2, MaxAttempts: 5}
 
 // setupVolumesRetrying is setupVolumes tried again, after undoing what a
 // failed try mounted, while the error may pass: not for a volume that
@@ -105,10 +106,8 @@ func (r *Runner) setupVolumesRetrying(ctx context.Context, runners []*taskRunner
 			r.updateTask(tr.task.Name, nil, event(EventRetryingVolumes,
 				fmt.Sprintf("try %d of %d failed: %v; trying again in %s", attempt, volumeRetry.MaxAttempts, err, wait.Round(time.Millisecond))))
 		}
-		select {
-		case <-ctx.Done():
+		if !backoff.Sleep(ctx, wait) {
 			return nil, err
-		case <-time.After(wait):
 		}
 	}
 }
@@ -196,26 +195,30 @@ func mountOptions(vol, req *structs.CSIMountOptions) *structs.CSIMountOptions {
 	return out
 }
 
+// serversRetry paces callServers: 100ms doubling up to 5s, until the
+// claim timeout.
+var serversRetry = backoff.Policy{Initial: 100 * time.Millisecond, Max: 5 * time.Second, Multiplier: 2, Jitter: 0.2}
+
 // callServers calls the servers, retrying while they are unavailable or
 // what the call needs is not ready yet, up to the claim timeout.
 func (r *Runner) callServers(ctx context.Context, method string, args, reply any) error {
 	ctx, cancel := context.WithTimeout(ctx, r.claimTimeout())
 	defer cancel()
-	backoff := 100 * time.Millisecond
-	for {
+	attempt := 0
+	return backoff.Retry(ctx, serversRetry, finalServerError, func(ctx context.Context) error {
+		attempt++
 		err := r.cfg.Servers.RPC(ctx, method, args, reply)
-		retry := errors.Is(err, structs.ErrUnavailable) || errors.Is(err, structs.ErrNotReady)
-		if err == nil || !retry || ctx.Err() != nil {
-			return err
+		if err != nil && !finalServerError(err) && ctx.Err() == nil {
+			r.logger.Warn("servers unavailable or not ready; retrying", "method", method, "attempt", attempt, "error", err)
 		}
-		r.logger.Warn("servers unavailable or not ready; retrying", "method", method, "in", backoff, "error", err)
-		select {
-		case <-ctx.Done():
-			return err
-		case <-time.After(backoff):
-		}
-		backoff = min(backoff*2, 5*time.Second)
-	}
+		return err
+	})
+}
+
+// finalServerError is every error but the servers' Unavailable and
+// NotReady, which pass (a leader elected, a state caught up).
+func finalServerError(err error) bool {
+	return !errors.Is(err, structs.ErrUnavailable) && !errors.Is(err, structs.ErrNotReady)
 }
 
 // externalNodeID is the plugin's ID for this node. A plugin that has not
@@ -246,6 +249,9 @@ func (r *Runner) claimTimeout() time.Duration {
 	return time.Minute
 }
 
+// unmountRetry tries an unmount three times, 200ms and 400ms apart.
+var unmountRetry = backoff.Policy{Initial: 200 * time.Millisecond, Max: 400 * time.Millisecond, Multiplier: 2, MaxAttempts: 3}
+
 // unmountVolumes unmounts the alloc's volumes, each tried a few times.
 // What cannot be unmounted is logged; the servers' volumewatcher asks
 // this node again to detach it.
@@ -259,17 +265,9 @@ func (r *Runner) unmountVolumes(ctx context.Context, vols []*mountedVolume) erro
 				r.logger.Warn("cannot detach what tasks mounted in the volume", "volume_id", v.volumeID, "error", err)
 			}
 		}
-		var err error
-		for attempt, wait := 0, 200*time.Millisecond; attempt < 3; attempt, wait = attempt+1, wait*2 {
-			err = r.cfg.Volumes.UnmountVolume(ctx, r.cfg.Alloc.ID, v.volumeID, v.pluginID, v.externalID)
-			if err == nil || ctx.Err() != nil {
-				break
-			}
-			select {
-			case <-ctx.Done():
-			case <-time.After(wait):
-			}
-		}
+		err := backoff.Retry(ctx, unmountRetry, nil, func(ctx context.Context) error {
+			return r.cfg.Volumes.UnmountVolume(ctx, r.cfg.Alloc.ID, v.volumeID, v.pluginID, v.externalID)
+		})
 		if err != nil {
 			r.logger.Error("cannot unmount volume; the servers will ask again", "volume_id", v.volumeID, "error", err)
 			errs = append(errs, fmt.Errorf("volume %q: unmount: %w", v.volumeID, err))

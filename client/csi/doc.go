@@ -23,9 +23,9 @@
 // that names the plugin, the call and the gRPC code (`plugin "hostpath":
 // Probe: Unavailable: ...`); IsFinal says whether the operation definitely
 // did not happen (final) or may still be in progress and should be retried
-// (the external-attacher rule). Retry runs a function with bounded
-// exponential backoff and jitter until it succeeds, fails finally, or its
-// context ends. Callers never see a gRPC type.
+// (the external-attacher rule); callers retry with
+// backoff.Retry(ctx, policy, csi.IsFinal, fn) (internal/backoff). Callers
+// never see a gRPC type.
 //
 // Imports: the standard library, structs, gRPC, protobuf, the CSI spec and
 // hclog. It must not import other berth packages: it is the leaf that

@@ -13,7 +13,7 @@
 // both sides nil.
 //
 // Imports: structs, client/csi (its only door to gRPC), client/dynamicplugins,
-// hclog and the standard library. It must not import gRPC or the CSI spec
+// internal/backoff, hclog and the standard library. It must not import gRPC or the CSI spec
 // itself, nor server, state or fsm.
 //
 // Concurrency: Run owns one goroutine per plugin instance and stops every

@@ -9,6 +9,7 @@ import (
 
 	"github.com/berth-csi/berth/client/csi"
 	"github.com/berth-csi/berth/client/dynamicplugins"
+	"github.com/berth-csi/berth/internal/backoff"
 	"github.com/berth-csi/berth/structs"
 )
 
@@ -43,7 +44,7 @@ const socketPoll = 100 * time.Millisecond
 
 // unhealthyBackoff paces rounds while the plugin is unhealthy (capped at
 // the probe interval), so that a plugin starting up is seen quickly.
-var unhealthyBackoff = csi.Backoff{Initial: 100 * time.Millisecond, Multiplier: 2, Jitter: 0.2}
+var unhealthyBackoff = backoff.Policy{Initial: 100 * time.Millisecond, Multiplier: 2, Jitter: 0.2}
 
 func newInstance(info *dynamicplugins.PluginInfo, cfg *Config, logger hclog.Logger,
 	report func(*dynamicplugins.PluginInfo, *structs.CSIInfo, *structs.CSIInfo)) *instance {

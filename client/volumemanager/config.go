@@ -11,6 +11,7 @@ import (
 
 	"github.com/berth-csi/berth/client/csi"
 	"github.com/berth-csi/berth/client/dynamicplugins"
+	"github.com/berth-csi/berth/internal/backoff"
 )
 
 // Names under the data dir. The usage file shares the csi dir with the
@@ -37,7 +38,7 @@ type Config struct {
 	// Retry paces the retries of a CSI call that failed with an error
 	// that is not final (the operation may still be in progress); the
 	// zero value means DefaultRetry.
-	Retry csi.Backoff
+	Retry backoff.Policy
 }
 
 // DefaultRetry retries a call that did not fail finally three more times,
@@ -45,8 +46,8 @@ type Config struct {
 // ABORTED (an operation pending on the volume) to clear, short enough to
 // leave longer waits to the caller (the servers retry a node detach with
 // their own backoff).
-func DefaultRetry() csi.Backoff {
-	return csi.Backoff{Initial: 100 * time.Millisecond, Max: 2 * time.Second, Multiplier: 2, Jitter: 0.2, MaxAttempts: 4}
+func DefaultRetry() backoff.Policy {
+	return backoff.Policy{Initial: 100 * time.Millisecond, Max: 2 * time.Second, Multiplier: 2, Jitter: 0.2, MaxAttempts: 4}
 }
 
 // Validate names every wrong field.

@@ -22,7 +22,7 @@
 // paths. MountResult.HostPath is always the host path.
 //
 // Imports: the standard library, hclog, structs, client/csi,
-// client/dynamicplugins, internal/atomicfile and
+// client/dynamicplugins, internal/atomicfile, internal/backoff and
 // client/internal/keyedsem. It must not import gRPC or the CSI spec (only
 // client/csi does), nor the client package that owns it.
 //

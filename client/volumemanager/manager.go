@@ -14,6 +14,7 @@ import (
 	"github.com/berth-csi/berth/client/dynamicplugins"
 	"github.com/berth-csi/berth/client/internal/keyedsem"
 	"github.com/berth-csi/berth/internal/atomicfile"
+	"github.com/berth-csi/berth/internal/backoff"
 )
 
 // Manager mounts and unmounts CSI volumes for the allocations on this
@@ -22,7 +23,7 @@ type Manager struct {
 	dataDir  string // absolute
 	registry *dynamicplugins.Registry
 	logger   hclog.Logger
-	retry    csi.Backoff
+	retry    backoff.Policy
 	conns    *csi.Pool // the node sockets' connections
 	file     string    // the usage file
 
@@ -49,7 +50,7 @@ func New(cfg Config) (*Manager, error) {
 		logger = hclog.NewNullLogger()
 	}
 	retry := cfg.Retry
-	if retry == (csi.Backoff{}) {
+	if retry == (backoff.Policy{}) {
 		retry = DefaultRetry()
 	}
 	dir := filepath.Join(dataDir, clientDirName, csiDirName)
@@ -187,7 +188,7 @@ func (s *step) fail(name string, err error) error {
 // error that is not final, and names it in the error.
 func (m *Manager) call(ctx context.Context, s *step, name string, fn func(context.Context) error) error {
 	attempt := 0
-	err := csi.Retry(ctx, m.retry, func(ctx context.Context) error {
+	err := backoff.Retry(ctx, m.retry, csi.IsFinal, func(ctx context.Context) error {
 		attempt++
 		err := fn(ctx)
 		if err != nil && !csi.IsFinal(err) {

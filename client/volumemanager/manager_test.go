@@ -15,12 +15,13 @@ import (
 	"github.com/berth-csi/berth/client/csi"
 	"github.com/berth-csi/berth/client/csitest"
 	"github.com/berth-csi/berth/client/dynamicplugins"
+	"github.com/berth-csi/berth/internal/backoff"
 	"github.com/berth-csi/berth/internal/testlog"
 	"github.com/berth-csi/berth/structs"
 )
 
 // fastRetry keeps tests that inject retryable errors quick.
-var fastRetry = csi.Backoff{Initial: time.Millisecond, Max: 5 * time.Millisecond, Multiplier: 2, MaxAttempts: 3}
+var fastRetry = backoff.Policy{Initial: time.Millisecond, Max: 5 * time.Millisecond, Multiplier: 2, MaxAttempts: 3}
 
 // newRegistry registers plugins as the client config declares them.
 func newRegistry(t *testing.T, plugins ...*dynamicplugins.PluginInfo) *dynamicplugins.Registry {

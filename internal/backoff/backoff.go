@@ -2,7 +2,6 @@ package backoff
 
 import (
 	"context"
-	"errors"
 	"math/rand/v2"
 	"time"
 
@@ -68,9 +67,9 @@ func (s *sequence) Reset() { s.attempt = 0 }
 // Retry calls fn until it succeeds, fails with an error final says is not
 // worth retrying (final may be nil: every error is retried), has been
 // called MaxAttempts times, or ctx ends, waiting p.Delay between calls. It
-// returns nil or fn's last error; if ctx ended first, fn's last error (or
-// ctx's error if fn never ran) is returned as is, so callers still see what
-// the other side said.
+// returns nil or fn's last error, as is (never wrapped); if ctx ended
+// first, that is still fn's last error (ctx's error only if fn never ran),
+// so callers still see what the other side said.
 func Retry(ctx context.Context, p Policy, final func(error) bool, fn func(context.Context) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -90,10 +89,13 @@ func Retry(ctx context.Context, p Policy, final func(error) bool, fn func(contex
 		}
 		return struct{}{}, last
 	}, opts...)
-	if err != nil && last != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
+	if err != nil {
+		// fn ran at least once and failed last: cenkalti's error is fn's,
+		// ctx's cause, or (for a final error on the last allowed call)
+		// fn's still wrapped as permanent. The caller gets fn's as is.
 		return last
 	}
-	return err
+	return nil
 }
 
 // Sleep waits d or until ctx ends, and reports whether the whole wait

@@ -66,6 +66,30 @@ func TestRetry_ContextEndReturnsLastError(t *testing.T) {
 	must.ErrorIs(t, err, errTransient)
 }
 
+func TestRetry_ReturnsTheCallsErrorUnwrapped(t *testing.T) {
+	// A final error on the last allowed call, and a context ended with a
+	// cause of its own, still give back exactly what fn returned.
+	p := fast()
+	p.MaxAttempts = 2
+	calls := 0
+	err := Retry(context.Background(), p, isFinal, func(context.Context) error {
+		calls++
+		if calls == 2 {
+			return errFinal
+		}
+		return errTransient
+	})
+	must.Eq(t, 2, calls)
+	must.Eq(t, errFinal, err)
+
+	ctx, cancel := context.WithCancelCause(context.Background())
+	err = Retry(ctx, Policy{Initial: time.Hour, Max: time.Hour}, nil, func(context.Context) error {
+		cancel(errors.New("shutting down"))
+		return errTransient
+	})
+	must.Eq(t, errTransient, err)
+}
+
 func TestRetry_EndedContextNeverCalls(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
@@ -81,6 +105,7 @@ func TestDelay_GrowsAndIsBounded(t *testing.T) {
 	for i, w := range want {
 		must.Eq(t, w*time.Millisecond, p.Delay(i+1), must.Sprintf("attempt %d", i+1))
 	}
+	must.Eq(t, p.Max, p.Delay(1000)) // no overflow
 	p.Jitter = 0.5
 	for attempt := 1; attempt < 50; attempt++ {
 		d := p.Delay(attempt)
@@ -95,6 +120,7 @@ func TestDelay_Defaults(t *testing.T) {
 	must.Eq(t, 100*time.Millisecond, p.Delay(1))
 	must.Eq(t, 200*time.Millisecond, p.Delay(2))
 	must.Eq(t, 30*time.Second, p.Delay(100))
+	must.Eq(t, 100*time.Millisecond, Default().Initial)
 }
 
 func TestSleep(t *testing.T) {

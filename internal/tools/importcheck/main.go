@@ -26,7 +26,9 @@ var allowed = map[string][]string{
 	"rpc":                  {"structs", "tlsutil", "internal/backoff"},
 	"server":               {"structs", "state", "fsm", "rpc", "acl", "tlsutil", "server/...", "internal/backoff"},
 	"server/keyring":       {"structs", "internal/atomicfile"},
+	"server/scheduler":     {"structs", "state"}, // the planner and the job watcher; never server
 	"server/servertest":    {"structs", "state", "fsm", "rpc", "acl", "tlsutil", "tlsutil/tlsutiltest", "server", "internal/testlog"},
+	"server/volumewatcher": {"structs", "state", "internal/backoff"}, // the leader's claim release; never server
 	"client":               {"structs", "rpc", "tlsutil", "client/...", "internal/atomicfile", "internal/backoff"},
 	"client/clienttest":    {"structs", "rpc", "tlsutil", "client/...", "internal/testlog"},
 	"api":                  {"structs"},

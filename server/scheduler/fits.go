@@ -1,0 +1,177 @@
+package scheduler
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/berth-csi/berth/structs"
+)
+
+// fits checks whether allocation idx of the group can run on node n: a
+// task that needs root only where the client allows root tasks; the
+// claim rules (structs.DecideClaim: modes, a healthy node plugin, the
+// volume's topology, the claims held and not yet freed) and room under the
+// plugin's max volumes on the node. why is empty when it fits; it
+// names the volume, the node and, for a held claim, the alloc and node
+// holding it.
+func (p *planning) fits(tg *structs.TaskGroup, n *structs.Node, idx int) ([]structs.CSIVolumeClaimRequest, string, error) {
+	p.checks++
+	if t := tg.RootTask(); t != nil && !n.AllowRootTasks {
+		return nil, structs.RootTaskRefusal(t.Name, n.Name), nil
+	}
+	var claims []structs.CSIVolumeClaimRequest
+	aliases := make([]string, 0, len(tg.Volumes))
+	for alias := range tg.Volumes {
+		aliases = append(aliases, alias)
+	}
+	sort.Strings(aliases)
+	newPerPlugin := map[string]int{}
+	for _, alias := range aliases {
+		req := tg.Volumes[alias]
+		if req.Type != "csi" {
+			continue
+		}
+		source := req.SourceFor(idx)
+		vol, err := p.volume(source)
+		if err != nil {
+			return nil, "", err
+		}
+		if vol == nil {
+			return nil, fmt.Sprintf("volume %q (%s): not registered; create or register it first", alias, source), nil
+		}
+		claim, refusal := structs.DecideClaim(vol, n, structs.ClaimAsk{NodeID: n.ID, ReadOnly: req.ReadOnly,
+			AccessMode: req.AccessMode, AttachmentMode: req.AttachmentMode})
+		if refusal != nil {
+			if refusal.Reason == structs.ClaimRefusedReadOnly {
+				// No node can fix it: the group asks to write a reader-only volume.
+				return nil, "", structs.NewError(structs.CodeBadRequest, "group %q, volume %q: %v", tg.Name, alias, refusal)
+			}
+			return nil, refusal.Error(), nil
+		}
+		used, err := p.nodeVolumes(n.ID)
+		if err != nil {
+			return nil, "", err
+		}
+		key := volumeKey(vol)
+		_, there := used[key]
+		if max := maxVolumes(n, vol.PluginID); !there && max > 0 &&
+			int64(pluginCount(used, vol.PluginID)+newPerPlugin[vol.PluginID]+1) > max {
+			return nil, fmt.Sprintf("volume %q: plugin %q is at its max of %d volumes on the node", source, vol.PluginID, max), nil
+		}
+		claims = append(claims, structs.CSIVolumeClaimRequest{VolumeID: source, NodeID: n.ID, ExternalNodeID: claim.ExternalNodeID,
+			Mode: claim.Mode, AccessMode: claim.AccessMode, AttachmentMode: claim.AttachmentMode, State: structs.CSIVolumeClaimStateTaken,
+			WriteRequest: structs.WriteRequest{Namespace: p.job.Namespace}})
+		if !there {
+			newPerPlugin[vol.PluginID]++
+		}
+	}
+	return claims, "", nil
+}
+
+// add puts allocation idx of the group on node n in the plan, with its
+// claims, and records the claims on the plan's copies of the volumes.
+func (p *planning) add(tg *structs.TaskGroup, n *structs.Node, idx int, claims []structs.CSIVolumeClaimRequest) error {
+	id := structs.NewUUID()
+	alloc := &structs.Allocation{
+		ID:            id,
+		Namespace:     p.job.Namespace,
+		Name:          fmt.Sprintf("%s.%s[%d]", p.job.ID, tg.Name, idx),
+		JobID:         p.job.ID,
+		TaskGroup:     tg.Name,
+		NodeID:        n.ID,
+		DesiredStatus: structs.AllocDesiredStatusRun,
+		ClientStatus:  structs.AllocClientStatusPending,
+		Job:           p.job,
+	}
+	p.plan.Allocs = append(p.plan.Allocs, alloc)
+	for _, c := range claims {
+		c.AllocationID = id
+		c.Timestamp = p.now
+		p.plan.Claims = append(p.plan.Claims, c)
+		vol := p.vols[c.VolumeID]
+		claim := c.ToClaim()
+		if c.Mode == structs.CSIVolumeClaimWrite {
+			vol.WriteClaims[id] = claim
+		} else {
+			vol.ReadClaims[id] = claim
+		}
+		vol.AccessMode, vol.AttachmentMode = c.AccessMode, c.AttachmentMode
+		used, err := p.nodeVolumes(n.ID)
+		if err != nil {
+			return err
+		}
+		used[volumeKey(vol)] = vol.PluginID
+	}
+	return nil
+}
+
+// nodeVolumes is the set of volumes claimed on a node (taken or being
+// released, by any job), read once per pass; the plan's claims are added
+// as it places them.
+func (p *planning) nodeVolumes(nodeID string) (map[string]string, error) {
+	if used, ok := p.onNode[nodeID]; ok {
+		return used, nil
+	}
+	iter, err := p.st.CSIVolumesByNodeID(nil, nodeID)
+	if err != nil {
+		return nil, err
+	}
+	used := map[string]string{}
+	for raw := iter.Next(); raw != nil; raw = iter.Next() {
+		v := raw.(*structs.CSIVolume)
+		used[volumeKey(v)] = v.PluginID
+	}
+	p.onNode[nodeID] = used
+	return used, nil
+}
+
+// maxVolumes is the most volumes the plugin's node instance on n takes; 0
+// is no limit.
+func maxVolumes(n *structs.Node, pluginID string) int64 {
+	if info := n.CSINodePlugins[pluginID]; info != nil && info.NodeInfo != nil {
+		return info.NodeInfo.MaxVolumes
+	}
+	return 0
+}
+
+func volumeKey(v *structs.CSIVolume) string { return v.Namespace + "/" + v.ID }
+
+// pluginCount is how many of the volumes are the plugin's.
+func pluginCount(used map[string]string, pluginID string) int {
+	n := 0
+	for _, p := range used {
+		if p == pluginID {
+			n++
+		}
+	}
+	return n
+}
+
+// volume returns the plan's copy of a volume, reading it the first time;
+// nil when it does not exist.
+func (p *planning) volume(id string) (*structs.CSIVolume, error) {
+	if v, ok := p.vols[id]; ok {
+		return v, nil
+	}
+	v, err := p.st.CSIVolumeByID(nil, p.job.Namespace, id)
+	if err != nil || v == nil {
+		p.vols[id] = nil
+		return nil, err
+	}
+	v = v.Copy()
+	if v.ReadClaims == nil {
+		v.ReadClaims = map[string]*structs.CSIVolumeClaim{}
+	}
+	if v.WriteClaims == nil {
+		v.WriteClaims = map[string]*structs.CSIVolumeClaim{}
+	}
+	p.vols[id] = v
+	return v, nil
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}

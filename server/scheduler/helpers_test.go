@@ -1,0 +1,179 @@
+package scheduler
+
+import (
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/shoenig/test/must"
+
+	"github.com/berth-csi/berth/state"
+	"github.com/berth-csi/berth/state/statetest"
+	"github.com/berth-csi/berth/structs"
+)
+
+// fakeClock is a Clock the test moves: Now stays put until Advance, and
+// a channel from After fires once Advance reaches its time.
+type fakeClock struct {
+	mu     sync.Mutex
+	now    time.Time
+	timers []fakeTimer
+}
+
+type fakeTimer struct {
+	at time.Time
+	ch chan time.Time
+}
+
+var _ Clock = (*fakeClock)(nil)
+
+func newFakeClock() *fakeClock {
+	return &fakeClock{now: time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)}
+}
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *fakeClock) After(d time.Duration) <-chan time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ch := make(chan time.Time, 1)
+	if d <= 0 {
+		ch <- c.now
+		return ch
+	}
+	c.timers = append(c.timers, fakeTimer{at: c.now.Add(d), ch: ch})
+	return ch
+}
+
+// Advance moves the clock on by d and fires the timers it reaches.
+func (c *fakeClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+	kept := c.timers[:0]
+	for _, t := range c.timers {
+		if t.at.After(c.now) {
+			kept = append(kept, t)
+			continue
+		}
+		t.ch <- c.now
+	}
+	c.timers = kept
+}
+
+// world is a real state store written as the FSM would, with raft
+// indexes counted here, and a fake clock.
+type world struct {
+	t       *testing.T
+	st      *state.StateStore
+	clock   *fakeClock
+	planner *Planner
+	index   atomic.Uint64
+}
+
+func newWorld(t *testing.T) *world {
+	w := &world{t: t, st: statetest.New(t), clock: newFakeClock()}
+	w.planner = NewPlanner(w.clock, nil)
+	return w
+}
+
+func (w *world) next() uint64 { return w.index.Add(1) }
+
+// node registers a ready node running the hostpath node plugin.
+func (w *world) node(id string) *structs.Node {
+	w.t.Helper()
+	n := statetest.NodeWithPlugin(id, "hostpath", false, true, true)
+	w.upsertNode(n)
+	return n
+}
+
+func (w *world) upsertNode(n *structs.Node) {
+	w.t.Helper()
+	must.NoError(w.t, w.st.UpsertNode(w.next(), n))
+}
+
+func (w *world) volume(ids ...string) {
+	w.t.Helper()
+	var vols []*structs.CSIVolume
+	for _, id := range ids {
+		vols = append(vols, statetest.Volume(id, "hostpath"))
+	}
+	must.NoError(w.t, w.st.UpsertCSIVolume(w.next(), vols))
+}
+
+// apply writes a plan, as the FSM does.
+func (w *world) apply(plan *structs.PlanApplyRequest) error { return w.st.ApplyPlan(w.next(), plan) }
+
+// run is a user's run of the job, as Job.Register makes it: plan, then
+// write the plan.
+func (w *world) run(job *structs.Job) *Result {
+	w.t.Helper()
+	res, err := w.planner.Plan(w.st, job, Run)
+	must.NoError(w.t, err)
+	must.NoError(w.t, w.apply(res.Plan))
+	return res
+}
+
+// clientStatus records what a client reports of an allocation.
+func (w *world) clientStatus(allocID, status string) {
+	w.t.Helper()
+	must.NoError(w.t, w.st.UpdateAllocsFromClient(w.next(),
+		[]*structs.Allocation{{ID: allocID, ClientStatus: status}}, w.clock.Now()))
+}
+
+func (w *world) nodeStatus(nodeID, status string) {
+	w.t.Helper()
+	must.NoError(w.t, w.st.UpdateNodeStatus(w.next(), nodeID, status, w.clock.Now().UnixNano(), nil))
+}
+
+// free frees the alloc's claim on the volume, as the volume watcher does
+// at the end of the release.
+func (w *world) free(volumeID, allocID string) {
+	w.t.Helper()
+	errs := w.st.CSIVolumeClaimBatch(w.next(), []structs.CSIVolumeClaimRequest{{VolumeID: volumeID, AllocationID: allocID,
+		State: structs.CSIVolumeClaimStateFreed, Timestamp: w.clock.Now()}})
+	must.NoError(w.t, errs[0])
+}
+
+// allocs lists the job's allocations that keep fn.
+func (w *world) allocs(jobID string, fn func(*structs.Allocation) bool) []*structs.Allocation {
+	w.t.Helper()
+	iter, err := w.st.AllocsByJob(nil, structs.DefaultNamespace, jobID)
+	must.NoError(w.t, err)
+	var out []*structs.Allocation
+	for raw := iter.Next(); raw != nil; raw = iter.Next() {
+		if a := raw.(*structs.Allocation); fn(a) {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+func live(a *structs.Allocation) bool { return !a.TerminalStatus() }
+
+func all(*structs.Allocation) bool { return true }
+
+// writerJob is a service job of one group of count 1 writing volume;
+// without a volume, a job that mounts nothing.
+func writerJob(id, volume string) *structs.Job {
+	tg := &structs.TaskGroup{Name: "db", Count: 1,
+		Tasks: []*structs.Task{{Name: "db", Driver: "exec", Config: map[string]any{"command": "/bin/true"}}}}
+	if volume != "" {
+		tg.Volumes = map[string]*structs.VolumeRequest{"data": {Name: "data", Type: "csi", Source: volume,
+			AccessMode: structs.CSIVolumeAccessModeSingleNodeWriter, AttachmentMode: structs.CSIVolumeAttachmentModeFilesystem}}
+		tg.Tasks[0].VolumeMounts = []*structs.VolumeMount{{Volume: "data", Destination: "/data"}}
+	}
+	return &structs.Job{ID: id, Namespace: structs.DefaultNamespace, Type: structs.JobTypeService, TaskGroups: []*structs.TaskGroup{tg}}
+}
+
+// systemJob is a system job that mounts nothing.
+func systemJob(id string) *structs.Job {
+	j := writerJob(id, "")
+	j.Type = structs.JobTypeSystem
+	return j
+}

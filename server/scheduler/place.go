@@ -1,0 +1,144 @@
+package scheduler
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/berth-csi/berth/structs"
+)
+
+// placeGroup plans the group's missing allocations: up to Count, or one
+// per eligible node for a system job. Its work grows with the nodes and
+// the allocations it places, never with Count alone: a placement that
+// fits on no node ends the group's pass, since the next one would ask the
+// same nodes the same question (the same index; nothing was added to the
+// plan) and get the same answers.
+func (p *planning) placeGroup(tg *structs.TaskGroup, live []*structs.Allocation) (*structs.PlacementFailure, error) {
+	idx := newIndexes()
+	onNode := map[string]bool{}
+	for _, a := range live {
+		if i, ok := structs.AllocIndex(a.Name); ok {
+			idx.use(i)
+		}
+		onNode[a.NodeID] = true
+	}
+	reasons := map[string]map[string]bool{} // reason -> IDs of the nodes that gave it
+	// place puts the group's next allocation on the first candidate it
+	// fits, and reports whether one did.
+	place := func(candidates []*structs.Node) (*structs.Node, error) {
+		i := idx.free()
+		for _, n := range candidates {
+			claims, why, err := p.fits(tg, n, i)
+			if err != nil {
+				return nil, err
+			}
+			if why != "" {
+				if reasons[why] == nil {
+					reasons[why] = map[string]bool{}
+				}
+				reasons[why][n.ID] = true
+				continue
+			}
+			idx.use(i)
+			return n, p.add(tg, n, i, claims)
+		}
+		return nil, nil
+	}
+	missing := 0
+	if p.job.Type == structs.JobTypeSystem {
+		// A system job runs on every node that can run it; it fails only
+		// when no node can.
+		running := len(live)
+		for _, n := range p.nodes {
+			if onNode[n.ID] {
+				continue
+			}
+			placed, err := place([]*structs.Node{n})
+			if err != nil {
+				return nil, err
+			}
+			if placed != nil {
+				running++
+			}
+		}
+		if running == 0 {
+			missing = 1
+		}
+	} else {
+		sp := p.newSpread(live)
+		for want := tg.Count - len(live); want > 0; want-- {
+			placed, err := place(sp.order())
+			if err != nil {
+				return nil, err
+			}
+			if placed == nil {
+				missing = want
+				break
+			}
+			sp.add(placed)
+		}
+	}
+	if missing == 0 {
+		return nil, nil
+	}
+	f := &structs.PlacementFailure{TaskGroup: tg.Name, Missing: missing}
+	if len(p.nodes) == 0 {
+		f.Reasons = append(f.Reasons, "no node is ready")
+	}
+	for why, nodes := range reasons {
+		f.Reasons = append(f.Reasons, fmt.Sprintf("%s (%d node%s)", why, len(nodes), plural(len(nodes))))
+	}
+	sort.Strings(f.Reasons)
+	return f, nil
+}
+
+// spread orders the ready nodes by how many of the group's allocations
+// the state (live) and the plan put on each, fewest first. It is kept up
+// to date as the group's allocations are placed, so that ordering costs
+// the nodes, not the allocations placed so far.
+type spread struct {
+	nodes []*structs.Node
+	count map[string]int
+}
+
+func (p *planning) newSpread(live []*structs.Allocation) *spread {
+	sp := &spread{nodes: append([]*structs.Node(nil), p.nodes...), count: map[string]int{}}
+	for _, a := range live {
+		sp.count[a.NodeID]++
+	}
+	return sp
+}
+
+// order returns the nodes, fewest of the group's allocations first; ties
+// keep the order by node ID.
+func (sp *spread) order() []*structs.Node {
+	sort.SliceStable(sp.nodes, func(i, j int) bool {
+		ci, cj := sp.count[sp.nodes[i].ID], sp.count[sp.nodes[j].ID]
+		if ci != cj {
+			return ci < cj
+		}
+		return sp.nodes[i].ID < sp.nodes[j].ID
+	})
+	return sp.nodes
+}
+
+func (sp *spread) add(n *structs.Node) { sp.count[n.ID]++ }
+
+// indexes hands out a group's allocation indexes: the smallest index
+// that no live or planned allocation uses. Indexes are only ever added
+// in a pass, so the search resumes where it stopped.
+type indexes struct {
+	used map[int]bool
+	next int // every index below is used
+}
+
+func newIndexes() *indexes { return &indexes{used: map[int]bool{}} }
+
+func (x *indexes) use(i int) { x.used[i] = true }
+
+func (x *indexes) free() int {
+	for x.used[x.next] {
+		x.next++
+	}
+	return x.next
+}
