@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -297,6 +298,10 @@ func (v *CSIVolume) List(args *structs.CSIVolumeListRequest, reply *structs.CSIV
 			joined.JoinPlugin(plug)
 			stub := joined.Stub()
 			reply.Volumes = append(reply.Volumes, stub)
+		}
+		if args.PluginID != "" && args.NodeID == "" {
+			// The plugin's index walks them by external ID.
+			slices.SortFunc(reply.Volumes, func(a, b *structs.CSIVolumeListStub) int { return strings.Compare(a.ID, b.ID) })
 		}
 		reply.Index, err = maxIndex(st, state.TableCSIVolumes, state.TableCSIPlugins, state.TableNodes)
 		return err

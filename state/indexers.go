@@ -72,6 +72,25 @@ var volumeClaimAllocIndexer = &stringsIndexer{
 	},
 }
 
+// volumeReleasingIndexer has one entry, releasingKey, for each volume with
+// a claim being released, and none for the others.
+var volumeReleasingIndexer = &stringsIndexer{
+	name: indexReleasing,
+	values: func(obj any) ([]string, error) {
+		vol, ok := obj.(*structs.CSIVolume)
+		if !ok {
+			return nil, fmt.Errorf("state: index %s wants *structs.CSIVolume, got %T", indexReleasing, obj)
+		}
+		if len(vol.PastClaims) == 0 {
+			return nil, nil
+		}
+		return []string{releasingKey}, nil
+	},
+}
+
+// releasingKey is the value volumeReleasingIndexer indexes by.
+const releasingKey = "releasing"
+
 // volumeClaimNodeIndexer indexes a volume by the node of each of its read,
 // write and past claims.
 var volumeClaimNodeIndexer = &stringsIndexer{

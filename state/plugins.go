@@ -2,6 +2,7 @@ package state
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 
 	"github.com/berth-csi/berth/structs"
@@ -108,9 +109,9 @@ func (s *StateStore) DeleteCSIPlugin(index uint64, id string) error {
 }
 
 // volumesOfPlugin lists "namespace/id" of every volume of a plugin, in all
-// namespaces, sorted (the index orders them by namespace and ID).
+// namespaces, sorted.
 func volumesOfPlugin(txn *memdb.Txn, pluginID string) ([]string, error) {
-	iter, err := txn.Get(TableCSIVolumes, indexPluginID, pluginID)
+	iter, err := volumesOfPluginTxn(txn, nil, pluginID)
 	if err != nil {
 		return nil, errInternal("read volumes by plugin "+pluginID, err)
 	}
@@ -119,5 +120,6 @@ func volumesOfPlugin(txn *memdb.Txn, pluginID string) ([]string, error) {
 		v := raw.(*structs.CSIVolume)
 		names = append(names, v.Namespace+"/"+v.ID)
 	}
+	sort.Strings(names)
 	return names, nil
 }

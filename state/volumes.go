@@ -107,9 +107,9 @@ func prepareVolumesTxn(txn *memdb.Txn, index uint64, vols []*structs.CSIVolume) 
 		vol.JoinPlugin(nil) // derived on read, never stored
 		vol.ReadAllocs, vol.WriteAllocs = nil, nil
 		if existing == nil {
-			vol.ReadClaims = map[string]*structs.CSIVolumeClaim{}
-			vol.WriteClaims = map[string]*structs.CSIVolumeClaim{}
-			vol.PastClaims = map[string]*structs.CSIVolumeClaim{}
+			// A volume at rest stores no claim maps (they are most of a
+			// lean row's weight); Copy makes them for whoever writes.
+			vol.ReadClaims, vol.WriteClaims, vol.PastClaims = nil, nil, nil
 			vol.AccessMode = structs.CSIVolumeAccessModeUnknown
 			vol.AttachmentMode = structs.CSIVolumeAttachmentModeUnknown
 			vol.CreateIndex = index
@@ -232,7 +232,7 @@ func (s *StateStore) CSIVolumes(ws memdb.WatchSet) (memdb.ResultIterator, error)
 // past claim), across namespaces; ws fires when one of them changes or
 // another volume starts releasing a claim, not on other volume writes.
 func (s *StateStore) CSIVolumesReleasing(ws memdb.WatchSet) (memdb.ResultIterator, error) {
-	return getWatch(s.db.Txn(false), ws, TableCSIVolumes, indexReleasing, true)
+	return getWatch(s.db.Txn(false), ws, TableCSIVolumes, indexReleasing, releasingKey)
 }
 
 // CSIVolumesByIDPrefix iterates the volume rows of a namespace whose ID
@@ -245,12 +245,12 @@ func (s *StateStore) CSIVolumesByIDPrefix(ws memdb.WatchSet, namespace, prefix s
 }
 
 // CSIVolumesByPluginID iterates the volume rows of a namespace that use a
-// plugin.
+// plugin, in the order of their external IDs.
 func (s *StateStore) CSIVolumesByPluginID(ws memdb.WatchSet, namespace, pluginID string) (memdb.ResultIterator, error) {
 	if namespace == "" {
 		namespace = structs.DefaultNamespace
 	}
-	iter, err := getWatch(s.db.Txn(false), ws, TableCSIVolumes, indexPluginID, pluginID)
+	iter, err := volumesOfPluginTxn(s.db.Txn(false), ws, pluginID)
 	if err != nil {
 		return nil, err
 	}
@@ -269,4 +269,12 @@ func (s *StateStore) CSIVolumesByNodeID(ws memdb.WatchSet, nodeID string) (memdb
 // claim (taken or being released) of an allocation.
 func (s *StateStore) CSIVolumesByAllocID(ws memdb.WatchSet, allocID string) (memdb.ResultIterator, error) {
 	return getWatch(s.db.Txn(false), ws, TableCSIVolumes, indexClaimAlloc, allocID)
+}
+
+// volumesOfPluginTxn iterates the volume rows, of every namespace, that use
+// a plugin, in the order of their external IDs: a prefix scan of the
+// (plugin, external ID) index, so that a row costs one index fewer than
+// with an index of its own by plugin.
+func volumesOfPluginTxn(txn *memdb.Txn, ws memdb.WatchSet, pluginID string) (memdb.ResultIterator, error) {
+	return getWatch(txn, ws, TableCSIVolumes, indexExternalID+prefixSuffix, pluginID, "")
 }

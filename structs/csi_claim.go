@@ -95,9 +95,6 @@ func (c *CSIVolumeClaim) Copy() *CSIVolumeClaim {
 }
 
 func copyClaims(m map[string]*CSIVolumeClaim) map[string]*CSIVolumeClaim {
-	if m == nil {
-		return nil
-	}
 	c := make(map[string]*CSIVolumeClaim, len(m))
 	for k, v := range m {
 		c[k] = v.Copy()

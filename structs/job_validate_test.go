@@ -189,7 +189,12 @@ func TestCSIVolume_Copy_KeepsNullEntries(t *testing.T) {
 	v := redactedVolume()
 	v.RequestedCapabilities = append(v.RequestedCapabilities, nil)
 	v.Topologies = []*CSITopology{nil}
+	v.ReadClaims, v.WriteClaims, v.PastClaims = nil, nil, nil // a row at rest stores none
 	c := v.Copy()
+	must.NotNil(t, c.ReadClaims, must.Sprint("a copy has claim maps to write into"))
+	must.NotNil(t, c.WriteClaims)
+	must.NotNil(t, c.PastClaims)
+	c.ReadClaims, c.WriteClaims, c.PastClaims = nil, nil, nil
 	must.Eq(t, v, c)
 	must.ErrorContains(t, c.Validate(), "capability 2 is null")
 }

@@ -12,7 +12,8 @@ import (
 // StartServers starts one server agent of bin on each of addrs (named s1,
 // s2, ...), with -bootstrap-expect len(addrs), each joining the others,
 // logging to logDir/<name>.log, and stops them at the test's cleanup.
-func StartServers(t testing.TB, bin, logDir string, addrs []string) []*Agent {
+// extra is added to each agent's flags.
+func StartServers(t testing.TB, bin, logDir string, addrs []string, extra ...string) []*Agent {
 	t.Helper()
 	var servers []*Agent
 	for i, addr := range addrs {
@@ -31,6 +32,7 @@ func StartServers(t testing.TB, bin, logDir string, addrs []string) []*Agent {
 		args := []string{"agent", "-server", "-node-name", s.Name, "-data-dir", s.DataDir, "-bind", s.Addr,
 			"-http-port", strconv.Itoa(s.HTTPPort), "-rpc-port", strconv.Itoa(s.RPCPort),
 			"-serf-port", strconv.Itoa(s.SerfPort), "-bootstrap-expect", strconv.Itoa(len(addrs))}
+		args = append(args, extra...)
 		for _, o := range servers {
 			if o != s {
 				args = append(args, "-join", net.JoinHostPort(o.Addr, strconv.Itoa(o.SerfPort)))

@@ -115,7 +115,7 @@ func (c *Cluster) agents() []*Agent {
 // startServers starts the three servers, each joining the two others, and
 // stops them at cleanup.
 func (c *Cluster) startServers() {
-	c.Servers = agentproc.StartServers(c.t, c.Bin, c.LogDir, serverAddrs)
+	c.Servers = agentproc.StartServers(c.t, c.Bin, c.LogDir, serverAddrs, "-enable-debug")
 }
 
 // pluginReady reports whether the client's node is ready and the mock

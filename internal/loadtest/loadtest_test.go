@@ -27,6 +27,7 @@ var (
 	fillCallers = flag.Int("fill-callers", 32, "loadtest: concurrent callers that fill the store")
 	claimAllocs = flag.Int("claim-allocs", 4, "loadtest: running allocations whose claims the claim runs renew, one volume each")
 	listReps    = flag.Int("list-reps", 5, "loadtest: lists per figure (the median is shown)")
+	profiles    = flag.Bool("profiles", false, "loadtest: save the leader's CPU profile of each register and claim run in the log dir")
 )
 
 // intList is a flag of comma-separated positive integers.
@@ -104,10 +105,12 @@ func TestLoad(t *testing.T) {
 
 	empty := map[int]float64{}
 	for _, n := range *registers {
-		empty[n] = registerRun(t, c, tab, leader, n, pool, "register/s over HTTP at the leader, empty store, %s")
+		empty[n] = registerRun(t, c, tab, leader, n, pool, "empty", "register/s over HTTP at the leader, empty store, %s")
 	}
 	for _, n := range *claims {
+		stop := cpuProfile(t, c, leader, fmt.Sprintf("cpu-claim-%d.pb.gz", n))
 		r, err := c.ClaimRun(leader, n, *duration, targets)
+		stop()
 		must.NoError(t, err)
 		tab.AddRate(fmt.Sprintf("claims/s over HTTP at the leader, %s (renewing %d running allocs' claims, a volume each)", callersText(n), len(targets)), r)
 	}
@@ -120,6 +123,14 @@ func TestLoad(t *testing.T) {
 		must.NoError(t, err)
 		c.WaitVolumeCount(n, 2*time.Minute)
 		t.Logf("loadtest: filled to %d volumes: %d in %s (%.0f/s at %d callers)", n, r.Ops, r.Elapsed.Round(time.Millisecond), r.PerSecond(), r.Callers)
+		// Before the lists: a list of every volume leaves garbage the
+		// size of its answer, which the RSS would count until the
+		// runtime hands it back.
+		after, err := loadtest.RSS(leader)
+		must.NoError(t, err)
+		heap, err := c.SaveProfile(leader, "heap", "gc=1", fmt.Sprintf("heap-%d.pb.gz", n))
+		must.NoError(t, err)
+		t.Logf("loadtest: the leader's heap at %d volumes: %s", n, heap)
 		follower := c.Follower(leader)
 		for _, via := range []struct {
 			name  string
@@ -131,17 +142,17 @@ func TestLoad(t *testing.T) {
 			tab.Add(fmt.Sprintf("list %d volumes over HTTP via %s", n, via.name), loadtest.Millis(dec.Median()),
 				fmt.Sprintf("api List, median of %d (max %s); %s to the last byte, undecoded", len(dec), loadtest.Millis(dec.Max()), loadtest.Millis(wire.Median())))
 		}
-		after, err := loadtest.RSS(leader)
-		must.NoError(t, err)
-		how := fmt.Sprintf("VmRSS %s -> %s", loadtest.Bytes(float64(rss)), loadtest.Bytes(float64(after)))
+		per := func(a, b int64) string { return loadtest.Bytes(float64(b-a) / float64(n-stored)) }
+		how := fmt.Sprintf("VmRSS %s -> %s, after the fill; of it anonymous (heap) %s/volume, mapped files (bolt) %s/volume",
+			loadtest.Bytes(float64(rss.RSS)), loadtest.Bytes(float64(after.RSS)), per(rss.Anon, after.Anon), per(rss.File, after.File))
 		if n < 5000 {
 			how += "; under 5,000 volumes the GC's swings outweigh the rows"
 		}
-		tab.Add(fmt.Sprintf("leader RSS per volume, %d -> %d volumes", stored, n), loadtest.Bytes(float64(after-rss)/float64(n-stored)), how)
+		tab.Add(fmt.Sprintf("leader RSS per volume, %d -> %d volumes", stored, n), per(rss.RSS, after.RSS), how)
 		stored, rss = n, after
 	}
 	for _, n := range *registers {
-		got := registerRun(t, c, tab, leader, n, pool, fmt.Sprintf("register/s with %d volumes stored, %%s", stored))
+		got := registerRun(t, c, tab, leader, n, pool, strconv.Itoa(stored), fmt.Sprintf("register/s with %d volumes stored, %%s", stored))
 		tab.Add(fmt.Sprintf("  ratio to the empty store, %s", callersText(n)), fmt.Sprintf("%.2f", got/empty[n]), "")
 	}
 
@@ -165,13 +176,36 @@ func TestLoad(t *testing.T) {
 // registerRun measures register/s at the leader with callers callers,
 // adds the row (figure is a format taking callersText), deregisters what
 // it registered so that the store is as it was, and returns the rate.
-func registerRun(t *testing.T, c *loadtest.Cluster, tab *loadtest.Table, leader *loadtest.Agent, callers int, pool *loadtest.Pool, figure string) float64 {
+// tag names the run's CPU profile (-profiles).
+func registerRun(t *testing.T, c *loadtest.Cluster, tab *loadtest.Table, leader *loadtest.Agent, callers int, pool *loadtest.Pool, tag, figure string) float64 {
 	t.Helper()
+	stop := cpuProfile(t, c, leader, fmt.Sprintf("cpu-register-%d-at-%s.pb.gz", callers, tag))
 	r, reg, err := c.RegisterRun(leader, callers, *duration, pool)
+	stop()
 	must.NoError(t, err)
 	tab.AddRate(fmt.Sprintf(figure, callersText(callers)), r)
 	must.NoError(t, c.Deregister(leader, reg, pool))
 	return r.PerSecond()
+}
+
+// cpuProfile starts a CPU profile of the leader over the next run, when
+// -profiles is given, and returns what waits for it to be saved.
+func cpuProfile(t *testing.T, c *loadtest.Cluster, leader *loadtest.Agent, file string) func() {
+	if !*profiles {
+		return func() {}
+	}
+	secs := max(1, int(duration.Seconds())-1)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		path, err := c.SaveProfile(leader, "profile", fmt.Sprintf("seconds=%d", secs), file)
+		if err != nil {
+			t.Errorf("loadtest: %v", err)
+			return
+		}
+		t.Logf("loadtest: the leader's CPU profile: %s", path)
+	}()
+	return func() { <-done }
 }
 
 // callersText is "1 caller" or "n callers".

@@ -200,8 +200,13 @@ func serveHTTP(ctx context.Context, cfg *Config, backend httpapi.Backend, logger
 	if err != nil {
 		return fmt.Errorf("HTTP API: %w", err)
 	}
+	api := httpapi.New(backend, logger.Named("http"))
+	if cfg.EnableDebug {
+		api = httpapi.WithDebug(api, backend, cfg.ACL.Enabled)
+		logger.Warn("enable_debug: runtime profiles are served at /debug/pprof/", "management_token_needed", cfg.ACL.Enabled)
+	}
 	hs := &http.Server{
-		Handler: httpapi.New(backend, logger.Named("http")),
+		Handler: api,
 		// A request's headers must arrive in 10 s, its body within the
 		// handler's own deadline (httpapi); an idle keep-alive connection
 		// is closed after 2 min. There is no write timeout: blocking

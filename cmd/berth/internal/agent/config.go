@@ -20,6 +20,9 @@ type Config struct {
 	BindAddr string `hcl:"bind_addr,optional"`
 	LogLevel string `hcl:"log_level,optional"`
 	LogJSON  bool   `hcl:"log_json,optional"`
+	// EnableDebug serves Go's runtime profiles at /debug/pprof/ on the
+	// HTTP API (a management token is needed when ACLs are on).
+	EnableDebug bool `hcl:"enable_debug,optional"`
 
 	Ports   *PortsConfig    `hcl:"ports,block"`
 	Server  *ServerConfig   `hcl:"server,block"`
@@ -122,12 +125,12 @@ func parseConfig(args []string, stderr io.Writer) (*Config, error) {
 		fs.PrintDefaults()
 	}
 	var (
-		configFile                    string
-		dev, srv, client, logJSON     bool
-		name, dataDir, bind, logLevel string
-		httpPort, rpcPort, serfPort   int
-		expect                        int
-		join, servers                 listFlag
+		configFile                             string
+		dev, srv, client, logJSON, enableDebug bool
+		name, dataDir, bind, logLevel          string
+		httpPort, rpcPort, serfPort            int
+		expect                                 int
+		join, servers                          listFlag
 	)
 	fs.StringVar(&configFile, "config", "", "HCL config file; flags override it")
 	fs.BoolVar(&dev, "dev", false, "one-process server (and client) with data in a temp dir")
@@ -144,6 +147,7 @@ func parseConfig(args []string, stderr io.Writer) (*Config, error) {
 	fs.Var(&servers, "servers", "client: server RPC addresses HOST:PORT,HOST:PORT")
 	fs.StringVar(&logLevel, "log-level", "", "trace, debug, info, warn or error")
 	fs.BoolVar(&logJSON, "log-json", false, "log JSON lines")
+	fs.BoolVar(&enableDebug, "enable-debug", false, "serve runtime profiles at /debug/pprof/ on the HTTP API")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil, errUsage{errHelp}
@@ -179,6 +183,9 @@ func parseConfig(args []string, stderr io.Writer) (*Config, error) {
 	override(set["log-level"], &cfg.LogLevel, logLevel)
 	if set["log-json"] {
 		cfg.LogJSON = logJSON
+	}
+	if set["enable-debug"] {
+		cfg.EnableDebug = enableDebug
 	}
 	if set["http-port"] {
 		cfg.Ports.HTTP = httpPort

@@ -26,13 +26,15 @@ func TestParseConfig_Flags(t *testing.T) {
 	must.Eq(t, PortsConfig{HTTP: 5746, RPC: 5747, Serf: 5748}, *cfg.Ports)
 	must.Eq(t, 3, cfg.Server.BootstrapExpect)
 	must.Eq(t, []string{"a:1", "b:2", "c:3"}, cfg.Server.Join)
+	must.False(t, cfg.EnableDebug, must.Sprint("profiles are off unless asked for"))
 }
 
 func TestParseConfig_FileThenFlags(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "agent.hcl")
 	must.NoError(t, os.WriteFile(path, []byte(`
-name     = "s1"
-data_dir = "/var/lib/berth"
+name         = "s1"
+data_dir     = "/var/lib/berth"
+enable_debug = true
 ports { http = 6746 }
 server {
   enabled          = true
@@ -50,6 +52,10 @@ server {
 	must.True(t, cfg.Server.Enabled)
 	must.Eq(t, []string{"127.0.0.1:4748"}, cfg.Server.Join)
 	must.Eq(t, 500, cfg.Server.JobMaxCount)
+	must.True(t, cfg.EnableDebug)
+	cfg, err = parseConfig([]string{"-config", path, "-enable-debug=false"}, &bytes.Buffer{})
+	must.NoError(t, err)
+	must.False(t, cfg.EnableDebug, must.Sprint("the flag wins over the file"))
 }
 
 func TestParseConfig_Errors(t *testing.T) {

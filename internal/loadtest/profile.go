@@ -1,0 +1,38 @@
+package loadtest
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+)
+
+// SaveProfile fetches a runtime profile of agent a (its servers run with
+// -enable-debug) from /debug/pprof/NAME?QUERY and writes it to
+// c.LogDir/FILE, for `go tool pprof` after the run. It returns the path.
+func (c *Cluster) SaveProfile(a *Agent, name, query, file string) (string, error) {
+	url := a.HTTPAddr() + "/debug/pprof/" + name
+	if query != "" {
+		url += "?" + query
+	}
+	resp, err := http.Get(url)
+	if err != nil {
+		return "", fmt.Errorf("loadtest: profile %s of %s: %w", name, a.Name, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+		return "", fmt.Errorf("loadtest: profile %s of %s: %s: %s", name, a.Name, resp.Status, body)
+	}
+	path := filepath.Join(c.LogDir, file)
+	f, err := os.Create(path)
+	if err != nil {
+		return "", err
+	}
+	if _, err := io.Copy(f, resp.Body); err != nil {
+		f.Close()
+		return "", fmt.Errorf("loadtest: profile %s of %s: %w", name, a.Name, err)
+	}
+	return path, f.Close()
+}
