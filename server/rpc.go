@@ -200,8 +200,46 @@ func (s *Server) blockingQuery(opts *structs.QueryOptions, meta *structs.QueryMe
 		if opts.MinQueryIndex == 0 || meta.Index > opts.MinQueryIndex {
 			return nil
 		}
-		if err := ws.WatchCtx(ctx); err != nil {
+		if !opts.AllowStale {
+			// A read that must not be stale waits in slices: between
+			// them, a server that has lost its leader answers Unavailable
+			// rather than keep serving a state no longer current.
+			if err := s.waitInContact(ctx, ws); err != nil {
+				return err
+			}
+		} else if err := ws.WatchCtx(ctx); err != nil {
 			return nil // timed out or shutting down: answer with what is there
+		}
+		if ctx.Err() != nil {
+			return nil
+		}
+	}
+}
+
+// contactCheck is how often a blocking read that must not be stale checks,
+// while nothing changes, that its server still hears from a leader.
+const contactCheck = time.Second
+
+// waitInContact waits for ws to fire or ctx to end (nil either way), and
+// every contactCheck makes sure this server still leads or hears from a
+// leader (within two heartbeat timeouts). A follower cut off from the
+// leader applies nothing, so its waiters would otherwise sit on a frozen
+// state for the whole query time; they are told to retry elsewhere.
+func (s *Server) waitInContact(ctx context.Context, ws memdb.WatchSet) error {
+	for {
+		wctx, cancel := context.WithTimeout(ctx, contactCheck)
+		err := ws.WatchCtx(wctx)
+		cancel()
+		if err == nil || ctx.Err() != nil {
+			return nil
+		}
+		if s.isLeader() {
+			continue
+		}
+		last := s.raft.LastContact()
+		if s.leaderAddr() == "" || last.IsZero() || time.Since(last) > 2*s.config.RaftHeartbeatTimeout {
+			return structs.NewError(structs.CodeUnavailable,
+				"server %s lost contact with the cluster leader while the query waited; retry it at another server", s.config.NodeName)
 		}
 	}
 }
