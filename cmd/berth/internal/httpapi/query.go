@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"reflect"
 	"strconv"
 	"strings"
 	"time"
@@ -114,13 +115,18 @@ func setIndex(w http.ResponseWriter, index uint64) {
 	w.Header().Set(headerIndex, strconv.FormatUint(index, 10))
 }
 
-// writeJSON writes v with status 200; ?pretty indents it. It encodes
-// before writing, so an encoding failure is still a clean 500; a client
-// that went away is not an error worth reporting.
+// writeJSON writes v with status 200; ?pretty indents it. A list is
+// streamed (writeJSONList); anything else is encoded before writing, so an
+// encoding failure is still a clean 500. A client that went away is not an
+// error worth reporting.
 func writeJSON(w http.ResponseWriter, r *http.Request, v any) error {
+	pretty := r.URL.Query().Has("pretty")
+	if rv := reflect.ValueOf(v); rv.Kind() == reflect.Slice && !pretty {
+		return writeJSONList(w, r, rv)
+	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
-	if r.URL.Query().Has("pretty") {
+	if pretty {
 		enc.SetIndent("", "    ")
 	}
 	if err := enc.Encode(v); err != nil {
