@@ -27,6 +27,8 @@ var dispatch = map[structs.MessageType]applyFn{
 	structs.ACLTokenUpsertRequestType:         applyACLTokenUpsert,
 	structs.ACLTokenDeleteRequestType:         applyACLTokenDelete,
 	structs.ACLBootstrapRequestType:           applyACLBootstrap,
+	structs.AllocClientUpdateBatchRequestType: applyAllocClientUpdateBatch,
+	structs.NodeFingerprintBatchRequestType:   applyNodeFingerprintBatch,
 }
 
 func applyNodeRegister(f *FSM, index uint64, buf []byte) any {
@@ -46,6 +48,17 @@ func applyNodeFingerprint(f *FSM, index uint64, buf []byte) any {
 		return err
 	}
 	return f.State().UpdateNodeFingerprint(index, &req)
+}
+
+// applyNodeFingerprintBatch applies the batch's fingerprint deltas in one
+// transaction, each all or nothing on its own, and answers one error per
+// delta ([]error).
+func applyNodeFingerprintBatch(f *FSM, index uint64, buf []byte) any {
+	var req structs.NodeFingerprintBatchRequest
+	if err := decode(structs.NodeFingerprintBatchRequestType, index, buf, &req); err != nil {
+		return err
+	}
+	return f.State().UpdateNodeFingerprintBatch(index, req.Fingerprints)
 }
 
 func applyNodeDeregister(f *FSM, index uint64, buf []byte) any {
@@ -146,6 +159,17 @@ func applyAllocClientUpdate(f *FSM, index uint64, buf []byte) any {
 		return err
 	}
 	return f.State().UpdateAllocsFromClient(index, req.Allocs, time.Unix(0, req.Timestamp))
+}
+
+// applyAllocClientUpdateBatch applies the batch's client reports in one
+// transaction, each all or nothing on its own, and answers one error per
+// report ([]error).
+func applyAllocClientUpdateBatch(f *FSM, index uint64, buf []byte) any {
+	var req structs.AllocClientUpdateBatchRequest
+	if err := decode(structs.AllocClientUpdateBatchRequestType, index, buf, &req); err != nil {
+		return err
+	}
+	return f.State().UpdateAllocsFromClientBatch(index, req.Updates)
 }
 
 // applyRootKeyUpsert writes a root key's metadata and moves volumes onto

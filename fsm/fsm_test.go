@@ -156,6 +156,28 @@ func goldenScenarios() map[string][]entry {
 				Allocs: []*structs.Allocation{{ID: "alloc-1", ClientStatus: structs.AllocClientStatusComplete,
 					TaskStates: map[string]*structs.TaskState{"web": {State: structs.TaskStateDead, FinishedAt: stamp}}}}}},
 		},
+		// The leader's coalesced client writes: each report and delta of
+		// an entry applied as if alone, in order.
+		"client_batches": {
+			{structs.NodeRegisterRequestType, &structs.NodeRegisterRequest{Node: node}},
+			{structs.CSIVolumeRegisterRequestType, &structs.CSIVolumeRegisterRequest{Volumes: []*structs.CSIVolume{vol}}},
+			{structs.PlanApplyRequestType, &structs.PlanApplyRequest{Allocs: []*structs.Allocation{placed},
+				Claims: []structs.CSIVolumeClaimRequest{{VolumeID: "data", AllocationID: "alloc-1", NodeID: "node-1",
+					Mode: structs.CSIVolumeClaimWrite, State: structs.CSIVolumeClaimStateTaken, Timestamp: stamp}}}},
+			{structs.NodeFingerprintBatchRequestType, &structs.NodeFingerprintBatchRequest{Fingerprints: []structs.NodeFingerprintRequest{
+				{NodeID: "node-1", Plugins: []*structs.NodePluginUpdate{{PluginID: "other", Node: otherInfo}},
+					Events: []*structs.NodeEvent{{Message: `plugin "other" became healthy`, Subsystem: "CSI", Timestamp: stamp}}},
+				{NodeID: "node-1", Plugins: []*structs.NodePluginUpdate{{PluginID: "hostpath", Node: node.CSINodePlugins["hostpath"]}}},
+			}}},
+			{structs.AllocClientUpdateBatchRequestType, &structs.AllocClientUpdateBatchRequest{Updates: []structs.AllocClientUpdateRequest{
+				{Timestamp: stamp.UnixNano(), Allocs: []*structs.Allocation{{ID: "alloc-1", ClientStatus: structs.AllocClientStatusRunning,
+					TaskStates: map[string]*structs.TaskState{"web": {State: structs.TaskStateRunning, StartedAt: stamp}}}}},
+				// The task ends: the claim starts releasing, stamped with
+				// this report's time.
+				{Timestamp: stamp.Add(time.Minute).UnixNano(), Allocs: []*structs.Allocation{{ID: "alloc-1", ClientStatus: structs.AllocClientStatusComplete,
+					TaskStates: map[string]*structs.TaskState{"web": {State: structs.TaskStateDead, StartedAt: stamp, FinishedAt: stamp.Add(time.Minute)}}}}},
+			}}},
+		},
 		"root_keys": {
 			{structs.RootKeyUpsertRequestType, &structs.RootKeyUpsertRequest{Key: &structs.RootKeyMeta{
 				KeyID: "11111111-1111-4111-8111-111111111111", CreateTime: stamp, State: structs.RootKeyStateActive}}},

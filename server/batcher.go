@@ -85,13 +85,24 @@ func (b *batcher[R]) flush() {
 }
 
 // setupBatchers wires the coalesced writes: claims (CSIVolumeClaim
-// entries, which the FSM always applied as batches) and volume registers
-// (CSIVolumeRegisterBatch entries).
+// entries, which the FSM always applied as batches), volume registers
+// (CSIVolumeRegisterBatch), and the two writes every client sends often:
+// its allocs' reports (AllocClientUpdateBatch) and its plugins'
+// fingerprint deltas (NodeFingerprintBatch).
 func (s *Server) setupBatchers() {
 	s.claims.write = func(reqs []structs.CSIVolumeClaimRequest) ([]error, uint64, error) {
 		return raftApply[[]error](s, structs.CSIVolumeClaimRequestType, &structs.CSIVolumeClaimBatchRequest{Claims: reqs})
 	}
 	s.registers.write = func(reqs []structs.CSIVolumeRegisterRequest) ([]error, uint64, error) {
 		return raftApply[[]error](s, structs.CSIVolumeRegisterBatchRequestType, &structs.CSIVolumeRegisterBatchRequest{Registers: reqs})
+	}
+	s.allocUpdates.write = func(reqs []structs.AllocClientUpdateRequest) ([]error, uint64, error) {
+		return raftApply[[]error](s, structs.AllocClientUpdateBatchRequestType, &structs.AllocClientUpdateBatchRequest{Updates: reqs})
+	}
+	s.fingerprints.write = func(reqs []structs.NodeFingerprintRequest) ([]error, uint64, error) {
+		for i := range reqs {
+			reqs[i].AuthToken = "" // no node's secret reaches the raft log
+		}
+		return raftApply[[]error](s, structs.NodeFingerprintBatchRequestType, &structs.NodeFingerprintBatchRequest{Fingerprints: reqs})
 	}
 }

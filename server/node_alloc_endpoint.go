@@ -50,8 +50,9 @@ func (n *Node) UpdateAlloc(args *structs.AllocUpdateRequest, reply *structs.Gene
 	if err := n.allowAllocUpdate(args); err != nil {
 		return err
 	}
-	req := &structs.AllocClientUpdateRequest{Allocs: args.Allocs, Timestamp: time.Now().UnixNano()}
-	_, index, err := raftApply[any](n.srv, structs.AllocClientUpdateRequestType, req)
+	// Concurrent reports, from every client, share raft entries
+	// (batcher), each applied all or nothing on its own.
+	index, err := n.srv.allocUpdates.apply(structs.AllocClientUpdateRequest{Allocs: args.Allocs, Timestamp: time.Now().UnixNano()})
 	if err != nil {
 		return err
 	}

@@ -164,7 +164,9 @@ func (n *Node) UpdateFingerprint(ctx context.Context, args *structs.NodeFingerpr
 			e.Timestamp = now
 		}
 	}
-	_, index, err := raftApply[any](n.srv, structs.NodeFingerprintRequestType, args)
+	// Concurrent deltas, from every client, share raft entries (batcher),
+	// each applied all or nothing on its own; the entry carries no token.
+	index, err := n.srv.fingerprints.apply(structs.NodeFingerprintRequest{NodeID: args.NodeID, Plugins: args.Plugins, Events: args.Events})
 	if err != nil {
 		return err
 	}

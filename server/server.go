@@ -46,9 +46,12 @@ type Server struct {
 	// followerReads counts the reads this server served as a follower by
 	// read index (followerRead), for tests and figures.
 	followerReads atomic.Uint64
-	// claims and registers coalesce concurrent writes into raft entries.
-	claims    batcher[structs.CSIVolumeClaimRequest]
-	registers batcher[structs.CSIVolumeRegisterRequest]
+	// claims, registers, allocUpdates and fingerprints coalesce
+	// concurrent writes into raft entries (batcher.go).
+	claims       batcher[structs.CSIVolumeClaimRequest]
+	registers    batcher[structs.CSIVolumeRegisterRequest]
+	allocUpdates batcher[structs.AllocClientUpdateRequest]
+	fingerprints batcher[structs.NodeFingerprintRequest]
 
 	ctx    context.Context // the server's lifetime; cancelled by Shutdown
 	cancel context.CancelFunc

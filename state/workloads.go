@@ -1,6 +1,7 @@
 package state
 
 import (
+	"errors"
 	"time"
 
 	"github.com/hashicorp/go-memdb"
@@ -48,17 +49,23 @@ func releaseAllocClaimsTxn(txn *memdb.Txn, index uint64, allocIDs []string, at t
 	return wrote, nil
 }
 
-// finishAllocWrite releases the claims of the allocations among allocs
-// that are over on their client, and bumps the allocs index, and the volumes index when a claim
-// moved.
-func finishAllocWrite(txn *memdb.Txn, index uint64, allocs []*structs.Allocation, at time.Time) error {
+// releaseTerminalTxn releases the claims of the allocations among allocs
+// that are over on their client. It reports whether it wrote a volume.
+func releaseTerminalTxn(txn *memdb.Txn, index uint64, allocs []*structs.Allocation, at time.Time) (bool, error) {
 	var terminal []string
 	for _, a := range allocs {
 		if a.ClientTerminalStatus() {
 			terminal = append(terminal, a.ID)
 		}
 	}
-	wrote, err := releaseAllocClaimsTxn(txn, index, terminal, at)
+	return releaseAllocClaimsTxn(txn, index, terminal, at)
+}
+
+// finishAllocWrite releases the claims of the allocations among allocs
+// that are over on their client, and bumps the allocs index, and the volumes index when a claim
+// moved.
+func finishAllocWrite(txn *memdb.Txn, index uint64, allocs []*structs.Allocation, at time.Time) error {
+	wrote, err := releaseTerminalTxn(txn, index, allocs, at)
 	if err != nil {
 		return err
 	}
@@ -77,14 +84,66 @@ func (s *StateStore) UpdateAllocsFromClient(index uint64, allocs []*structs.Allo
 	txn := s.db.Txn(true)
 	defer txn.Abort()
 
-	var updated []*structs.Allocation
+	tables, err := updateAllocsFromClientTxn(txn, index, allocs, at)
+	if err != nil || len(tables) == 0 {
+		return err
+	}
+	if err := bumpIndexes(txn, index, tables...); err != nil {
+		return err
+	}
+	txn.Commit()
+	return nil
+}
+
+// UpdateAllocsFromClientBatch applies several client reports, in order, in
+// one transaction (a reader sees all of the index or none of it), each as
+// UpdateAllocsFromClient would alone, and answers one error per report. A
+// refused report (an allocation without an ID) is refused before it
+// writes, so it leaves no trace and the others apply. An internal error
+// (memdb's own) can leave part of a report in the transaction: the batch
+// is then aborted and every report answered with it.
+func (s *StateStore) UpdateAllocsFromClientBatch(index uint64, reqs []structs.AllocClientUpdateRequest) []error {
+	errs := make([]error, len(reqs))
+	txn := s.db.Txn(true)
+	defer txn.Abort()
+
+	changed := map[string]bool{}
+	for i := range reqs {
+		tables, err := updateAllocsFromClientTxn(txn, index, reqs[i].Allocs, time.Unix(0, reqs[i].Timestamp))
+		if errors.Is(err, structs.ErrInternal) {
+			return allFailed(errs, err)
+		}
+		errs[i] = err
+		for _, t := range tables {
+			changed[t] = true
+		}
+	}
+	if len(changed) == 0 {
+		return errs
+	}
+	if err := bumpIndexes(txn, index, sortedKeys(changed)...); err != nil {
+		return allFailed(errs, err)
+	}
+	txn.Commit()
+	return errs
+}
+
+// updateAllocsFromClientTxn applies one client report to txn and returns
+// the tables it changed, whose indexes the caller bumps (none when the
+// servers have none of its allocations). It checks the whole report
+// before it writes: a refusal leaves txn as it was. Once it writes, only
+// an internal error can stop it, and the caller must abort txn.
+func updateAllocsFromClientTxn(txn *memdb.Txn, index uint64, allocs []*structs.Allocation, at time.Time) ([]string, error) {
 	for _, in := range allocs {
 		if in == nil || in.ID == "" {
-			return errBadRequest("alloc update: an allocation without an ID")
+			return nil, errBadRequest("alloc update: an allocation without an ID")
 		}
+	}
+	var updated []*structs.Allocation
+	for _, in := range allocs {
 		existing, err := allocByIDTxn(txn, nil, in.ID)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if existing == nil {
 			continue
@@ -106,18 +165,27 @@ func (s *StateStore) UpdateAllocsFromClient(index uint64, allocs []*structs.Allo
 		}
 		a.ModifyIndex = index
 		if err := txn.Insert(TableAllocs, a); err != nil {
-			return errInternal("insert alloc "+a.ID, err)
+			return nil, errInternal("insert alloc "+a.ID, err)
 		}
 		updated = append(updated, a)
 	}
 	if len(updated) == 0 {
-		return nil
+		return nil, nil
 	}
-	if err := finishAllocWrite(txn, index, updated, at); err != nil {
-		return err
+	wrote, err := releaseTerminalTxn(txn, index, updated, at)
+	if err != nil {
+		// Only the claims it found taken are moved, and taken ->
+		// unpublishing is always allowed: any error here is a bug, and
+		// the allocs above are written already.
+		if !errors.Is(err, structs.ErrInternal) {
+			err = errInternal("release the claims of a client update", err)
+		}
+		return nil, err
 	}
-	txn.Commit()
-	return nil
+	if wrote {
+		return []string{TableAllocs, TableCSIVolumes}, nil
+	}
+	return []string{TableAllocs}, nil
 }
 
 // stopAllocsTxn sets the allocations' desired status to stop and, when

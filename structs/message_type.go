@@ -33,6 +33,14 @@ const (
 	// entry, each applied all or nothing on its own (the leader coalesces
 	// concurrent registers).
 	CSIVolumeRegisterBatchRequestType MessageType = 19
+	// AllocClientUpdateBatchRequestType: several clients' alloc reports in
+	// one entry, each applied on its own (the leader coalesces concurrent
+	// Node.UpdateAlloc calls).
+	AllocClientUpdateBatchRequestType MessageType = 20
+	// NodeFingerprintBatchRequestType: several fingerprint deltas in one
+	// entry, each applied on its own (the leader coalesces concurrent
+	// Node.UpdateFingerprint calls).
+	NodeFingerprintBatchRequestType MessageType = 21
 )
 
 var messageTypeNames = map[MessageType]string{
@@ -55,6 +63,8 @@ var messageTypeNames = map[MessageType]string{
 	RootKeyUpsertRequestType:       "RootKeyUpsert",
 
 	CSIVolumeRegisterBatchRequestType: "CSIVolumeRegisterBatch",
+	AllocClientUpdateBatchRequestType: "AllocClientUpdateBatch",
+	NodeFingerprintBatchRequestType:   "NodeFingerprintBatch",
 }
 
 func (t MessageType) String() string {

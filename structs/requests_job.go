@@ -159,3 +159,10 @@ type AllocClientUpdateRequest struct {
 	Allocs    []*Allocation
 	Timestamp int64 // unix nanoseconds
 }
+
+// AllocClientUpdateBatchRequest is client alloc reports that the leader
+// coalesced into one raft entry; the FSM applies each on its own, all or
+// nothing, and answers one error per report ([]error).
+type AllocClientUpdateBatchRequest struct {
+	Updates []AllocClientUpdateRequest
+}

@@ -72,6 +72,14 @@ type NodeFingerprintRequest struct {
 	WriteRequest
 }
 
+// NodeFingerprintBatchRequest is fingerprint deltas that the leader
+// coalesced into one raft entry; the FSM applies each on its own, all or
+// nothing, and answers one error per delta ([]error). Its deltas carry no
+// AuthToken.
+type NodeFingerprintBatchRequest struct {
+	Fingerprints []NodeFingerprintRequest
+}
+
 // ClientPingResponse is a client's answer to a server's ping over the
 // session the client opened.
 type ClientPingResponse struct {
