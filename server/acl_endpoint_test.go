@@ -242,6 +242,10 @@ func TestRaftApply_NoTokensInTheLog(t *testing.T) {
 	withoutTokens(plan)
 	must.Eq(t, "", plan.Claims[0].AuthToken)
 	must.Eq(t, "", plan.AuthToken)
+	prints := &structs.NodeFingerprintBatchRequest{Fingerprints: []structs.NodeFingerprintRequest{
+		{NodeID: "n", WriteRequest: structs.WriteRequest{AuthToken: "d"}}}}
+	withoutTokens(prints)
+	must.Eq(t, "", prints.Fingerprints[0].AuthToken)
 }
 
 // TestACL_RaftLogHoldsNoSecrets: tokens' and nodes' secrets, and the

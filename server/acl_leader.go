@@ -113,6 +113,10 @@ func withoutTokens(msg any) {
 		for i := range m.Registers {
 			m.Registers[i].AuthToken = ""
 		}
+	case *structs.NodeFingerprintBatchRequest:
+		for i := range m.Fingerprints {
+			m.Fingerprints[i].AuthToken = ""
+		}
 	}
 	for i := range claims {
 		claims[i].AuthToken = ""

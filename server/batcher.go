@@ -100,9 +100,6 @@ func (s *Server) setupBatchers() {
 		return raftApply[[]error](s, structs.AllocClientUpdateBatchRequestType, &structs.AllocClientUpdateBatchRequest{Updates: reqs})
 	}
 	s.fingerprints.write = func(reqs []structs.NodeFingerprintRequest) ([]error, uint64, error) {
-		for i := range reqs {
-			reqs[i].AuthToken = "" // no node's secret reaches the raft log
-		}
 		return raftApply[[]error](s, structs.NodeFingerprintBatchRequestType, &structs.NodeFingerprintBatchRequest{Fingerprints: reqs})
 	}
 }
