@@ -11,7 +11,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/berth-csi/berth/client/drivers/exec"
 	"github.com/berth-csi/berth/structs"
 )
 
@@ -114,7 +113,7 @@ func FenceOrphan(ctx context.Context, dataDir, allocID string, killWithin time.D
 	)
 	for task, hs := range handles {
 		wg.Go(func() { // all at once: one deadline for them all
-			h, rerr := exec.Reattach(hs) // an error: it runs no more
+			h, rerr := reattach(hs) // an error: it runs no more
 			var err error
 			if rerr == nil {
 				err = h.Stop(ctx, syscall.SIGTERM, killWithin)

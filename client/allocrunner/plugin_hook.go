@@ -126,7 +126,7 @@ func (p *pluginTask) prestart() (exec.Mount, map[string]string, error) {
 
 // supervise runs while the task's process h does, and returns a channel
 // closed once it has deregistered the plugin (or ctx ended).
-func (p *pluginTask) supervise(ctx context.Context, h *exec.Handle, killTimeout time.Duration) <-chan struct{} {
+func (p *pluginTask) supervise(ctx context.Context, h taskHandle, killTimeout time.Duration) <-chan struct{} {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -135,7 +135,7 @@ func (p *pluginTask) supervise(ctx context.Context, h *exec.Handle, killTimeout 
 	return done
 }
 
-func (p *pluginTask) run(ctx context.Context, h *exec.Handle, killTimeout time.Duration) {
+func (p *pluginTask) run(ctx context.Context, h taskHandle, killTimeout time.Duration) {
 	log := p.r.logger.With("task", p.task, "plugin_id", p.conf.ID)
 	var cc *csi.Client
 	defer func() {

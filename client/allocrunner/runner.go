@@ -344,12 +344,12 @@ func (r *Runner) taskRunners() []*taskRunner {
 			tr.plugin = newPluginTask(r, t)
 		}
 		if hs, ok := r.state.handle(t.Name); ok {
-			h, err := exec.Reattach(hs)
+			h, err := reattach(hs)
 			if err != nil {
 				r.logger.Info("task's process is gone; it will be started again", "task", t.Name, "error", err)
 				tr.forget()
 			} else {
-				r.logger.Info("reattached to task", "task", t.Name, "pid", h.Pid())
+				r.logger.Info("reattached to task", "task", t.Name, "process", h.describe())
 				tr.attached = h
 			}
 		}

@@ -350,7 +350,7 @@ func TestRunner_Restore(t *testing.T) {
 	hs, ok := r1.state.handle("web")
 	must.True(t, ok)
 	r1.Shutdown()
-	must.True(t, exec.ProcessAlive(hs), must.Sprint("a client shutdown leaves the task running"))
+	must.True(t, exec.ProcessAlive(hs.HandleState), must.Sprint("a client shutdown leaves the task running"))
 	must.StrNotContains(t, strings.Join(h.rec.Calls(), "\n"), "unmount", must.Sprint("and its volumes mounted"))
 	must.ErrorContains(t, r1.Destroy(), "shut down", must.Sprint("a runner shut down under live tasks keeps their handles"))
 	_, ok = r1.state.handle("web")
@@ -377,7 +377,7 @@ func TestRunner_Restore(t *testing.T) {
 	// Its process dies while no client watches: the next runner starts it.
 	r2.Shutdown()
 	must.NoError(t, syscall.Kill(hs.Pid, syscall.SIGKILL))
-	waitFor(t, func() bool { return !exec.ProcessAlive(hs) })
+	waitFor(t, func() bool { return !exec.ProcessAlive(hs.HandleState) })
 	again := alloc.Copy()
 	again.TaskStates = r2.Alloc().TaskStates
 	r3 := h.runner(again)
@@ -414,7 +414,7 @@ func TestRunner_StoppedWhileClientWasDown(t *testing.T) {
 	r2 := h.runner(stopped)
 	waitRunner(t, r2)
 	must.Eq(t, structs.AllocClientStatusComplete, r2.Alloc().ClientStatus)
-	must.False(t, exec.ProcessAlive(hs))
+	must.False(t, exec.ProcessAlive(hs.HandleState))
 	must.Eq(t, []string{"get data", "unmount data plugin=hostpath ext=ext-data tasks_alive=false status=running"}, h.rec.Calls()[before:])
 	must.Eq(t, []string{EventKilling, EventKilled}, eventTypes(r2.Alloc().TaskStates["web"])[len(eventTypes(r2.Alloc().TaskStates["web"]))-2:])
 }

@@ -8,14 +8,13 @@ import (
 	"path/filepath"
 	"sync"
 
-	"github.com/berth-csi/berth/client/drivers/exec"
 	"github.com/berth-csi/berth/internal/atomicfile"
 )
 
 // allocState is what survives a client restart: the handle of each task
 // that is running, by task name.
 type allocState struct {
-	Handles map[string]exec.HandleState
+	Handles map[string]savedHandle
 	// Fenceable is Runner.Fenceable, kept so that a client restarted while
 	// cut off from the servers can fence the alloc before it has a runner.
 	Fenceable bool `json:",omitempty"`
@@ -31,7 +30,7 @@ type stateStore struct {
 }
 
 func openState(path string) (*stateStore, error) {
-	s := &stateStore{path: path, state: allocState{Handles: map[string]exec.HandleState{}}}
+	s := &stateStore{path: path, state: allocState{Handles: map[string]savedHandle{}}}
 	b, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return s, nil
@@ -43,12 +42,12 @@ func openState(path string) (*stateStore, error) {
 		return nil, fmt.Errorf("alloc state %s is malformed: %w", path, err)
 	}
 	if s.state.Handles == nil {
-		s.state.Handles = map[string]exec.HandleState{}
+		s.state.Handles = map[string]savedHandle{}
 	}
 	return s, nil
 }
 
-func (s *stateStore) handle(task string) (exec.HandleState, bool) {
+func (s *stateStore) handle(task string) (savedHandle, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	h, ok := s.state.Handles[task]
@@ -64,7 +63,7 @@ func (s *stateStore) setFenceable(v bool) {
 }
 
 // setHandle records a running task's handle, or forgets it (nil).
-func (s *stateStore) setHandle(task string, h *exec.HandleState) error {
+func (s *stateStore) setHandle(task string, h *savedHandle) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if h == nil {

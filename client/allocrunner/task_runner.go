@@ -48,7 +48,7 @@ type taskRunner struct {
 	batch   bool
 	plugin  *pluginTask // set for a task with a csi_plugin block
 
-	attached *exec.Handle // a task still running from before a client restart
+	attached taskHandle // a task still running from before a client restart
 
 	kill     chan struct{}
 	killOnce sync.Once
@@ -149,7 +149,7 @@ func (tr *taskRunner) run(ctx context.Context) {
 }
 
 // start starts the task and records its handle.
-func (tr *taskRunner) start(ctx context.Context) (*exec.Handle, error) {
+func (tr *taskRunner) start(ctx context.Context) (taskHandle, error) {
 	cfg := tr.cfg
 	if tr.plugin != nil {
 		m, env, err := tr.plugin.prestart()
@@ -167,11 +167,12 @@ func (tr *taskRunner) start(ctx context.Context) (*exec.Handle, error) {
 	}
 	sctx, cancel := context.WithTimeout(ctx, startTimeout)
 	defer cancel()
-	h, err := exec.Start(sctx, cfg)
+	eh, err := exec.Start(sctx, cfg)
 	if err != nil {
 		return nil, err
 	}
-	st := h.State()
+	h := execHandle{eh}
+	st := h.saved()
 	if err := tr.r.state.setHandle(tr.task.Name, &st); err != nil {
 		tr.r.logger.Warn("cannot record the task's handle; a client restart will not find it", "task", tr.task.Name, "error", err)
 	}
@@ -179,7 +180,7 @@ func (tr *taskRunner) start(ctx context.Context) (*exec.Handle, error) {
 		ts.State = structs.TaskStateRunning
 		ts.StartedAt = timeNow()
 		ts.FinishedAt = time.Time{}
-	}, event(EventStarted, fmt.Sprintf("pid %d", h.Pid())))
+	}, event(EventStarted, h.describe()))
 	return h, nil
 }
 
@@ -210,7 +211,7 @@ func (tr *taskRunner) restartOrFail(ctx context.Context) bool {
 
 // stopHandle signals the task, kills it after its kill timeout, and waits;
 // false if ctx ended first.
-func (tr *taskRunner) stopHandle(ctx context.Context, h *exec.Handle) (exec.ExitResult, bool) {
+func (tr *taskRunner) stopHandle(ctx context.Context, h taskHandle) (exec.ExitResult, bool) {
 	tr.noteKillReason()
 	timeout := killTimeout(tr.task)
 	tr.r.updateTask(tr.task.Name, nil, event(EventKilling,
@@ -238,7 +239,7 @@ func (tr *taskRunner) noteKillReason() {
 }
 
 // killed records a stop the servers (or a failed sibling) asked for.
-func (tr *taskRunner) killed(h *exec.Handle, res exec.ExitResult) {
+func (tr *taskRunner) killed(h taskHandle, res exec.ExitResult) {
 	msg := "not running"
 	if h == nil {
 		tr.noteKillReason()
