@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"net"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -370,11 +371,43 @@ func leftRunning(t *testing.T) (f *fakeServers, dataDir string, a *structs.Alloc
 	return f, dataDir, a, pid
 }
 
+// readPid is the host's PID of the alloc's task "web": the process in its
+// task dir whose parent is not (as root, its PID namespace's init; the pid
+// the task itself sees is the namespace's).
 func readPid(t *testing.T, dataDir, allocID string) string {
 	t.Helper()
-	b, err := os.ReadFile(allocrunner.TaskDir(allocrunner.AllocDir(dataDir, allocID), "web") + "/local/pid")
-	must.NoError(t, err)
-	return strings.TrimSpace(string(b))
+	dir := allocrunner.TaskDir(allocrunner.AllocDir(dataDir, allocID), "web")
+	var pid string
+	waitUntil(t, "the task runs in "+dir, func() bool {
+		pids := exec.ProcessesUnder(dir)
+		in := map[int]bool{}
+		for _, p := range pids {
+			in[p] = true
+		}
+		for _, p := range pids {
+			if !in[parentPid(p)] {
+				pid = strconv.Itoa(p)
+				return true
+			}
+		}
+		return false
+	})
+	return pid
+}
+
+// parentPid is pid's parent, 0 when it cannot be read.
+func parentPid(pid int) int {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0
+	}
+	s := string(b)
+	fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	if len(fields) < 2 {
+		return 0
+	}
+	ppid, _ := strconv.Atoi(fields[1])
+	return ppid
 }
 
 func processExists(pid string) bool {

@@ -37,6 +37,7 @@ type Client struct {
 	csiConns *csi.Pool // one connection per plugin socket, for controller and node calls
 	plugins  *pluginmanager.Manager
 	updater  *nodeUpdater
+	drivers  *driverHealth // fingerprints the task drivers for the updater
 	volumes  *volumemanager.Manager
 	allocs   *allocWatcher
 	fence    fence
@@ -137,6 +138,7 @@ func New(cfg *Config) (*Client, error) {
 		return nil, fmt.Errorf("client: %w", err)
 	}
 	c.updater = newNodeUpdater(c)
+	c.drivers = newDriverHealth(c.logger, cfg, driverFingerprinters(cfg), c.updater.driverChanged)
 	c.plugins, err = pluginmanager.New(pluginmanager.Config{
 		Logger:        c.logger,
 		Registry:      c.registry,
@@ -185,6 +187,14 @@ func (c *Client) Run(ctx context.Context) {
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		c.drivers.run(ctx)
+	}()
+	// The first registration carries the drivers' health when they answer
+	// soon; a later answer is sent by the updater.
+	c.drivers.waitFirst(ctx, firstFingerprintWait)
 	for _, fn := range []func(context.Context){c.plugins.Run, c.updater.run, c.heartbeatLoop, c.allocs.run, c.forgetPluginConns} {
 		c.wg.Add(1)
 		go func() {
@@ -201,6 +211,7 @@ func (c *Client) Run(ctx context.Context) {
 // fingerprint known now and the updater sequence that fingerprint reflects.
 func (c *Client) node(status string) (*structs.Node, uint64) {
 	ctrl, nodes, seq := c.updater.fingerprint()
+	drivers := c.updater.driverSnapshot() // as new as seq or newer: a change it holds past seq is sent again
 	return &structs.Node{
 		ID:                   c.nodeID,
 		Name:                 c.config.NodeName,
@@ -210,6 +221,7 @@ func (c *Client) node(status string) (*structs.Node, uint64) {
 		CSIControllerPlugins: ctrl,
 		CSINodePlugins:       nodes,
 		AllowRootTasks:       c.config.AllowRootTasks,
+		Drivers:              drivers,
 	}, seq
 }
 

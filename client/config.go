@@ -4,7 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/url"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -54,6 +56,17 @@ type Config struct {
 	// needs root (user = "root", or a CSI plugin task) is refused.
 	AllowRootTasks bool
 
+	// DockerEnabled runs the docker driver (driver "docker" { enabled },
+	// on by default): the node reports docker's health, healthy while the
+	// engine answers at DockerEndpoint (unix:///path or tcp://host:port).
+	// Off, the node reports no docker driver and gets no docker task.
+	DockerEnabled  bool
+	DockerEndpoint string
+	// DockerAllowPrivileged lets docker tasks run privileged containers
+	// (driver "docker" { allow_privileged }); off, a privileged task is
+	// refused, and the scheduler places none here.
+	DockerAllowPrivileged bool
+
 	// TLS, with EnableRPC, makes the client's sessions to the servers
 	// TLS: it presents its certificate and verifies theirs against the CA
 	// and, whatever VerifyServerHostname says, that it is a server's
@@ -74,8 +87,38 @@ func DefaultConfig() *Config {
 		UpdateCoalesce:        100 * time.Millisecond,
 		RPCTimeout:            10 * time.Second,
 		ControllerConcurrency: defaultControllerConcurrency,
+		DockerEnabled:         true,
+		DockerEndpoint:        DefaultDockerEndpoint,
 		Logger:                hclog.NewNullLogger(),
 	}
+}
+
+// DefaultDockerEndpoint is where the Docker Engine API answers on a
+// Linux host.
+const DefaultDockerEndpoint = "unix:///var/run/docker.sock"
+
+// validateDockerEndpoint checks the docker endpoint's form: an absolute
+// unix socket path or a TCP host:port.
+func validateDockerEndpoint(ep string) error {
+	bad := fmt.Errorf(`client: driver "docker": endpoint %q must be unix:///path/to/docker.sock or tcp://host:port (default %s)`,
+		ep, DefaultDockerEndpoint)
+	u, err := url.Parse(ep)
+	if err != nil {
+		return bad
+	}
+	switch u.Scheme {
+	case "unix":
+		if u.Host != "" || !strings.HasPrefix(u.Path, "/") {
+			return bad
+		}
+	case "tcp":
+		if _, port, err := net.SplitHostPort(u.Host); err != nil || port == "" || u.Path != "" && u.Path != "/" {
+			return bad
+		}
+	default:
+		return bad
+	}
+	return nil
 }
 
 // Validate names the first wrong field and what to do.
@@ -109,6 +152,11 @@ func (c *Config) Validate() error {
 	if c.TLS != nil && c.TLS.EnableRPC {
 		if err := c.TLS.Validate(); err != nil {
 			errs = append(errs, fmt.Errorf("client: %w", err))
+		}
+	}
+	if c.DockerEnabled {
+		if err := validateDockerEndpoint(c.DockerEndpoint); err != nil {
+			errs = append(errs, err)
 		}
 	}
 	if c.ProbeInterval <= 0 || c.ProbeTimeout <= 0 || c.RPCTimeout <= 0 {

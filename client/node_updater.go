@@ -15,6 +15,13 @@ import (
 // plugin that changed since the servers last acknowledged, and the events
 // the changes made. A change that returns to what the servers already have
 // is not sent at all.
+//
+// A change of a task driver's health (driverChanged) is sent as a
+// registration of the whole node (Node.Register), before the plugin
+// deltas and events of the same send: driver health changes seldom, and
+// the registration is the one write that takes a node's drivers, so the
+// servers need nothing new. It goes from this one send loop, never in
+// flight next to a plugin delta of the same client.
 type nodeUpdater struct {
 	c    *Client
 	kick chan struct{}
@@ -25,6 +32,13 @@ type nodeUpdater struct {
 	pending    map[string]pendingUpdate             // changed since, by plugin
 	events     []pendingEvent
 	registered bool // the servers know the node; deltas may be sent
+
+	// drivers is each driver's health as last fingerprinted; driversSeq
+	// the sequence of its last change, and driversAcked the sequence up
+	// to which a registration carried them to the servers.
+	drivers      map[string]*structs.DriverInfo
+	driversSeq   uint64
+	driversAcked uint64
 }
 
 type pendingUpdate struct {
@@ -43,7 +57,55 @@ func newNodeUpdater(c *Client) *nodeUpdater {
 		kick:    make(chan struct{}, 1),
 		acked:   map[string]*structs.NodePluginUpdate{},
 		pending: map[string]pendingUpdate{},
+		drivers: map[string]*structs.DriverInfo{},
 	}
+}
+
+// driverChanged is the driver fingerprinter's OnChange: the driver's new
+// health, and the event it made, if any.
+func (u *nodeUpdater) driverChanged(name string, info *structs.DriverInfo, event *structs.NodeEvent) {
+	u.mu.Lock()
+	u.seq++
+	u.drivers[name] = info.Copy()
+	u.driversSeq = u.seq
+	if event != nil {
+		u.events = append(u.events, pendingEvent{seq: u.seq, event: event})
+	}
+	u.mu.Unlock()
+	notify(u.kick)
+}
+
+// driverSnapshot is every driver's health as last fingerprinted, for a
+// registration.
+func (u *nodeUpdater) driverSnapshot() map[string]*structs.DriverInfo {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	out := make(map[string]*structs.DriverInfo, len(u.drivers))
+	for name, d := range u.drivers {
+		out[name] = d.Copy()
+	}
+	return out
+}
+
+// registerDrivers registers the whole node again when a driver's health
+// changed since the servers last had it; markRegistered records it.
+func (u *nodeUpdater) registerDrivers(ctx context.Context) error {
+	u.mu.Lock()
+	changed := u.driversSeq > u.driversAcked
+	u.mu.Unlock()
+	if !changed {
+		return nil
+	}
+	node, seq := u.c.node(u.c.status())
+	var resp structs.NodeUpdateResponse
+	if err := u.c.rpc(ctx, "Node.Register", &structs.NodeRegisterRequest{Node: node}, &resp); err != nil {
+		return err
+	}
+	u.mu.Lock()
+	u.ackLocked(seq, false)
+	u.driversAcked = max(u.driversAcked, seq)
+	u.mu.Unlock()
+	return nil
 }
 
 // pluginChanged is the plugin manager's OnUpdate.
@@ -105,10 +167,11 @@ func (u *nodeUpdater) fingerprint() (ctrl, nodes map[string]*structs.CSIInfo, se
 func (u *nodeUpdater) markRegistered(seq uint64) {
 	u.mu.Lock()
 	u.ackLocked(seq, false)
+	u.driversAcked = max(u.driversAcked, seq)
 	u.registered = true
-	hasEvents := len(u.events) > 0
+	more := len(u.events) > 0 || u.driversSeq > u.driversAcked
 	u.mu.Unlock()
-	if hasEvents {
+	if more {
 		notify(u.kick)
 	}
 }
@@ -144,8 +207,17 @@ func (u *nodeUpdater) run(ctx context.Context) {
 }
 
 // send sends what is pending; nothing while the node is not registered
-// (the registration will carry the plugins).
+// (the registration will carry the plugins and drivers).
 func (u *nodeUpdater) send(ctx context.Context) error {
+	u.mu.Lock()
+	registered := u.registered
+	u.mu.Unlock()
+	if !registered {
+		return nil
+	}
+	if err := u.registerDrivers(ctx); err != nil {
+		return err
+	}
 	u.mu.Lock()
 	if !u.registered || len(u.pending) == 0 && len(u.events) == 0 {
 		u.mu.Unlock()

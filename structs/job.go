@@ -81,7 +81,7 @@ type VolumeRequest struct {
 type Task struct {
 	Name            string
 	Driver          string
-	Config          map[string]any // exec: "command" (string), "args" ([]string)
+	Config          map[string]any // exec: "command" (string), "args" ([]string); docker: see DockerTaskConfig
 	Env             map[string]string
 	Restart         *RestartPolicy `json:",omitempty"`
 	KillTimeout     time.Duration  // from the stop signal to SIGKILL; 0 means 5s

@@ -179,10 +179,14 @@ func (tg *TaskGroup) validate(p *problems) {
 
 func (t *Task) validate(p *problems, tg *TaskGroup, at string) {
 	p.addErr(at, ValidateName(NameTask, t.Name))
-	if t.Driver != "exec" {
-		p.add("%sdriver %s is not supported; use \"exec\"", at, QuoteName(t.Driver))
+	switch t.Driver {
+	case DriverExec:
+		validateExecConfig(p, t.Config, at+"config: ")
+	case DriverDocker:
+		validateDockerConfig(p, t.Config, at+"config: ")
+	default:
+		p.add("%sdriver %s is not supported; use %s%s", at, QuoteName(t.Driver), orList(TaskDrivers), didYouMean(t.Driver, TaskDrivers))
 	}
-	validateExecConfig(p, t.Config, at+"config: ")
 	if t.KillTimeout < 0 {
 		p.add("%skill_timeout %s must not be negative (0 is the default, 5s)", at, t.KillTimeout)
 	}
@@ -275,7 +279,11 @@ func validateExecConfig(p *problems, cfg map[string]any, at string) {
 	}
 	for k := range cfg {
 		if k != ExecConfigCommand && k != ExecConfigArgs {
-			p.add("%sunknown key %s; exec takes command and args", at, QuoteName(k))
+			hint := ""
+			if contains(DockerConfigKeys, k) {
+				hint = fmt.Sprintf(" (%s is the docker driver's: set driver = %q)", k, DriverDocker)
+			}
+			p.add("%sunknown key %s; exec takes command and args%s", at, QuoteName(k), hint)
 		}
 	}
 }

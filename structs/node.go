@@ -43,6 +43,12 @@ type Node struct {
 	// places a group with such a task only where it is set.
 	AllowRootTasks bool
 
+	// Drivers is the health of the task drivers the client runs, by
+	// driver name ("exec", "docker"), as it last fingerprinted them. The
+	// scheduler places a task of a driver other than exec only where it
+	// is detected and healthy (DriverUsable).
+	Drivers map[string]*DriverInfo `json:",omitempty"`
+
 	Events []*NodeEvent
 
 	CreateIndex uint64
@@ -68,6 +74,7 @@ func (n *Node) Copy() *Node {
 	c := *n
 	c.CSIControllerPlugins = copyCSIInfoMap(n.CSIControllerPlugins)
 	c.CSINodePlugins = copyCSIInfoMap(n.CSINodePlugins)
+	c.Drivers = copyDriverInfoMap(n.Drivers)
 	if n.Events != nil {
 		c.Events = make([]*NodeEvent, len(n.Events))
 		for i, e := range n.Events {

@@ -1,9 +1,6 @@
 package allocrunner
 
 import (
-	"os"
-	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -11,6 +8,7 @@ import (
 
 	"github.com/shoenig/test/must"
 
+	"github.com/berth-csi/berth/client/drivers/exec"
 	"github.com/berth-csi/berth/structs"
 )
 
@@ -86,12 +84,12 @@ func TestRunner_Fence_BoundsAStopUnderWay(t *testing.T) {
 // forgotten; a reader's is left alone.
 func TestFenceOrphan(t *testing.T) {
 	h := newHarness(t)
-	start := func(readOnly bool) (*Runner, string) {
+	start := func(readOnly bool) (*Runner, exec.HandleState) {
 		r := stubbornRunner(t, h, readOnly)
-		b, err := os.ReadFile(filepath.Join(TaskDir(r.allocDir, "web"), "local", "pid"))
-		must.NoError(t, err)
-		r.Shutdown() // the client stops: the task runs on
-		return r, strings.TrimSpace(string(b))
+		hs, ok := r.state.handle("web")
+		must.True(t, ok, must.Sprint("the running task's handle is recorded"))
+		r.Shutdown()             // the client stops: the task runs on
+		return r, hs.HandleState // the host's PID of the task (its namespace's init)
 	}
 	writer, writerPid := start(false)
 	reader, readerPid := start(true)
@@ -110,26 +108,16 @@ func TestFenceOrphan(t *testing.T) {
 	must.NoError(t, err)
 	must.False(t, killed)
 	must.True(t, pidAlive(readerPid), must.Sprint("a reader is not fenced"))
-	_ = syscall.Kill(mustAtoi(t, readerPid), syscall.SIGKILL)
+	_ = syscall.Kill(readerPid.Pid, syscall.SIGKILL)
 }
 
-func pidAlive(pid string) bool {
-	_, err := os.Stat("/proc/" + pid)
-	return err == nil
-}
+func pidAlive(hs exec.HandleState) bool { return exec.ProcessAlive(hs) }
 
 func mustState(t *testing.T, dataDir, allocID string) *stateStore {
 	t.Helper()
 	st, err := openState(stateFile(dataDir, allocID))
 	must.NoError(t, err)
 	return st
-}
-
-func mustAtoi(t *testing.T, s string) int {
-	t.Helper()
-	n, err := strconv.Atoi(s)
-	must.NoError(t, err)
-	return n
 }
 
 // stubbornRunner runs a task that ignores SIGTERM, with an hour's kill

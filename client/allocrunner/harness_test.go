@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -188,19 +187,11 @@ func (f *fakeVolumes) anyStarted() bool {
 	return false
 }
 
-// anyAlive reads each task's pid file (the test scripts write $$ to
-// local/pid) and looks for the process.
+// anyAlive looks for a process of the alloc's tasks: one running in the
+// alloc dir (exec.ProcessesUnder; the pid a task script writes is its
+// PID namespace's, not the host's).
 func (f *fakeVolumes) anyAlive() bool {
-	for _, t := range f.tasks {
-		b, err := os.ReadFile(filepath.Join(TaskDir(f.allocDir, t), "local", "pid"))
-		if err != nil {
-			continue
-		}
-		if _, err := os.Stat("/proc/" + strings.TrimSpace(string(b))); err == nil {
-			return true
-		}
-	}
-	return false
+	return len(exec.ProcessesUnder(f.allocDir)) > 0
 }
 
 type harness struct {

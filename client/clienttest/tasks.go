@@ -1,31 +1,16 @@
 package clienttest
 
 import (
-	"os"
-	"path/filepath"
-	"strconv"
-	"strings"
 	"syscall"
 	"time"
+
+	"github.com/berth-csi/berth/client/drivers/exec"
 )
 
-// TasksUnder lists the PIDs of the processes whose working directory is
-// under dir: the tasks a client agent started there (exec tasks run in
-// their task dir).
-func TasksUnder(dir string) []int {
-	var pids []int
-	procs, _ := filepath.Glob("/proc/[0-9]*")
-	for _, p := range procs {
-		cwd, err := os.Readlink(filepath.Join(p, "cwd"))
-		if err != nil || !strings.HasPrefix(cwd, dir+"/") {
-			continue
-		}
-		if pid, err := strconv.Atoi(filepath.Base(p)); err == nil {
-			pids = append(pids, pid)
-		}
-	}
-	return pids
-}
+// TasksUnder lists the host PIDs of the processes whose working directory
+// is under dir: the tasks a client agent started there
+// (exec.ProcessesUnder).
+func TasksUnder(dir string) []int { return exec.ProcessesUnder(dir) }
 
 // KillTasksUnder kills, by PID, every task a client agent left under dir
 // (TasksUnder), then waits a moment for the kernel to drop their mount

@@ -3,12 +3,16 @@ package scheduler
 import (
 	"fmt"
 	"sort"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/berth-csi/berth/structs"
 )
 
-// fits checks whether allocation idx of the group can run on node n: a
-// task that needs root only where the client allows root tasks; the
+// fits checks whether allocation idx of the group can run on node n (one
+// of the nodes that run the group's drivers: driverNodes): a task that
+// needs root only where the client allows root tasks; a privileged docker
+// task only where the client allows privileged containers; the
 // claim rules (structs.DecideClaim: modes, a healthy node plugin, the
 // volume's topology, the claims held and not yet freed) and room under the
 // plugin's max volumes on the node. why is empty when it fits; it
@@ -18,6 +22,11 @@ func (p *planning) fits(tg *structs.TaskGroup, n *structs.Node, idx int) ([]stru
 	p.checks++
 	if t := tg.RootTask(); t != nil && !n.AllowRootTasks {
 		return nil, structs.RootTaskRefusal(t.Name, n.Name), nil
+	}
+	if t := tg.PrivilegedTask(); t != nil {
+		if d := n.Drivers[t.Driver]; d == nil || !d.AllowPrivileged {
+			return nil, structs.PrivilegedTaskRefusal(t.Name, t.Driver, n.Name), nil
+		}
 	}
 	var claims []structs.CSIVolumeClaimRequest
 	aliases := make([]string, 0, len(tg.Volumes))
@@ -174,4 +183,141 @@ func plural(n int) string {
 		return ""
 	}
 	return "s"
+}
+
+// maxDriverDescriptions is how many distinct health descriptions a
+// placement failure quotes per driver; the rest are counted.
+const maxDriverDescriptions = 3
+
+// groupDrivers lists, sorted, the drivers other than exec that the
+// group's tasks use: exec runs on every node.
+func groupDrivers(tg *structs.TaskGroup) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, t := range tg.Tasks {
+		if t != nil && t.Driver != structs.DriverExec && !seen[t.Driver] {
+			seen[t.Driver] = true
+			out = append(out, t.Driver)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// driverNodes keeps the ready nodes on which every driver the group's
+// tasks use is detected and healthy (structs.Node.DriverUsable), and says
+// why it left the others out, per driver ("" when it left none out): how
+// many nodes lack the driver, and how many have it unhealthy, with their
+// health descriptions.
+func (p *planning) driverNodes(tg *structs.TaskGroup) ([]*structs.Node, string) {
+	drivers := groupDrivers(tg)
+	if len(drivers) == 0 {
+		return p.nodes, ""
+	}
+	type missing struct {
+		without   int
+		unhealthy map[string]int // health description -> nodes
+	}
+	per := map[string]*missing{}
+	var kept []*structs.Node
+	for _, n := range p.nodes {
+		usable := true
+		for _, d := range drivers {
+			if n.DriverUsable(d) {
+				continue
+			}
+			usable = false
+			m := per[d]
+			if m == nil {
+				m = &missing{unhealthy: map[string]int{}}
+				per[d] = m
+			}
+			if info := n.Drivers[d]; info == nil || !info.Detected {
+				m.without++
+			} else {
+				m.unhealthy[info.HealthDescription]++
+			}
+		}
+		if usable {
+			kept = append(kept, n)
+		}
+	}
+	var why []string
+	for _, d := range drivers {
+		m := per[d]
+		if m == nil {
+			continue
+		}
+		unhealthy := 0
+		for _, c := range m.unhealthy {
+			unhealthy += c
+		}
+		var parts []string
+		if m.without > 0 {
+			parts = append(parts, fmt.Sprintf("%d node%s without %s", m.without, plural(m.without), d))
+		}
+		if unhealthy > 0 {
+			parts = append(parts, fmt.Sprintf("%d with %s unhealthy%s", unhealthy, d, healthDescriptions(m.unhealthy)))
+		}
+		head := fmt.Sprintf("no ready node has a healthy %s driver", d)
+		if off := m.without + unhealthy; off < len(p.nodes) {
+			verb := "have"
+			if off == 1 {
+				verb = "has"
+			}
+			head = fmt.Sprintf("%d of %d ready nodes %s no healthy %s driver", off, len(p.nodes), verb, d)
+		}
+		why = append(why, head+" ("+strings.Join(parts, ", ")+")")
+	}
+	return kept, strings.Join(why, "; ")
+}
+
+// healthDescriptions renders the unhealthy nodes' descriptions: ": why"
+// when they share one, ": why (2 nodes); other (1 node)" when they differ,
+// the commonest first.
+func healthDescriptions(byDesc map[string]int) string {
+	descs := make([]string, 0, len(byDesc))
+	for d := range byDesc {
+		descs = append(descs, d)
+	}
+	sort.Slice(descs, func(i, j int) bool {
+		if byDesc[descs[i]] != byDesc[descs[j]] {
+			return byDesc[descs[i]] > byDesc[descs[j]]
+		}
+		return descs[i] < descs[j]
+	})
+	if len(descs) == 1 {
+		if descs[0] == "" {
+			return ""
+		}
+		return ": " + shortDescription(descs[0])
+	}
+	var parts []string
+	for i, d := range descs {
+		if i == maxDriverDescriptions {
+			parts = append(parts, fmt.Sprintf("and %d more", len(descs)-i))
+			break
+		}
+		label := shortDescription(d)
+		if d == "" {
+			label = "no description"
+		}
+		parts = append(parts, fmt.Sprintf("%s (%d node%s)", label, byDesc[d], plural(byDesc[d])))
+	}
+	return ": " + strings.Join(parts, "; ")
+}
+
+// maxDescription bounds a health description quoted in a reason: a
+// client writes it, and a reason is for people to read.
+const maxDescription = 200
+
+func shortDescription(d string) string {
+	if len(d) <= maxDescription {
+		return d
+	}
+	cut := maxDescription
+	for cut > 0 && !utf8.RuneStart(d[cut]) {
+		cut--
+	}
+	return d[:cut] + "..."
 }

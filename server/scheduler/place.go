@@ -23,6 +23,9 @@ func (p *planning) placeGroup(tg *structs.TaskGroup, live []*structs.Allocation)
 		onNode[a.NodeID] = true
 	}
 	reasons := map[string]map[string]bool{} // reason -> IDs of the nodes that gave it
+	// Only the nodes that run every driver the group's tasks use are
+	// asked; driverWhy says why the others were not.
+	nodes, driverWhy := p.driverNodes(tg)
 	// place puts the group's next allocation on the first candidate it
 	// fits, and reports whether one did.
 	place := func(candidates []*structs.Node) (*structs.Node, error) {
@@ -49,7 +52,7 @@ func (p *planning) placeGroup(tg *structs.TaskGroup, live []*structs.Allocation)
 		// A system job runs on every node that can run it; it fails only
 		// when no node can.
 		running := len(live)
-		for _, n := range p.nodes {
+		for _, n := range nodes {
 			if onNode[n.ID] {
 				continue
 			}
@@ -65,7 +68,7 @@ func (p *planning) placeGroup(tg *structs.TaskGroup, live []*structs.Allocation)
 			missing = 1
 		}
 	} else {
-		sp := p.newSpread(live)
+		sp := newSpread(nodes, live)
 		for want := tg.Count - len(live); want > 0; want-- {
 			placed, err := place(sp.order())
 			if err != nil {
@@ -85,6 +88,9 @@ func (p *planning) placeGroup(tg *structs.TaskGroup, live []*structs.Allocation)
 	if len(p.nodes) == 0 {
 		f.Reasons = append(f.Reasons, "no node is ready")
 	}
+	if driverWhy != "" {
+		f.Reasons = append(f.Reasons, driverWhy)
+	}
 	for why, nodes := range reasons {
 		f.Reasons = append(f.Reasons, fmt.Sprintf("%s (%d node%s)", why, len(nodes), plural(len(nodes))))
 	}
@@ -92,7 +98,7 @@ func (p *planning) placeGroup(tg *structs.TaskGroup, live []*structs.Allocation)
 	return f, nil
 }
 
-// spread orders the ready nodes by how many of the group's allocations
+// spread orders the nodes the group may use by how many of the group's allocations
 // the state (live) and the plan put on each, fewest first. It is kept up
 // to date as the group's allocations are placed, so that ordering costs
 // the nodes, not the allocations placed so far.
@@ -101,8 +107,8 @@ type spread struct {
 	count map[string]int
 }
 
-func (p *planning) newSpread(live []*structs.Allocation) *spread {
-	sp := &spread{nodes: append([]*structs.Node(nil), p.nodes...), count: map[string]int{}}
+func newSpread(nodes []*structs.Node, live []*structs.Allocation) *spread {
+	sp := &spread{nodes: append([]*structs.Node(nil), nodes...), count: map[string]int{}}
 	for _, a := range live {
 		sp.count[a.NodeID]++
 	}

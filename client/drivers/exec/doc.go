@@ -1,27 +1,51 @@
 // Package exec is berth's exec task driver: a task is one process, started
-// from its command and args (no shell), in its own mount namespace, with
-// its working directory in the task dir, its environment (the task's env
-// plus BERTH_ALLOC_ID, BERTH_TASK_NAME, BERTH_TASK_DIR, BERTH_ALLOC_DIR
-// and the caller's Extra, such as BERTH_NODE_NAME), ${NAME} in the command
-// and args replaced by that environment's NAME, and its stdout and stderr appended to log files the caller names.
+// from its command and args (no shell), in its own mount and PID
+// namespaces, with its working directory in the task dir, its environment
+// (the task's env plus BERTH_ALLOC_ID, BERTH_TASK_NAME, BERTH_TASK_DIR,
+// BERTH_ALLOC_DIR and the caller's Extra, such as BERTH_NODE_NAME),
+// ${NAME} in the command and args replaced by that environment's NAME, and
+// its stdout and stderr appended to log files the caller names.
 //
-// The mount namespace is set up by a re-exec of the running binary (moby's
+// The namespaces are set up by a re-exec of the running binary (moby's
 // reexec pattern): Start runs /proc/self/exe with argv[0] "berth-exec-init"
-// and CLONE_NEWNS; the child's Init reads the task's spec from a pipe, makes
-// every mount of the new namespace a slave (so nothing the task mounts
-// reaches the host, while the host's unmounts still reach the task), bind
-// mounts the volumes with the propagation asked (private: rprivate,
-// host-to-task: rslave, bidirectional: rshared), remounts read-only ones,
-// enters the task dir, drops to the task's user (setgroups, setgid,
-// setuid: for good) and execs the command. A setup error comes back to Start over a
-// close-on-exec pipe, so Start either returns a running task or the reason
-// it could not start. Hence Init must be the first call of main() in every
-// binary that starts tasks (cmd/berth) and of TestMain in every test
-// package that does.
+// and CLONE_NEWNS|CLONE_NEWPID; the child, the task's init and PID 1 of its
+// PID namespace, reads the task's spec from a pipe, makes every mount of
+// the new namespace a slave (so nothing the task mounts reaches the host,
+// while the host's unmounts still reach the task), mounts a proc of the new
+// PID namespace over /proc, bind mounts the volumes with the propagation
+// asked (private: rprivate, host-to-task: rslave, bidirectional: rshared),
+// remounts read-only ones, enters the task dir, drops to the task's user
+// (setgroups, setgid, setuid: for good) and starts the command as its
+// child. A setup error comes back to Start over a close-on-exec pipe, so
+// Start either returns a running task or the reason it could not start.
+// Hence Init must be the first call of main() in every binary that starts
+// tasks (cmd/berth) and of TestMain in every test package that does.
 //
-// A task runs in its own process group; Stop signals the group, waits up
-// to the kill timeout and then kills the group. Without root there is no
-// new mount namespace, and a task with volume mounts is refused.
+// The init stays, as tini (Docker's --init) does, because a PID 1 is
+// special: the kernel drops every signal it has no handler for, and
+// orphans are reparented to it. So the command is its child, not PID 1
+// (its PID is low, after the init's threads); the init passes every signal
+// it receives on to the command's process group, reaps the orphans, and
+// when the command ends writes how (exit code, or signal) to a third pipe,
+// which the Handle reads, and exits (128+signal for a signal, since it
+// cannot kill itself with one). When PID 1 of a namespace is gone the
+// kernel kills every process left in it: nothing the task started, a
+// process that left its process group or session (setsid) included,
+// outlives it.
+//
+// Layout, as root: berth -> init (host PID = Handle.Pid, HandleState.Pid;
+// namespace PID 1; its own process group) -> command (its own process
+// group) -> the command's children. Stop signals the init's group, and the
+// init the command's; after the kill timeout Stop kills the init, and with
+// it the namespace. A client restart reattaches to the init by its PID and
+// start time: it lives exactly as long as the command. The task's /proc
+// lists the init and the task's processes only, and their PIDs are the
+// namespace's: a PID a task reports ($$) is not the host's.
+//
+// Without root there are no new namespaces: the init executes the command
+// itself, which runs in its own process group; Stop signals the group,
+// waits up to the kill timeout and then kills the group; a task with
+// volume mounts is refused.
 //
 // Users: a task runs as the user its config names (a name or a numeric
 // uid, looked up with os/user for its uid, gid and supplementary groups),
@@ -34,14 +58,18 @@
 // users: tasks run as berth's own user and one that names another is
 // refused (ErrNeedsRoot).
 //
-// What is not isolated: the task shares the host's root file system, PIDs
-// and network (no chroot, no PID namespace, no cgroups), so a task
-// that leaves its process group (setsid) outlives Stop; an absolute mount
+// What is not isolated: the task shares the host's root file system, IPC,
+// hostname and network (no chroot, no IPC, UTS or network namespace, no
+// cgroups): it sees the host's files (its /proc aside) and sockets, and
+// abstract unix sockets and SysV IPC reach across tasks; an absolute mount
 // destination that does not exist is created as an empty directory on the
-// host (the mount itself exists only in the task's namespace).
+// host (the mount itself exists only in the task's namespace). Without
+// root, the task also shares the host's PIDs: it sees and may signal
+// every process of its user, and one that leaves its process group
+// (setsid) outlives Stop.
 //
-// Imports: the standard library and structs (propagation modes, the
-// default user). Linux only.
+// Imports: the standard library, golang.org/x/sys/unix (prctl) and
+// structs (propagation modes, the default user). Linux only.
 //
 // Concurrency: a *Handle is safe for concurrent use; one goroutine per task
 // waits for the process (or, for a reattached task, polls it) and closes

@@ -116,6 +116,10 @@ func (c *TaskConfig) resolve() (*TaskConfig, error) {
 			if under(m.Destination, m.Source) {
 				return nil, bad("mount at %s: a bidirectional destination must not be inside its source %s", m.Destination, m.Source)
 			}
+			if under("/proc", m.Source) {
+				// It would stay shared: the task's /proc would reach the host.
+				return nil, bad("mount at %s: a bidirectional source must not hold /proc", m.Destination)
+			}
 		}
 		r.Mounts[i] = m
 	}
@@ -223,10 +227,16 @@ func Start(ctx context.Context, cfg *TaskConfig) (*Handle, error) {
 		return nil, err
 	}
 	defer statusR.Close()
+	resultR, resultW, err := os.Pipe()
+	if err != nil {
+		specR.Close()
+		statusW.Close()
+		return nil, err
+	}
 
 	attr := &syscall.SysProcAttr{Setpgid: true}
 	if root {
-		attr.Cloneflags = syscall.CLONE_NEWNS
+		attr.Cloneflags = syscall.CLONE_NEWNS | syscall.CLONE_NEWPID
 	}
 	cmd := &osexec.Cmd{
 		Path:        "/proc/self/exe",
@@ -235,36 +245,40 @@ func Start(ctx context.Context, cfg *TaskConfig) (*Handle, error) {
 		Dir:         "/",
 		Stdout:      stdout,
 		Stderr:      stderr,
-		ExtraFiles:  []*os.File{specR, statusW},
+		ExtraFiles:  []*os.File{specR, statusW, resultW}, // specFD, statusFD, resultFD
 		SysProcAttr: attr,
 	}
 	err = cmd.Start()
 	specR.Close()
 	statusW.Close()
+	resultW.Close()
 	if err != nil {
+		resultR.Close()
 		return nil, fmt.Errorf("task %q: start: %w", c.TaskName, err)
 	}
-
-	spec := initSpec{Command: c.Command, Args: c.Args, Env: c.env(), Dir: c.TaskDir, NewNS: root, Mounts: c.Mounts, Cred: cred}
-	if err := json.NewEncoder(specW).Encode(spec); err != nil {
+	fail := func(err error) (*Handle, error) {
 		_ = cmd.Process.Kill()
 		_ = cmd.Wait()
-		return nil, fmt.Errorf("task %q: send spec: %w", c.TaskName, err)
+		resultR.Close()
+		return nil, err
+	}
+
+	spec := initSpec{Command: c.Command, Args: c.Args, Env: c.env(), Dir: c.TaskDir, Namespaces: root, Mounts: c.Mounts, Cred: cred}
+	if err := json.NewEncoder(specW).Encode(spec); err != nil {
+		return fail(fmt.Errorf("task %q: send spec: %w", c.TaskName, err))
 	}
 	specW.Close()
 
 	msg, err := readStatus(ctx, statusR)
 	if err != nil || msg != "" {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
 		if err == nil {
 			err = fmt.Errorf("task %q: %s", c.TaskName, msg)
 		}
-		return nil, err
+		return fail(err)
 	}
 	start, _ := processStartTime(cmd.Process.Pid)
 	h := newHandle(c.TaskName, cmd.Process.Pid, start, cleanups)
-	go h.wait(cmd)
+	go h.wait(cmd, resultR)
 	return h, nil
 }
 

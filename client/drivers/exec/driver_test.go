@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -18,6 +19,9 @@ import (
 
 func TestMain(m *testing.M) {
 	Init()
+	if len(os.Args) > 1 && os.Args[1] == helperArg {
+		os.Exit(runHelper(os.Args[2:]))
+	}
 	os.Exit(m.Run())
 }
 
@@ -155,6 +159,9 @@ func TestStart_Refusals(t *testing.T) {
 		{"bidirectional read-only", func(c *TaskConfig) {
 			c.Mounts = []Mount{{Source: "/tmp", Destination: "v", ReadOnly: true, Propagation: structs.PropagationBidirectional}}
 		}, "bidirectional propagation needs a read-write mount"},
+		{"bidirectional /proc", func(c *TaskConfig) {
+			c.Mounts = []Mount{{Source: "/proc", Destination: "v", Propagation: structs.PropagationBidirectional}}
+		}, "/v: a bidirectional source must not hold /proc"},
 		{"unknown propagation", func(c *TaskConfig) { c.Mounts = []Mount{{Source: "/tmp", Destination: "v", Propagation: "rshared"}} },
 			`propagation mode "rshared" is not private, host-to-task or bidirectional`},
 	}
@@ -183,7 +190,7 @@ func TestHandle_Stop_SignalThenKill(t *testing.T) {
 		cfg := taskConfig(t, `trap '' TERM; sleep 1000 & echo $! > child.pid; echo ready; wait`)
 		h := start(t, cfg)
 		waitLog(t, cfg.StdoutPath, "ready")
-		child := strings.TrimSpace(readFile(t, filepath.Join(cfg.TaskDir, "child.pid")))
+		child := strconv.Itoa(hostPID(t, h, readPID(t, filepath.Join(cfg.TaskDir, "child.pid"))))
 		began := time.Now()
 		must.NoError(t, h.Stop(context.Background(), syscall.SIGTERM, 300*time.Millisecond))
 		must.Greater(t, 300*time.Millisecond, time.Since(began), must.Sprint("killed only after the timeout"))

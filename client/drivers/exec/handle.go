@@ -2,6 +2,7 @@ package exec
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -45,7 +46,9 @@ type MountCleanup struct {
 // HandleState is what a client keeps of a running task to find it again
 // after a restart.
 type HandleState struct {
-	TaskName  string
+	TaskName string
+	// Pid is the host PID of the task's init (PID 1 of its namespace, when
+	// berth runs as root) or of the command (when not); see Handle.Pid.
 	Pid       int
 	StartTime uint64 // the process's start time in clock ticks after boot: tells a reused PID apart
 	Cleanups  []MountCleanup
@@ -71,7 +74,10 @@ func newHandle(task string, pid int, start uint64, cleanups []MountCleanup) *Han
 // State is the handle's persistable form.
 func (h *Handle) State() HandleState { return h.state }
 
-// Pid is the task's process ID (and process group ID).
+// Pid is the host PID of the process berth started and signals, the
+// leader of its process group: as root, the task's init, PID 1 of the
+// task's PID namespace, which the command and everything it started die
+// with; without root, the command itself.
 func (h *Handle) Pid() int { return h.state.Pid }
 
 // Done is closed once the task's process is gone and cleaned up after.
@@ -92,9 +98,12 @@ func (h *Handle) CleanupError() error {
 	return h.detErr
 }
 
-// wait reaps a process this client started.
-func (h *Handle) wait(cmd *osexec.Cmd) {
+// wait reaps a process this client started: the task's init, whose
+// result pipe says how the command ended when the init was its PID 1
+// (else it is empty, and the init's status is the command's own).
+func (h *Handle) wait(cmd *osexec.Cmd, result *os.File) {
 	err := cmd.Wait()
+	reported, ok := readResult(result)
 	res := ExitResult{}
 	var ws syscall.WaitStatus
 	if cmd.ProcessState != nil {
@@ -104,6 +113,8 @@ func (h *Handle) wait(cmd *osexec.Cmd) {
 	case cmd.ProcessState == nil:
 		res.Err = fmt.Errorf("task %q: wait: %w", h.state.TaskName, err)
 		res.ExitCode = -1
+	case ok:
+		res.ExitCode, res.Signal = reported.ExitCode, reported.Signal
 	case ws.Signaled():
 		res.Signal = int(ws.Signal())
 		res.ExitCode = -1
@@ -113,8 +124,18 @@ func (h *Handle) wait(cmd *osexec.Cmd) {
 	h.finish(res)
 }
 
-// finish kills what is left of the task's process group, detaches what the
-// task mounted under its bidirectional volumes, and closes Done.
+// readResult reads what the init reported, once it is gone: nothing when
+// it exec'd the command itself, or was killed before the command ended.
+func readResult(f *os.File) (initResult, bool) {
+	defer f.Close()
+	var r initResult
+	err := json.NewDecoder(f).Decode(&r)
+	return r, err == nil
+}
+
+// finish kills what is left of the task's process group (without root: as
+// root the init's exit took its namespace down), detaches what the task
+// mounted under its bidirectional volumes, and closes Done.
 func (h *Handle) finish(res ExitResult) {
 	_ = syscall.Kill(-h.state.Pid, syscall.SIGKILL)
 	var errs []error
@@ -132,7 +153,9 @@ func (h *Handle) finish(res ExitResult) {
 
 // Stop sends sig to the task's process group, and SIGKILL after timeout
 // if it is still running; it returns once the task is gone, or with ctx's
-// error.
+// error. As root the group is the init's, which passes sig on to the
+// command's group; SIGKILL kills the init, and with it every process of
+// the task's PID namespace.
 func (h *Handle) Stop(ctx context.Context, sig syscall.Signal, timeout time.Duration) error {
 	return h.StopSooner(ctx, sig, timeout, nil)
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 
@@ -16,31 +17,35 @@ import (
 // task's init.
 const initArg0 = "berth-exec-init"
 
-// File descriptors of the init: the spec to read, and the status pipe
-// (close-on-exec: EOF means the command was executed).
+// File descriptors of the init: the spec to read, the status pipe
+// (close-on-exec: EOF means the command was executed), and the result
+// pipe (how the task ended, when the init is its PID 1; see runPID1).
 const (
 	specFD   = 3
 	statusFD = 4
+	resultFD = 5
 )
 
 // initSpec is what the init needs: the command, its environment and
-// directory, the mounts to make in the new namespace (destinations
-// already resolved to absolute paths), and the user to become once they
-// are made (nil: stay who berth is).
+// directory, whether it runs in new mount and PID namespaces (as root),
+// the mounts to make there (destinations already resolved to absolute
+// paths), and the user to become once they are made (nil: stay who berth
+// is).
 type initSpec struct {
-	Command string
-	Args    []string
-	Env     []string
-	Dir     string
-	NewNS   bool
-	Mounts  []Mount
-	Cred    *Credential
+	Command    string
+	Args       []string
+	Env        []string
+	Dir        string
+	Namespaces bool
+	Mounts     []Mount
+	Cred       *Credential
 }
 
-// Init becomes the task when this process was started as a task's init:
-// it sets up the mount namespace and executes the task's command, and never
-// returns. In any other process it returns at once. Call it first in
-// main() and in TestMain.
+// Init becomes the task's init when this process was started as one: it
+// sets up the namespaces and, in new ones, stays as their PID 1 with the
+// task's command as its child (else executes the command itself); it
+// never returns. In any other process it returns at once. Call it first
+// in main() and in TestMain.
 func Init() {
 	if len(os.Args) == 0 || os.Args[0] != initArg0 {
 		return
@@ -55,7 +60,11 @@ func Init() {
 
 // runInit returns only on failure.
 func runInit() error {
+	// no_new_privs (becomeUser) is a thread's: the thread that sets it must
+	// be the one that forks or executes the command.
+	runtime.LockOSThread()
 	syscall.CloseOnExec(statusFD)
+	syscall.CloseOnExec(resultFD)
 	f := os.NewFile(specFD, "spec")
 	if f == nil {
 		return errors.New("no spec pipe")
@@ -66,7 +75,7 @@ func runInit() error {
 	if err != nil {
 		return fmt.Errorf("read spec: %w", err)
 	}
-	if s.NewNS {
+	if s.Namespaces {
 		if err := setupMounts(s.Mounts); err != nil {
 			return err
 		}
@@ -86,6 +95,9 @@ func runInit() error {
 		return err
 	}
 	argv := append([]string{s.Command}, s.Args...)
+	if s.Namespaces {
+		return runPID1(path, argv, s.Env)
+	}
 	if err := syscall.Exec(path, argv, s.Env); err != nil {
 		return fmt.Errorf("exec %s: %w", path, err)
 	}
@@ -96,7 +108,9 @@ func runInit() error {
 // then its gid, then its uid (after which nothing else could be changed).
 // Go applies each to every thread of the process. It is done here, not
 // with SysProcAttr.Credential on the init's start, which would drop root
-// before the init makes the task's mounts.
+// before the init makes the task's mounts; and by the init itself, not
+// only for the command it starts: the task's PID 1 holds no more than the
+// task does (as Docker's --init runs as the container's user).
 func becomeUser(c *Credential) error {
 	groups := make([]int, len(c.Groups))
 	for i, g := range c.Groups {

@@ -44,11 +44,11 @@ func propagationFlag(mode string) (uintptr, error) {
 	return 0, fmt.Errorf("propagation mode %q is not private, host-to-task or bidirectional", mode)
 }
 
-// setupMounts runs in the init, inside the new namespace. First every
+// setupMounts runs in the init, inside the new namespaces. First every
 // mount becomes a slave, so nothing made here reaches the host; mounts at
 // or under a bidirectional source stay shared, so that the bind of it is a
-// peer of the host's mount. Then the binds, read-only remounts and the
-// propagation of each.
+// peer of the host's mount. Then a fresh /proc, then the binds, read-only
+// remounts and the propagation of each.
 func setupMounts(mounts []Mount) error {
 	var shared []string
 	for _, m := range mounts {
@@ -63,10 +63,25 @@ func setupMounts(mounts []Mount) error {
 	} else if err := slaveAllBut(shared); err != nil {
 		return err
 	}
+	if err := mountProc(); err != nil {
+		return err
+	}
 	for _, m := range mounts {
 		if err := bind(m); err != nil {
 			return fmt.Errorf("mount %s at %s: %w", m.Source, m.Destination, err)
 		}
+	}
+	return nil
+}
+
+// mountProc mounts a proc of the init's PID namespace over /proc: the
+// task sees (ps, /proc/PID) its own namespace's processes only. /proc is
+// a slave by then (no bidirectional source may hold it), so the mount
+// stays in the task's mount namespace; the host's /proc is only hidden.
+func mountProc() error {
+	flags := uintptr(syscall.MS_NOSUID | syscall.MS_NODEV | syscall.MS_NOEXEC)
+	if err := syscall.Mount("proc", "/proc", "proc", flags, ""); err != nil {
+		return fmt.Errorf("mount the task's /proc: %w", err)
 	}
 	return nil
 }

@@ -42,6 +42,10 @@ var allowed = map[string][]string{
 	"internal/loadtest":    {"*"},
 	"internal/agentproc":   {"client/clienttest", "client/drivers/exec"}, // the harnesses' process control
 	"internal/tools":       {},
+
+	// The docker task driver and its tests' image builds.
+	"client/drivers/docker":            {"structs", "internal/backoff"}, // never the exec driver or the allocrunner
+	"client/drivers/docker/dockertest": {},                              // the Docker client only
 }
 
 // grpcAllowed may import the CSI spec and gRPC.

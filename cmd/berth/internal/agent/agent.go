@@ -154,6 +154,7 @@ func startClient(ctx context.Context, cfg *Config, logger hclog.Logger) (*client
 	ccfg.BindAddr = cfg.BindAddr
 	ccfg.TLS = cfg.rpcTLS()
 	ccfg.AllowRootTasks = cfg.Client.AllowRootTasks
+	cfg.applyDrivers(ccfg)
 	ccfg.Logger = logger
 	for _, p := range cfg.Plugins {
 		ccfg.Plugins = append(ccfg.Plugins, &dynamicplugins.PluginInfo{

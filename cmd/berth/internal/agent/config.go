@@ -5,10 +5,14 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"slices"
+	"strconv"
 	"strings"
 
+	"github.com/berth-csi/berth/client"
 	"github.com/berth-csi/berth/cmd/berth/internal/spec"
 	"github.com/berth-csi/berth/server"
+	"github.com/berth-csi/berth/structs"
 )
 
 // Config is the agent's configuration: the HCL file's shape, which every
@@ -28,6 +32,7 @@ type Config struct {
 	Server  *ServerConfig   `hcl:"server,block"`
 	Client  *ClientConfig   `hcl:"client,block"`
 	Plugins []*PluginConfig `hcl:"plugin,block"`
+	Drivers []*DriverConfig `hcl:"driver,block"`
 	TLS     *TLSConfig      `hcl:"tls,block"`
 	ACL     *ACLConfig      `hcl:"acl,block"`
 
@@ -75,6 +80,76 @@ type PluginConfig struct {
 	ID     string `hcl:"id,label"`
 	Type   string `hcl:"type"`
 	Socket string `hcl:"socket"`
+}
+
+// DriverConfig is a `driver "docker" { }` block: a task driver's settings
+// on this client. Only docker has one (exec takes no settings); the
+// docker driver is on without a block.
+type DriverConfig struct {
+	Name string `hcl:"name,label"`
+	// Enabled: unset is on. The node reports docker healthy when the
+	// engine answers at Endpoint; false leaves docker out of the node.
+	Enabled *bool `hcl:"enabled,optional"`
+	// Endpoint is the Docker Engine API's address; empty is the client's
+	// default, unix:///var/run/docker.sock.
+	Endpoint string `hcl:"endpoint,optional"`
+	// AllowPrivileged lets tasks run privileged containers; on in -dev.
+	AllowPrivileged bool `hcl:"allow_privileged,optional"`
+}
+
+// configurableDrivers are the drivers a driver block may name.
+var configurableDrivers = []string{structs.DriverDocker}
+
+// checkDrivers refuses a driver block of a driver berth does not
+// configure, and a driver configured twice.
+func (c *Config) checkDrivers() error {
+	var errs []error
+	seen := map[string]bool{}
+	for _, d := range c.Drivers {
+		if !slices.Contains(configurableDrivers, d.Name) {
+			errs = append(errs, fmt.Errorf("driver %q is not a driver berth configures; the known ones are %s (exec takes no settings)",
+				d.Name, quoteAll(configurableDrivers)))
+			continue
+		}
+		if seen[d.Name] {
+			errs = append(errs, fmt.Errorf("driver %q is configured twice; put its settings in one block", d.Name))
+		}
+		seen[d.Name] = true
+	}
+	return errors.Join(errs...)
+}
+
+// dockerDriver is the docker driver's block, or the defaults without one;
+// -dev allows privileged containers, as it allows root tasks.
+func (c *Config) dockerDriver() DriverConfig {
+	d := DriverConfig{Name: structs.DriverDocker}
+	for _, b := range c.Drivers {
+		if b.Name == structs.DriverDocker {
+			d = *b
+		}
+	}
+	if c.Dev {
+		d.AllowPrivileged = true
+	}
+	return d
+}
+
+// applyDrivers carries the driver blocks into the client's config.
+func (c *Config) applyDrivers(ccfg *client.Config) {
+	d := c.dockerDriver()
+	ccfg.DockerEnabled = d.Enabled == nil || *d.Enabled
+	if d.Endpoint != "" {
+		ccfg.DockerEndpoint = d.Endpoint
+	}
+	ccfg.DockerAllowPrivileged = d.AllowPrivileged
+}
+
+func quoteAll(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = strconv.Quote(n)
+	}
+	return strings.Join(q, ", ")
 }
 
 func defaultConfig() *Config {
@@ -165,6 +240,9 @@ func parseConfig(args []string, stderr io.Writer) (*Config, error) {
 		}
 		fillDefaults(cfg)
 		if err := cfg.checkSecurity(configFile); err != nil {
+			return nil, fmt.Errorf("agent config: %s: %w", configFile, err)
+		}
+		if err := cfg.checkDrivers(); err != nil {
 			return nil, fmt.Errorf("agent config: %s: %w", configFile, err)
 		}
 	}

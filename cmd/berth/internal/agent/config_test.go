@@ -12,6 +12,7 @@ import (
 
 	"github.com/shoenig/test/must"
 
+	"github.com/berth-csi/berth/client"
 	"github.com/berth-csi/berth/cmd/berth/internal/spec"
 )
 
@@ -260,4 +261,101 @@ func TestParseConfig_Examples(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestParseConfig_DockerDriver: the driver "docker" block reaches the
+// client's config; without one, docker is on at the default endpoint, and
+// privileged containers are off but in -dev.
+func TestParseConfig_DockerDriver(t *testing.T) {
+	cases := []struct {
+		name, src  string
+		dev        bool
+		enabled    bool
+		endpoint   string
+		privileged bool
+	}{
+		{"no block", "client {\n  enabled = true\n}\n", false, true, client.DefaultDockerEndpoint, false},
+		{"every setting", `client {
+  enabled = true
+}
+driver "docker" {
+  endpoint         = "tcp://127.0.0.1:2375"
+  allow_privileged = true
+}
+`, false, true, "tcp://127.0.0.1:2375", true},
+		{"turned off", "driver \"docker\" {\n  enabled = false\n}\n", false, false, client.DefaultDockerEndpoint, false},
+		{"endpoint only", "driver \"docker\" {\n  endpoint = \"unix:///run/docker.sock\"\n}\n", false, true, "unix:///run/docker.sock", false},
+		{"dev allows privileged", "", true, true, client.DefaultDockerEndpoint, true},
+		{"JSON", `{"driver": {"docker": {"allow_privileged": true}}}`, false, true, client.DefaultDockerEndpoint, true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			args := []string{"-client", "-servers", "127.0.0.1:4747"}
+			if tc.dev {
+				args = []string{"-dev"}
+			}
+			if tc.src != "" {
+				name := "agent.hcl"
+				if strings.HasPrefix(tc.src, "{") {
+					name = "agent.json"
+				}
+				path := filepath.Join(t.TempDir(), name)
+				must.NoError(t, os.WriteFile(path, []byte(tc.src), 0o600))
+				args = append(args, "-config", path)
+			}
+			cfg, err := parseConfig(args, &bytes.Buffer{})
+			must.NoError(t, err)
+			ccfg := client.DefaultConfig()
+			cfg.applyDrivers(ccfg)
+			must.EqOp(t, tc.enabled, ccfg.DockerEnabled)
+			must.EqOp(t, tc.endpoint, ccfg.DockerEndpoint)
+			must.EqOp(t, tc.privileged, ccfg.DockerAllowPrivileged)
+		})
+	}
+}
+
+func TestParseConfig_DriverErrors(t *testing.T) {
+	cases := []struct {
+		name, src string
+		want      []string
+	}{
+		{"unknown driver", "driver \"podman\" {\n  endpoint = \"unix:///run/podman.sock\"\n}\n",
+			[]string{`agent.hcl: driver "podman" is not a driver berth configures; the known ones are "docker" (exec takes no settings)`}},
+		{"exec takes no block", "driver \"exec\" {\n}\n", []string{`driver "exec" is not a driver berth configures`}},
+		{"docker twice", "driver \"docker\" {\n  enabled = true\n}\ndriver \"docker\" {\n  allow_privileged = true\n}\n",
+			[]string{`driver "docker" is configured twice; put its settings in one block`}},
+		{"misspelt setting", "driver \"docker\" {\n  allow_privilged = true\n}\n",
+			[]string{"agent.hcl:2", `"allow_privilged"`, `Did you mean "allow_privileged"?`}},
+		{"no label", "driver {\n  enabled = true\n}\n", []string{"agent.hcl:1", "driver"}},
+		{"privileged not a bool", "driver \"docker\" {\n  allow_privileged = \"sometimes\"\n}\n", []string{"agent.hcl:2", "a bool is required"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "agent.hcl")
+			must.NoError(t, os.WriteFile(path, []byte(tc.src), 0o600))
+			_, err := parseConfig([]string{"-config", path, "-client", "-servers", "127.0.0.1:4747"}, &bytes.Buffer{})
+			must.Error(t, err)
+			for _, want := range tc.want {
+				must.ErrorContains(t, err, want)
+			}
+		})
+	}
+}
+
+// TestRun_ClientBadDockerEndpoint: an endpoint of the wrong form stops the
+// client agent at start, saying what to write.
+func TestRun_ClientBadDockerEndpoint(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "client.hcl")
+	must.NoError(t, os.WriteFile(path, []byte(`
+client {
+  enabled = true
+  servers = ["127.0.0.1:4747"]
+}
+driver "docker" {
+  endpoint = "/var/run/docker.sock"
+}
+`), 0o600))
+	var stderr bytes.Buffer
+	must.EqOp(t, 1, Run(context.Background(), []string{"-config", path, "-data-dir", t.TempDir()}, &bytes.Buffer{}, &stderr))
+	must.StrContains(t, stderr.String(), `driver "docker": endpoint "/var/run/docker.sock" must be unix:///path/to/docker.sock or tcp://host:port`)
 }

@@ -15,8 +15,8 @@ var nodeStatusCommand = &command{
 	synopsis: "Display status information about client nodes",
 	help: `[options] [node]
 
-  Display the client nodes, or one node with its CSI plugins and recent
-  events. A node may be given by a unique prefix of its ID.
+  Display the client nodes, or one node with its task drivers, CSI plugins
+  and recent events. A node may be given by a unique prefix of its ID.
 
 Status Options:
 
@@ -83,6 +83,8 @@ func (m *meta) nodeInfo(n *structs.Node, verbose bool) {
 	pairs = append(pairs, [2]string{"HTTP Addr", orNone(n.HTTPAddr)})
 	kv(m.stdout, pairs)
 
+	section(m.stdout, "Drivers")
+	m.drivers(n.Drivers)
 	section(m.stdout, "CSI Controller Plugins")
 	m.csiInstances(n.CSIControllerPlugins, verbose)
 	section(m.stdout, "CSI Node Plugins")
@@ -118,6 +120,33 @@ func (m *meta) csiInstances(infos map[string]*structs.CSIInfo, verbose bool) {
 			healthy(in.Healthy), orNone(shortID(in.AllocID, verbose)), in.HealthDescription})
 	}
 	table(m.stdout, []string{"Plugin ID", "Provider", "Version", "Health", "Alloc ID", "Description"}, rows)
+}
+
+// drivers lists a node's task drivers by name. A node that reports none
+// is a client from before drivers were reported: it runs exec only.
+func (m *meta) drivers(infos map[string]*structs.DriverInfo) {
+	if len(infos) == 0 {
+		m.println("None reported (the client runs exec only)")
+		return
+	}
+	rows := make([][]string, 0, len(infos))
+	for _, name := range sortedKeys(infos) {
+		d := infos[name]
+		health := healthy(d.Healthy)
+		if !d.Detected {
+			health = "undetected"
+		}
+		rows = append(rows, []string{name, yesNo(d.Detected), health, yesNo(d.AllowPrivileged),
+			formatTime(d.UpdateTime), d.HealthDescription})
+	}
+	table(m.stdout, []string{"Driver", "Detected", "Health", "Privileged", "Updated", "Description"}, rows)
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
 }
 
 func (m *meta) println(s string) { _, _ = m.stdout.Write([]byte(s + "\n")) }

@@ -11,11 +11,11 @@
 //
 // Specs: both syntaxes are first read into one small tree of values with
 // their line numbers (tree.go, hcl.go, json.go); then a decoder walks the
-// tree: volume.go and topology.go for volumes; job.go, job_task.go and
-// job_check.go for jobs, with job_pascal.go and pascal.go reshaping the
-// API's JSON into the HCL tree. Every decoder reads fields with one set of
-// helpers (decode.go), so that HCL and JSON accept values and report
-// problems alike: every error names the file, the line and the field,
+// tree: volume.go and topology.go for volumes; job.go, job_task.go,
+// job_docker.go (a docker task's config) and job_check.go for jobs, with
+// job_pascal.go and pascal.go reshaping the API's JSON into the HCL tree.
+// Every decoder reads fields with one set of helpers (decode.go), so that
+// HCL and JSON accept values and report problems alike: every error names the file, the line and the field,
 // suggests the field meant when a name is misspelt (and does not also
 // report it missing), and lists the valid values when a value is not one
 // of them. IDs and names are checked by the servers' rule,

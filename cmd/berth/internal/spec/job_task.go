@@ -3,6 +3,7 @@ package spec
 import (
 	"fmt"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -20,6 +21,7 @@ const (
 var (
 	taskFields        = []string{"driver", "config", "env", "restart", "kill_timeout", "volume_mount", "csi_plugin", "user"}
 	execConfigFields  = []string{"command", "args"}
+	taskDrivers       = structs.TaskDrivers
 	restartFields     = []string{"attempts", "interval", "delay", "mode"}
 	restartModes      = []string{structs.RestartModeFail, structs.RestartModeDelay}
 	volumeMountFields = []string{"volume", "destination", "read_only", "propagation_mode"}
@@ -35,7 +37,8 @@ func (p *parser) task(tf *field, name string, gs scope, jobType string, vols map
 	fs := newFields()
 	seen := fs.seen
 	var mounts []*field
-	plugin := false // a csi_plugin task's restart defaults differ
+	var config *field // read once the driver is known, wherever it is set
+	plugin := false   // a csi_plugin task's restart defaults differ
 	for _, f := range tf.val.fields {
 		plugin = plugin || f.name == "csi_plugin" && f.val.kind != kindNull
 	}
@@ -53,15 +56,17 @@ func (p *parser) task(tf *field, name string, gs scope, jobType string, vols map
 		switch f.name {
 		case "driver":
 			if d, ok := p.str(f, s); ok {
-				if d != "exec" {
-					p.bad(f.line, s, "driver", `%q is not supported; berth runs tasks with driver = "exec"`, d)
+				if !slices.Contains(taskDrivers, d) {
+					msg := fmt.Sprintf(`%q is not supported; berth runs tasks with driver = "exec" or "docker"`, d)
+					if sg := suggest(d, taskDrivers); sg != "" {
+						msg += fmt.Sprintf("; did you mean %q?", sg)
+					}
+					p.bad(f.line, s, "driver", "%s", msg)
 				}
 				t.Driver = d
 			}
 		case "config":
-			if b := p.block(f, s); b != nil {
-				t.Config = p.execConfig(b, f.line, s.sub("config"))
-			}
+			config = f
 		case "env":
 			t.Env = p.strMap(f, s)
 		case "restart":
@@ -89,10 +94,23 @@ func (p *parser) task(tf *field, name string, gs scope, jobType string, vols map
 		}
 	}
 	if !fs.has("driver") {
-		p.missing(tf.line, s, "driver", `add driver = "exec"`)
+		p.missing(tf.line, s, "driver", `add driver = "exec" (a program on the host) or driver = "docker" (a container)`)
 	}
-	if !fs.has("config") {
-		p.missing(tf.line, s, "config", `add a config block with command = "/path/to/program"`)
+	if config != nil {
+		if b := p.block(config, s); b != nil {
+			switch t.Driver {
+			case structs.DriverDocker:
+				t.Config = p.dockerConfig(b, config.line, s.sub("config"))
+			case structs.DriverExec, "": // a driver left out is reported; read the config as exec's
+				t.Config = p.execConfig(b, config.line, s.sub("config"))
+			}
+		}
+	} else if !fs.has("config") {
+		hint := `add a config block with command = "/path/to/program"`
+		if t.Driver == structs.DriverDocker {
+			hint = `add a config block with image = "name:tag"`
+		}
+		p.missing(tf.line, s, "config", hint)
 	}
 	if t.Restart == nil {
 		r := structs.DefaultRestartPolicy(jobType, plugin)
@@ -135,6 +153,11 @@ func (p *parser) execConfig(b *node, line int, s scope) map[string]any {
 		case "args":
 			cfg["args"] = p.strList(f, s)
 		default:
+			if slices.Contains(dockerConfigFields, f.name) {
+				p.errorf(f.line, s.field(f.name), "%sunknown field %q; exec takes %s (%s is the docker driver's: set driver = \"docker\")",
+					s.prefix(), f.name, strings.Join(execConfigFields, " and "), f.name)
+				continue
+			}
 			fs.unknown(p, f, s, execConfigFields)
 		}
 	}

@@ -1,0 +1,280 @@
+package docker
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"path"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/docker/docker/api/types/mount"
+
+	"github.com/berth-csi/berth/structs"
+)
+
+// Labels berth puts on every container. The "berth." prefix is berth's:
+// a task's own labels may not use it.
+const (
+	LabelPrefix    = "berth."
+	LabelAllocID   = "berth.alloc_id"
+	LabelJobID     = "berth.job_id"
+	LabelNamespace = "berth.namespace"
+	LabelGroup     = "berth.group"
+	LabelTask      = "berth.task"
+	// LabelStdoutPath and LabelStderrPath are the host files the
+	// container's logs are copied to, for a reattach.
+	LabelStdoutPath = "berth.stdout_path"
+	LabelStderrPath = "berth.stderr_path"
+)
+
+// Where the task dir and the alloc dir are inside the container.
+const (
+	TaskMountPoint  = "/berth/local"
+	AllocMountPoint = "/berth/alloc"
+)
+
+// Network modes a task may ask for; "" is NetworkHost.
+const (
+	NetworkHost   = "host"
+	NetworkBridge = "bridge"
+	NetworkNone   = "none"
+)
+
+// Mount is a bind mount into the container.
+type Mount struct {
+	// Source is the host path (a volume's publish path); it must exist.
+	Source string
+	// Destination is where the task sees it: absolute in the container,
+	// or relative to TaskMountPoint.
+	Destination string
+	ReadOnly    bool
+	// Propagation is structs.PropagationPrivate (the default),
+	// PropagationHostToTask or PropagationBidirectional (read-write only;
+	// the engine needs Source on a shared mount).
+	Propagation string
+}
+
+// TaskConfig is one start of a task.
+type TaskConfig struct {
+	AllocID, JobID, Namespace, Group, TaskName string
+	// NodeName names this node in errors (a missing image).
+	NodeName string
+	// TaskDir and AllocDir are host dirs, bound at TaskMountPoint and
+	// AllocMountPoint. Both exist and are absolute.
+	TaskDir, AllocDir string
+	// StdoutPath and StderrPath are host files appended with the
+	// container's logs (a restart continues the same log).
+	StdoutPath, StderrPath string
+
+	Image string
+	// Command and Args replace the image's command; Args alone are the
+	// image entrypoint's arguments. Entrypoint, when set, replaces the
+	// image's.
+	Command    string
+	Args       []string
+	Entrypoint []string
+
+	Privileged bool
+	// NetworkMode is NetworkHost (""), NetworkBridge or NetworkNone.
+	NetworkMode string
+	// Labels are added to berth's (see LabelPrefix).
+	Labels map[string]string
+	Env    map[string]string
+	// Extra are more BERTH_ variables, set by the caller.
+	Extra map[string]string
+	// User is who the container runs as (name, uid, uid:gid); "" is the
+	// image's user.
+	User   string
+	Mounts []Mount
+	// ForcePull pulls the image before every start.
+	ForcePull bool
+}
+
+// spec is a checked task config, ready for the engine.
+type spec struct {
+	name    string
+	labels  map[string]string
+	env     []string
+	cmd     []string
+	entry   []string
+	network string
+	mounts  []mount.Mount
+}
+
+// resolve checks the config and builds the container's spec.
+func (c *TaskConfig) resolve(allowPrivileged bool) (*spec, error) {
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("%w: task %q: %s", ErrInvalidTask, c.TaskName, fmt.Sprintf(format, args...))
+	}
+	if c.TaskName == "" || c.AllocID == "" {
+		return nil, bad("config has no task name or alloc ID")
+	}
+	if c.Image == "" {
+		return nil, bad("config has no image")
+	}
+	if c.Privileged && !allowPrivileged {
+		return nil, fmt.Errorf("%w: task %q asks for a privileged container; allow them in the client's config with driver \"docker\" { allow_privileged = true }",
+			ErrPrivilegedNotAllowed, c.TaskName)
+	}
+	for name, p := range map[string]string{"task dir": c.TaskDir, "alloc dir": c.AllocDir,
+		"stdout log": c.StdoutPath, "stderr log": c.StderrPath} {
+		if !filepath.IsAbs(p) {
+			return nil, bad("%s %q is not an absolute path", name, p)
+		}
+	}
+	s := &spec{name: containerName(c.TaskName, c.AllocID)}
+	switch c.NetworkMode {
+	case "", NetworkHost:
+		s.network = NetworkHost
+	case NetworkBridge, NetworkNone:
+		s.network = c.NetworkMode
+	default:
+		return nil, bad("network mode %q is not host, bridge or none", c.NetworkMode)
+	}
+
+	s.labels = map[string]string{}
+	for k, v := range c.Labels {
+		if strings.HasPrefix(k, LabelPrefix) {
+			return nil, bad("label %q: the %q prefix is berth's own", k, LabelPrefix)
+		}
+		s.labels[k] = v
+	}
+	for k, v := range map[string]string{LabelAllocID: c.AllocID, LabelJobID: c.JobID, LabelNamespace: c.Namespace,
+		LabelGroup: c.Group, LabelTask: c.TaskName, LabelStdoutPath: c.StdoutPath, LabelStderrPath: c.StderrPath} {
+		s.labels[k] = v
+	}
+
+	env := c.envMap()
+	s.env = make([]string, 0, len(env))
+	for k, v := range env {
+		s.env = append(s.env, k+"="+v)
+	}
+	sort.Strings(s.env)
+	if c.Command != "" {
+		s.cmd = append([]string{interpolate(c.Command, env)}, interpolateAll(c.Args, env)...)
+	} else if len(c.Args) > 0 {
+		s.cmd = interpolateAll(c.Args, env)
+	}
+	s.entry = interpolateAll(c.Entrypoint, env)
+
+	s.mounts = []mount.Mount{
+		bindMount(c.TaskDir, TaskMountPoint, false, mount.PropagationRPrivate),
+		bindMount(c.AllocDir, AllocMountPoint, false, mount.PropagationRPrivate),
+	}
+	for _, m := range c.Mounts {
+		bm, err := m.resolve()
+		if err != nil {
+			return nil, bad("%v", err)
+		}
+		s.mounts = append(s.mounts, bm)
+	}
+	return s, nil
+}
+
+// resolve checks a volume mount and makes it the engine's.
+func (m Mount) resolve() (mount.Mount, error) {
+	if !filepath.IsAbs(m.Source) {
+		return mount.Mount{}, fmt.Errorf("volume source %q is not an absolute path", m.Source)
+	}
+	if m.Destination == "" {
+		return mount.Mount{}, fmt.Errorf("mount of %s has no destination", m.Source)
+	}
+	dst := path.Clean(m.Destination)
+	relative := !path.IsAbs(dst)
+	if relative {
+		dst = path.Join(TaskMountPoint, dst)
+	}
+	switch dst {
+	case "/", TaskMountPoint, AllocMountPoint:
+		return mount.Mount{}, fmt.Errorf("destination %s would hide %s", dst, map[string]string{
+			"/": "the image's root", TaskMountPoint: "the task dir", AllocMountPoint: "the alloc dir"}[dst])
+	}
+	if relative && !strings.HasPrefix(dst, TaskMountPoint+"/") {
+		return mount.Mount{}, fmt.Errorf("destination %q leaves the task dir", m.Destination)
+	}
+	var prop mount.Propagation
+	switch m.Propagation {
+	case "", structs.PropagationPrivate:
+		prop = mount.PropagationRPrivate
+	case structs.PropagationHostToTask:
+		prop = mount.PropagationRSlave
+	case structs.PropagationBidirectional:
+		if m.ReadOnly {
+			return mount.Mount{}, fmt.Errorf("mount at %s: bidirectional propagation needs a read-write mount", dst)
+		}
+		prop = mount.PropagationRShared
+	default:
+		return mount.Mount{}, fmt.Errorf("mount at %s: propagation mode %q is not private, host-to-task or bidirectional", dst, m.Propagation)
+	}
+	return bindMount(filepath.Clean(m.Source), dst, m.ReadOnly, prop), nil
+}
+
+func bindMount(src, dst string, readOnly bool, prop mount.Propagation) mount.Mount {
+	return mount.Mount{Type: mount.TypeBind, Source: src, Target: dst, ReadOnly: readOnly,
+		BindOptions: &mount.BindOptions{Propagation: prop}}
+}
+
+// envMap is the task's environment (on top of the image's): its own env,
+// then Extra, then the BERTH_ variables, which neither can override.
+func (c *TaskConfig) envMap() map[string]string {
+	m := make(map[string]string, len(c.Env)+len(c.Extra)+4)
+	for k, v := range c.Env {
+		m[k] = v
+	}
+	for k, v := range c.Extra {
+		m[k] = v
+	}
+	m["BERTH_ALLOC_ID"] = c.AllocID
+	m["BERTH_TASK_NAME"] = c.TaskName
+	m["BERTH_TASK_DIR"] = TaskMountPoint
+	m["BERTH_ALLOC_DIR"] = AllocMountPoint
+	return m
+}
+
+// nameInvalid is what a Docker container name may not hold
+// ([a-zA-Z0-9][a-zA-Z0-9_.-]*).
+var nameInvalid = regexp.MustCompile(`[^a-zA-Z0-9_.-]`)
+
+// containerName is berth-<task>-<alloc ID>. A task name with characters
+// Docker refuses gets them replaced and a short hash of the original
+// appended, so two such names of one alloc stay apart.
+func containerName(task, allocID string) string {
+	clean := nameInvalid.ReplaceAllString(task, "-")
+	if clean != task {
+		sum := sha256.Sum256([]byte(task))
+		clean += "-" + hex.EncodeToString(sum[:4])
+	}
+	return "berth-" + clean + "-" + nameInvalid.ReplaceAllString(allocID, "-")
+}
+
+// interpolation is ${NAME} in a command, an argument or the entrypoint.
+var interpolation = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
+
+// interpolate replaces each ${NAME} that names a variable of the task's
+// environment with its value; anything else is left as it is (as the exec
+// driver does).
+func interpolate(s string, env map[string]string) string {
+	if !strings.Contains(s, "${") {
+		return s
+	}
+	return interpolation.ReplaceAllStringFunc(s, func(m string) string {
+		if v, ok := env[m[2:len(m)-1]]; ok {
+			return v
+		}
+		return m
+	})
+}
+
+func interpolateAll(ss []string, env map[string]string) []string {
+	if len(ss) == 0 {
+		return nil
+	}
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = interpolate(s, env)
+	}
+	return out
+}

@@ -1,0 +1,108 @@
+// Command berthdb is the docker driver tests' task, the one file of a
+// FROM scratch image: a tiny "database" that keeps lines in a file of its
+// volume. Its arguments are steps, run in order:
+//
+//	print:TEXT        print TEXT to stdout
+//	stderr:TEXT       print TEXT to stderr
+//	env:NAME          print NAME=value
+//	write:PATH:TEXT   append TEXT to PATH, read the file back and print
+//	                  "read PATH: CONTENT" (exit 4 if it cannot)
+//	touch:PATH        create PATH (a mark the test waits for)
+//	waitfile:PATH     wait until PATH exists
+//	trap              from now on, SIGTERM prints "got SIGTERM" and exits 0
+//	ignore            from now on, SIGTERM is ignored
+//	block             wait for a signal, forever
+//	sleep:DURATION    sleep
+//	exit:N            exit with code N
+//
+// After the last step it exits 0.
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+func main() {
+	for _, step := range os.Args[1:] {
+		verb, arg, _ := strings.Cut(step, ":")
+		switch verb {
+		case "print":
+			fmt.Println(arg)
+		case "stderr":
+			fmt.Fprintln(os.Stderr, arg)
+		case "env":
+			fmt.Printf("%s=%s\n", arg, os.Getenv(arg))
+		case "write":
+			path, text, _ := strings.Cut(arg, ":")
+			write(path, text)
+		case "touch":
+			if err := os.WriteFile(arg, nil, 0o644); err != nil {
+				fail(4, "touch: %v", err)
+			}
+		case "waitfile":
+			for {
+				if _, err := os.Stat(arg); err == nil {
+					break
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+		case "trap":
+			ch := make(chan os.Signal, 1)
+			signal.Notify(ch, syscall.SIGTERM)
+			go func() {
+				<-ch
+				fmt.Println("got SIGTERM")
+				os.Exit(0)
+			}()
+		case "ignore":
+			signal.Ignore(syscall.SIGTERM)
+		case "block":
+			for { // not select{}: with no other goroutine, that is a deadlock
+				time.Sleep(time.Hour)
+			}
+		case "sleep":
+			d, err := time.ParseDuration(arg)
+			if err != nil {
+				fail(2, "sleep: %v", err)
+			}
+			time.Sleep(d)
+		case "exit":
+			n, err := strconv.Atoi(arg)
+			if err != nil {
+				fail(2, "exit: %v", err)
+			}
+			os.Exit(n)
+		default:
+			fail(2, "unknown step %q", step)
+		}
+	}
+}
+
+func write(path, text string) {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		fail(4, "write %s: %v", path, err)
+	}
+	if _, err := fmt.Fprintln(f, text); err != nil {
+		fail(4, "write %s: %v", path, err)
+	}
+	if err := f.Close(); err != nil {
+		fail(4, "write %s: %v", path, err)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		fail(4, "read %s: %v", path, err)
+	}
+	fmt.Printf("read %s: %s", path, b)
+}
+
+func fail(code int, format string, args ...any) {
+	fmt.Fprintf(os.Stderr, format+"\n", args...)
+	os.Exit(code)
+}

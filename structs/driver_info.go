@@ -1,0 +1,73 @@
+package structs
+
+import (
+	"fmt"
+	"time"
+)
+
+// DriverInfo is one task driver on one node, as the node's client
+// fingerprinted it (Node.Drivers, by driver name).
+type DriverInfo struct {
+	// Detected: the client runs the driver (docker: not turned off by
+	// driver "docker" { enabled = false }).
+	Detected bool
+	// Healthy: the driver can start tasks now (docker: the engine
+	// answers). HealthDescription says why not, or what answered.
+	Healthy           bool
+	HealthDescription string
+	// UpdateTime is when the client last saw the health change.
+	UpdateTime time.Time
+	// AllowPrivileged: the client runs the driver's privileged tasks
+	// (docker's allow_privileged).
+	AllowPrivileged bool `json:",omitempty"`
+}
+
+// Copy returns a copy.
+func (d *DriverInfo) Copy() *DriverInfo {
+	if d == nil {
+		return nil
+	}
+	c := *d
+	return &c
+}
+
+// SameHealth reports whether d and o say the same of the driver, whatever
+// their UpdateTime: a re-fingerprint that finds nothing new is not sent.
+func (d *DriverInfo) SameHealth(o *DriverInfo) bool {
+	if d == nil || o == nil {
+		return d == o
+	}
+	return d.Detected == o.Detected && d.Healthy == o.Healthy &&
+		d.HealthDescription == o.HealthDescription && d.AllowPrivileged == o.AllowPrivileged
+}
+
+// DriverUsable reports whether the node can start tasks of the driver: exec
+// everywhere (a node that reports no drivers is a client from before
+// drivers were reported, which runs exec); any other driver only where it
+// is detected and healthy.
+func (n *Node) DriverUsable(driver string) bool {
+	if driver == DriverExec {
+		return true
+	}
+	d := n.Drivers[driver]
+	return d != nil && d.Detected && d.Healthy
+}
+
+// PrivilegedTaskRefusal says why a privileged task cannot run on a node
+// (named by its name) whose client does not allow the driver's privileged
+// tasks: the scheduler's placement failure and the client's own refusal.
+func PrivilegedTaskRefusal(task, driver, node string) string {
+	return fmt.Sprintf("task %s is privileged; node %s does not allow privileged %s tasks: "+
+		"set driver %q { allow_privileged = true } in its agent config", QuoteName(task), QuoteName(node), driver, driver)
+}
+
+func copyDriverInfoMap(m map[string]*DriverInfo) map[string]*DriverInfo {
+	if m == nil {
+		return nil
+	}
+	c := make(map[string]*DriverInfo, len(m))
+	for k, v := range m {
+		c[k] = v.Copy()
+	}
+	return c
+}
