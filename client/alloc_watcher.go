@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/berth-csi/berth/client/allocrunner"
@@ -37,6 +38,9 @@ type allocWatcher struct {
 	kick chan struct{}
 	// reconcileKick wakes the volume reconciler after a sync.
 	reconcileKick chan struct{}
+	// strays is set once the stray containers are being looked for (after
+	// the first sync).
+	strays atomic.Bool
 
 	mu      sync.Mutex
 	runners map[string]*allocrunner.Runner
@@ -181,6 +185,12 @@ func (w *allocWatcher) watch(ctx context.Context) {
 		if !w.c.settled.Load() && !w.c.settling.Swap(true) {
 			go w.settleAfter(ctx, before) // the first sync names every past alloc
 		}
+		if !w.strays.Swap(true) {
+			go func() { // after the first sync, every alloc still listed has its runner
+				waitAll(before, cleanupWait)
+				w.removeStrayContainers(ctx)
+			}()
+		}
 	}
 }
 
@@ -243,6 +253,7 @@ func (w *allocWatcher) sync(allocs []*structs.Allocation) (before []*allocrunner
 			Logger:         w.c.logger,
 			Plugins:        w.c.registry,
 			AllowRootTasks: w.c.config.AllowRootTasks,
+			Docker:         w.c.docker,
 
 			PluginProbeInterval: w.c.config.ProbeInterval,
 		})

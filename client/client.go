@@ -3,6 +3,7 @@ package client
 import (
 	"context"
 	"fmt"
+	"github.com/berth-csi/berth/client/drivers/docker"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
@@ -37,7 +38,8 @@ type Client struct {
 	csiConns *csi.Pool // one connection per plugin socket, for controller and node calls
 	plugins  *pluginmanager.Manager
 	updater  *nodeUpdater
-	drivers  *driverHealth // fingerprints the task drivers for the updater
+	drivers  *driverHealth  // fingerprints the task drivers for the updater
+	docker   *docker.Driver // runs docker tasks; nil when driver "docker" is off
 	volumes  *volumemanager.Manager
 	allocs   *allocWatcher
 	fence    fence
@@ -138,7 +140,14 @@ func New(cfg *Config) (*Client, error) {
 		return nil, fmt.Errorf("client: %w", err)
 	}
 	c.updater = newNodeUpdater(c)
-	c.drivers = newDriverHealth(c.logger, cfg, driverFingerprinters(cfg), c.updater.driverChanged)
+	if cfg.DockerEnabled {
+		c.docker, err = docker.New(docker.Config{Endpoint: cfg.DockerEndpoint, AllowPrivileged: cfg.DockerAllowPrivileged},
+			c.logger.Named("docker"))
+		if err != nil {
+			return nil, fmt.Errorf("client: driver \"docker\": %w", err)
+		}
+	}
+	c.drivers = newDriverHealth(c.logger, cfg, driverFingerprinters(c.docker), c.updater.driverChanged)
 	c.plugins, err = pluginmanager.New(pluginmanager.Config{
 		Logger:        c.logger,
 		Registry:      c.registry,
@@ -183,6 +192,9 @@ func (c *Client) Run(ctx context.Context) {
 	defer c.pool.Shutdown()
 	defer c.rpcServer.Shutdown()
 	defer c.csiConns.Close()
+	if c.docker != nil {
+		defer func() { _ = c.docker.Close() }() // the containers run on, as exec tasks do
+	}
 	c.logger.Info("client started", "servers", c.config.Servers)
 
 	ctx, cancel := context.WithCancel(ctx)

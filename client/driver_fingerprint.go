@@ -3,6 +3,7 @@ package client
 import (
 	"context"
 	"fmt"
+	"github.com/berth-csi/berth/client/drivers/docker"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -50,11 +51,21 @@ const (
 var driverRetry = backoff.Policy{Initial: time.Second, Max: driverInterval, Multiplier: 2, Jitter: 0.2}
 
 // driverFingerprinters are the drivers this client fingerprints, by name:
-// exec always; docker when cfg.DockerEnabled and a docker driver is
-// plugged in here (until then the node reports no docker driver, and the
+// exec always, docker when the client runs it (d, nil when driver
+// "docker" is off: the node then reports no docker driver, and the
 // scheduler places no docker task on it).
-func driverFingerprinters(cfg *Config) map[string]driverFingerprinter {
-	return map[string]driverFingerprinter{structs.DriverExec: execHealthy}
+func driverFingerprinters(d *docker.Driver) map[string]driverFingerprinter {
+	fps := map[string]driverFingerprinter{structs.DriverExec: execHealthy}
+	if d != nil {
+		fps[structs.DriverDocker] = fingerprintFunc(func(ctx context.Context) (bool, string) {
+			h := d.Fingerprint(ctx)
+			if !h.Healthy {
+				return false, h.Err
+			}
+			return true, fmt.Sprintf("Docker %s, API %s", h.Version, h.APIVersion)
+		})
+	}
+	return fps
 }
 
 // driverHealth polls each driver's fingerprint and hands every change of

@@ -176,7 +176,7 @@ func (w *allocWatcher) fenceOrphans(ctx context.Context, why string, within time
 			continue
 		}
 		wg.Go(func() {
-			killed, err := allocrunner.FenceOrphan(ctx, w.c.config.DataDir, id, within)
+			killed, err := allocrunner.FenceOrphan(ctx, w.c.config.DataDir, id, within, w.c.docker)
 			if err != nil {
 				w.c.logger.Error("cannot fence an allocation left from before this client started", "alloc_id", id, "error", err)
 			}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/shoenig/test/must"
+	"github.com/shoenig/test/wait"
 
 	"github.com/berth-csi/berth/server/servertest"
 	"github.com/berth-csi/berth/structs"
@@ -46,7 +47,12 @@ func TestBlockingQuery_FollowerCutOffAnswersUnavailable(t *testing.T) {
 	// Cut off: both other servers gone, nothing will change here.
 	latest, err := follower.State().LatestIndex()
 	must.NoError(t, err)
+	served := follower.FollowerReads()
 	cut := blockingGet(latest)
+	// Once the follower serves it itself (it asked the leader for its
+	// read index), the query waits here.
+	must.Wait(t, wait.InitialSuccess(wait.BoolFunc(func() bool { return follower.FollowerReads() > served }),
+		wait.Timeout(10*time.Second), wait.Gap(5*time.Millisecond)))
 	for i, s := range c.Servers {
 		if s != follower {
 			c.Kill(i)

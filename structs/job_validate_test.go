@@ -215,6 +215,8 @@ func TestTask_NeedsRoot(t *testing.T) {
 		{"uid 1000", Task{User: "1000"}, "1000", false},
 		{"plugin with no user", Task{CSIPluginConfig: plugin}, "root", true},
 		{"plugin as nobody", Task{CSIPluginConfig: plugin, User: "nobody"}, "nobody", false},
+		{"docker as root: the container's root", Task{Driver: DriverDocker, User: "root"}, "root", false},
+		{"docker plugin with no user", Task{Driver: DriverDocker, CSIPluginConfig: plugin}, "root", false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

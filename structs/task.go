@@ -123,6 +123,9 @@ func (t *Task) RunAs() string {
 // or uid 0, or a CSI plugin task that names no user. (A client also
 // refuses another name that has uid 0 there.)
 func (t *Task) NeedsRoot() bool {
+	if t.Driver == DriverDocker {
+		return false // its user is the container's; privileged is gated on its own
+	}
 	u := t.RunAs()
 	if u == RootUser {
 		return true

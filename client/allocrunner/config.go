@@ -3,6 +3,7 @@ package allocrunner
 import (
 	"context"
 	"errors"
+	"github.com/berth-csi/berth/client/drivers/docker"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -59,7 +60,10 @@ type Config struct {
 	// AllowRootTasks is the client's allow_root_tasks: without it, an
 	// alloc with a task that would run as root fails before it starts.
 	AllowRootTasks bool
-	Logger         hclog.Logger
+	// Docker runs docker tasks; nil when the client has no docker driver
+	// (an alloc with a docker task fails, saying so).
+	Docker *docker.Driver
+	Logger hclog.Logger
 }
 
 // Validate names what is missing.

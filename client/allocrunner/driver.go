@@ -2,11 +2,14 @@ package allocrunner
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"syscall"
 	"time"
 
+	"github.com/berth-csi/berth/client/drivers/docker"
 	"github.com/berth-csi/berth/client/drivers/exec"
+	"github.com/berth-csi/berth/structs"
 )
 
 // taskHandle is a running (or finished) task, whatever its driver.
@@ -23,6 +26,8 @@ type taskHandle interface {
 	saved() savedHandle
 	// describe names the task's process for events and logs.
 	describe() string
+	// oomKilled reports an exit the kernel forced for lack of memory.
+	oomKilled() bool
 }
 
 // savedHandle is a running task as the alloc state keeps it. Driver ""
@@ -41,16 +46,57 @@ func (h execHandle) saved() savedHandle { return savedHandle{HandleState: h.Stat
 
 func (h execHandle) describe() string { return fmt.Sprintf("pid %d", h.Pid()) }
 
+func (h execHandle) oomKilled() bool { return false }
+
+// dockerHandle is a docker task's handle.
+type dockerHandle struct{ *docker.Handle }
+
+func (h dockerHandle) saved() savedHandle {
+	st := h.State()
+	return savedHandle{HandleState: exec.HandleState{TaskName: st.TaskName}, Driver: structs.DriverDocker, ContainerID: st.ContainerID}
+}
+
+func (h dockerHandle) describe() string { return "container " + shortID(h.ContainerID()) }
+
+func (h dockerHandle) oomKilled() bool { return h.Handle.Result().OOMKilled }
+
+// Result is the container's exit as exec reports a process's.
+func (h dockerHandle) Result() exec.ExitResult {
+	r := h.Handle.Result()
+	return exec.ExitResult{ExitCode: r.ExitCode, Signal: r.Signal, Err: r.Err}
+}
+
+// shortID is a container ID as docker ps shows it.
+func shortID(id string) string {
+	if len(id) > 12 {
+		return id[:12]
+	}
+	return id
+}
+
 // reattach finds a task recorded before a client restart; an error means
-// it runs no more.
-func reattach(s savedHandle) (taskHandle, error) {
+// it runs no more. d is the client's docker driver, nil when it has none.
+func reattach(ctx context.Context, s savedHandle, d *docker.Driver) (taskHandle, error) {
 	switch s.Driver {
-	case "", driverExec:
+	case "", structs.DriverExec:
 		h, err := exec.Reattach(s.HandleState)
 		if err != nil {
 			return nil, err
 		}
 		return execHandle{h}, nil
+	case structs.DriverDocker:
+		if d == nil {
+			return nil, fmt.Errorf("task %q: its container %s was started by the docker driver, which this client no longer runs; "+
+				"enable driver \"docker\" or remove the container", s.TaskName, shortID(s.ContainerID))
+		}
+		h, err := d.Reattach(ctx, docker.HandleState{TaskName: s.TaskName, ContainerID: s.ContainerID})
+		if err != nil {
+			if errors.Is(err, docker.ErrGone) {
+				_ = d.Remove(ctx, s.ContainerID) // exited while the client was away
+			}
+			return nil, err
+		}
+		return dockerHandle{h}, nil
 	}
 	return nil, fmt.Errorf("task %q: driver %q of a recorded task is not known to this client", s.TaskName, s.Driver)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/berth-csi/berth/client/drivers/docker"
 	"maps"
 	"os"
 	"strings"
@@ -90,8 +91,9 @@ func LocalAllocs(dataDir string) ([]string, error) {
 // restarted while cut off from the servers): if the alloc is fenceable,
 // its tasks still running from before all get SIGTERM at once and SIGKILL
 // within killWithin, and their handles are forgotten. It reports whether
-// it killed anything. The alloc's volumes are the caller's to unmount.
-func FenceOrphan(ctx context.Context, dataDir, allocID string, killWithin time.Duration) (bool, error) {
+// it killed anything. The alloc's volumes are the caller's to unmount. d
+// is the client's docker driver, nil when it has none.
+func FenceOrphan(ctx context.Context, dataDir, allocID string, killWithin time.Duration, d *docker.Driver) (bool, error) {
 	st, err := openState(stateFile(dataDir, allocID))
 	if err != nil {
 		return false, fmt.Errorf("allocrunner: alloc %s: %w", allocID, err)
@@ -113,7 +115,7 @@ func FenceOrphan(ctx context.Context, dataDir, allocID string, killWithin time.D
 	)
 	for task, hs := range handles {
 		wg.Go(func() { // all at once: one deadline for them all
-			h, rerr := reattach(hs) // an error: it runs no more
+			h, rerr := reattach(ctx, hs, d) // an error: it runs no more
 			var err error
 			if rerr == nil {
 				err = h.Stop(ctx, syscall.SIGTERM, killWithin)

@@ -86,8 +86,12 @@ func TestFenceOrphan(t *testing.T) {
 	h := newHarness(t)
 	start := func(readOnly bool) (*Runner, exec.HandleState) {
 		r := stubbornRunner(t, h, readOnly)
-		hs, ok := r.state.handle("web")
-		must.True(t, ok, must.Sprint("the running task's handle is recorded"))
+		var hs savedHandle
+		waitFor(t, func() bool {
+			var ok bool
+			hs, ok = r.state.handle("web") // recorded just after the start
+			return ok
+		})
 		r.Shutdown()             // the client stops: the task runs on
 		return r, hs.HandleState // the host's PID of the task (its namespace's init)
 	}
@@ -97,14 +101,14 @@ func TestFenceOrphan(t *testing.T) {
 	must.NoError(t, err)
 	must.SliceContainsAll(t, []string{writer.ID(), reader.ID()}, local)
 
-	killed, err := FenceOrphan(t.Context(), h.dataDir, writer.ID(), 100*time.Millisecond)
+	killed, err := FenceOrphan(t.Context(), h.dataDir, writer.ID(), 100*time.Millisecond, nil)
 	must.NoError(t, err)
 	must.True(t, killed)
 	must.False(t, pidAlive(writerPid))
 	_, ok := mustState(t, h.dataDir, writer.ID()).handle("web")
 	must.False(t, ok, must.Sprint("the killed task's handle is forgotten"))
 
-	killed, err = FenceOrphan(t.Context(), h.dataDir, reader.ID(), 100*time.Millisecond)
+	killed, err = FenceOrphan(t.Context(), h.dataDir, reader.ID(), 100*time.Millisecond, nil)
 	must.NoError(t, err)
 	must.False(t, killed)
 	must.True(t, pidAlive(readerPid), must.Sprint("a reader is not fenced"))

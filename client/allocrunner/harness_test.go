@@ -14,6 +14,8 @@ import (
 
 	"github.com/shoenig/test/must"
 
+	"github.com/berth-csi/berth/client/drivers/docker"
+	"github.com/berth-csi/berth/client/drivers/docker/dockertest"
 	"github.com/berth-csi/berth/client/drivers/exec"
 	"github.com/berth-csi/berth/client/volumemanager"
 	"github.com/berth-csi/berth/internal/backoff"
@@ -24,7 +26,9 @@ import (
 func TestMain(m *testing.M) {
 	exec.Init()
 	volumeRetry = backoff.Policy{Initial: 10 * time.Millisecond, Max: 20 * time.Millisecond, MaxAttempts: 3} // three tries, soon over
-	os.Exit(m.Run())
+	code := m.Run()
+	dockertest.Cleanup()
+	os.Exit(code)
 }
 
 // recorder is one ordered log of what the fakes were asked and what the
@@ -206,6 +210,7 @@ type harness struct {
 	// allowRoot is the client's allow_root_tasks: on, as plugin tasks
 	// and tasks that mount need it; their other tasks run as nobody.
 	allowRoot bool
+	docker    *docker.Driver // nil unless a test runs docker tasks
 }
 
 func newHarness(t *testing.T) *harness {
@@ -249,6 +254,7 @@ func (h *harness) runner(alloc *structs.Allocation) *Runner {
 		ClaimTimeout:   time.Second,
 		Plugins:        h.plugins,
 		AllowRootTasks: h.allowRoot,
+		Docker:         h.docker,
 
 		PluginProbeInterval: 100 * time.Millisecond,
 		Logger:              testlog.Logger(h.t, "allocrunner"),

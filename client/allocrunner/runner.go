@@ -269,7 +269,7 @@ func (r *Runner) check() error {
 		if err := CheckName("task name", t.Name); err != nil {
 			return err
 		}
-		if _, _, err := execConfig(t); err != nil {
+		if err := r.checkDriver(t); err != nil {
 			return fmt.Errorf("task %q: %w", t.Name, err)
 		}
 		if t.CSIPluginConfig != nil {
@@ -312,7 +312,14 @@ func (r *Runner) taskRunners() []*taskRunner {
 		if dead {
 			continue
 		}
-		cmd, args, _ := execConfig(t) // checked
+		var cmd string
+		var args []string
+		var dc *structs.DockerConfig
+		if t.Driver == structs.DriverDocker {
+			dc, _ = t.DockerConfig() // checked
+		} else {
+			cmd, args, _ = execConfig(t) // checked
+		}
 		tr := &taskRunner{
 			r:       r,
 			task:    t,
@@ -320,6 +327,7 @@ func (r *Runner) taskRunners() []*taskRunner {
 			batch:   r.cfg.Alloc.Job.Type == structs.JobTypeBatch,
 			kill:    make(chan struct{}),
 			done:    make(chan struct{}),
+			docker:  dc,
 			cfg: &exec.TaskConfig{
 				AllocID:    r.cfg.Alloc.ID,
 				TaskName:   t.Name,
@@ -344,7 +352,7 @@ func (r *Runner) taskRunners() []*taskRunner {
 			tr.plugin = newPluginTask(r, t)
 		}
 		if hs, ok := r.state.handle(t.Name); ok {
-			h, err := reattach(hs)
+			h, err := reattach(r.ctx, hs, r.cfg.Docker)
 			if err != nil {
 				r.logger.Info("task's process is gone; it will be started again", "task", t.Name, "error", err)
 				tr.forget()

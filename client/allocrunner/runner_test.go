@@ -129,8 +129,14 @@ func TestRunner_Refusals(t *testing.T) {
 		want string
 	}{
 		{"no group", func(a *structs.Allocation) { a.TaskGroup = "nope" }, `the alloc's job has no task group "nope"`},
-		{"driver", func(a *structs.Allocation) { a.Job.TaskGroups[0].Tasks[0].Driver = "docker" },
-			`task "web": driver "docker" is not supported (only exec)`},
+		{"driver", func(a *structs.Allocation) { a.Job.TaskGroups[0].Tasks[0].Driver = "rkt" },
+			`task "web": driver "rkt" is not supported; use "exec" or "docker"`},
+		{"docker task with exec's config", func(a *structs.Allocation) { a.Job.TaskGroups[0].Tasks[0].Driver = "docker" },
+			`task "web": config: missing image; name the image to run, e.g. image = "postgres:16"`},
+		{"docker not enabled", func(a *structs.Allocation) {
+			a.Job.TaskGroups[0].Tasks[0].Driver, a.Job.TaskGroups[0].Tasks[0].Config = "docker", map[string]any{"image": "db:1"}
+		}, `task "web": the docker driver is not enabled on node "node-1"; enable it with driver "docker" { enabled = true } ` +
+			`in the client's config, or run the task with driver = "exec"`},
 		{"reserved name", func(a *structs.Allocation) { a.Job.TaskGroups[0].Tasks[0].Name = "alloc" },
 			`task name "alloc" is reserved for the alloc's shared dir`},
 		{"bad args", func(a *structs.Allocation) { a.Job.TaskGroups[0].Tasks[0].Config["args"] = []any{1} },

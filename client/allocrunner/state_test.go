@@ -40,6 +40,6 @@ func TestState_ReadsHandlesOfEarlierClients(t *testing.T) {
 // TestReattach_UnknownDriver: a recorded task of a driver this client does
 // not know is reported, not guessed at.
 func TestReattach_UnknownDriver(t *testing.T) {
-	_, err := reattach(savedHandle{HandleState: exec.HandleState{TaskName: "x"}, Driver: "rkt"})
+	_, err := reattach(t.Context(), savedHandle{HandleState: exec.HandleState{TaskName: "x"}, Driver: "rkt"}, nil)
 	must.ErrorContains(t, err, `driver "rkt"`)
 }

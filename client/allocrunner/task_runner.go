@@ -10,6 +10,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/berth-csi/berth/client/drivers/docker"
 	"github.com/berth-csi/berth/client/drivers/exec"
 	"github.com/berth-csi/berth/structs"
 )
@@ -43,7 +44,8 @@ const (
 type taskRunner struct {
 	r       *Runner
 	task    *structs.Task
-	cfg     *exec.TaskConfig
+	cfg     *exec.TaskConfig      // what every driver's start is made of
+	docker  *structs.DockerConfig // a docker task's config; nil for exec
 	restart restartTracker
 	batch   bool
 	plugin  *pluginTask // set for a task with a csi_plugin block
@@ -59,7 +61,7 @@ type taskRunner struct {
 // execConfig reads the task's exec config (structs.ExecCommand).
 func execConfig(t *structs.Task) (string, []string, error) {
 	if t.Driver != driverExec {
-		return "", nil, fmt.Errorf("driver %q is not supported (only exec)", t.Driver)
+		return "", nil, fmt.Errorf("driver %q is not supported; use \"exec\" or \"docker\"", t.Driver)
 	}
 	cmd, args, err := structs.ExecCommand(t.Config)
 	if err != nil {
@@ -107,7 +109,9 @@ func (tr *taskRunner) run(ctx context.Context) {
 				}
 				ev := event(EventDriverFailure, err.Error())
 				if errors.Is(err, exec.ErrInvalidTask) || errors.Is(err, exec.ErrNeedsRoot) ||
-					errors.Is(err, exec.ErrRootNotAllowed) || errors.Is(err, exec.ErrUnknownUser) {
+					errors.Is(err, exec.ErrRootNotAllowed) || errors.Is(err, exec.ErrUnknownUser) ||
+					errors.Is(err, docker.ErrInvalidTask) || errors.Is(err, docker.ErrPrivilegedNotAllowed) ||
+					errors.Is(err, docker.ErrImageMissing) {
 					tr.r.updateTask(name, markDead(true), ev)
 					return
 				}
@@ -135,9 +139,13 @@ func (tr *taskRunner) run(ctx context.Context) {
 		}
 		<-supervised // the plugin is deregistered before any restart
 		res := h.Result()
+		msg := res.String()
+		if h.oomKilled() {
+			msg += " (out of memory: the kernel killed it)"
+		}
 		tr.forget()
 		h = nil
-		tr.r.updateTask(name, nil, event(EventTerminated, res.String()))
+		tr.r.updateTask(name, nil, event(EventTerminated, msg))
 		if tr.batch && res.Successful() {
 			tr.r.updateTask(name, markDead(false))
 			return
@@ -167,11 +175,20 @@ func (tr *taskRunner) start(ctx context.Context) (taskHandle, error) {
 	}
 	sctx, cancel := context.WithTimeout(ctx, startTimeout)
 	defer cancel()
-	eh, err := exec.Start(sctx, cfg)
-	if err != nil {
-		return nil, err
+	var h taskHandle
+	if tr.docker != nil {
+		dh, err := tr.r.cfg.Docker.Start(sctx, tr.r.dockerTask(tr.task, cfg, tr.docker))
+		if err != nil {
+			return nil, err
+		}
+		h = dockerHandle{dh}
+	} else {
+		eh, err := exec.Start(sctx, cfg)
+		if err != nil {
+			return nil, err
+		}
+		h = execHandle{eh}
 	}
-	h := execHandle{eh}
 	st := h.saved()
 	if err := tr.r.state.setHandle(tr.task.Name, &st); err != nil {
 		tr.r.logger.Warn("cannot record the task's handle; a client restart will not find it", "task", tr.task.Name, "error", err)

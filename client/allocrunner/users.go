@@ -36,6 +36,9 @@ func (r *Runner) taskUsers() (map[string]*exec.Credential, error) {
 	}
 	creds := make(map[string]*exec.Credential, len(r.tg.Tasks))
 	for _, t := range r.tg.Tasks {
+		if t.Driver == structs.DriverDocker {
+			continue // its user is the container's, not this node's
+		}
 		cred, err := exec.ResolveUser(t.RunAs(), r.cfg.AllowRootTasks)
 		var rootGroup *exec.RootGroupError
 		switch {

@@ -21,10 +21,11 @@ const sampleEvery = 200 * time.Millisecond
 // its allocation's end (complete, failed or lost) to the first read that
 // no longer shows it.
 type Sampler struct {
-	c      *Cluster
-	vols   []JobVolume
-	cancel context.CancelFunc
-	done   chan struct{}
+	c        *Cluster
+	vols     []JobVolume
+	cancel   context.CancelFunc
+	done     chan struct{}
+	stopOnce sync.Once
 
 	mu      sync.Mutex
 	samples []check.ClaimSample
@@ -55,11 +56,18 @@ func StartSampler(c *Cluster, vols []JobVolume, seed uint64) *Sampler {
 	return s
 }
 
-// Stop ends the sampling and waits for the read in flight. It may be
-// called twice.
+// Stop ends the sampling, waits for the read in flight, and reads once
+// more from the leader, so that a claim freed after the last periodic
+// read (the workloads stopped just before) is seen freed, not taken for
+// one never freed. It may be called twice.
 func (s *Sampler) Stop() {
-	s.cancel()
-	<-s.done
+	s.stopOnce.Do(func() {
+		s.cancel()
+		<-s.done
+		if leader := s.c.Leader(); leader != nil {
+			s.sample(leader.Name, s.c.API(leader))
+		}
+	})
 }
 
 func (s *Sampler) run(ctx context.Context, rng *rand.Rand, clients []*api.Client) {

@@ -127,7 +127,10 @@ func Image(t testing.TB, cli *client.Client, name, binary string) string {
 	defer cancel()
 	resp, err := cli.ImageBuild(ctx, buildCtx, build.ImageBuildOptions{
 		Tags: []string{tag}, Dockerfile: "Dockerfile", Remove: true, ForceRemove: true,
-		Version: build.BuilderV1, Labels: map[string]string{"berth-test": "true"},
+		// No cache and a label of its own: every build is an image of
+		// its own, so that test packages building the same binary at
+		// once never share one that another's cleanup removes.
+		NoCache: true, Version: build.BuilderV1, Labels: map[string]string{"berth-test": "true", "berth-test.tag": tag},
 	})
 	if err != nil {
 		t.Fatalf("build image %s: %v", tag, err)
