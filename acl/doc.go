@@ -53,7 +53,7 @@
 // merging, as above: a deny on "*" does not cover a namespace that has an
 // exact rule of its own.
 //
-// It imports structs only (for coded errors), hcl/v2 and
-// agext/levenshtein (for "did you mean"); the servers import it. An *ACL is immutable once compiled and safe for concurrent
-// use.
+// It imports structs only (for coded errors and the "did you mean" rule,
+// structs.SuggestName) and hcl/v2; the servers import it. An *ACL is
+// immutable once compiled and safe for concurrent use.
 package acl

@@ -6,7 +6,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/agext/levenshtein"
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/gohcl"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
@@ -262,20 +261,11 @@ func addAll(set map[string]bool, names []string) {
 }
 
 // didYouMean suggests the known name closest to s, as
-// ` (did you mean "x"?)`, or "" when none is close enough to be a typo.
+// ` (did you mean "x"?)`, or "" when none is close enough to be a typo
+// (structs.SuggestName).
 func didYouMean(s string, known []string) string {
-	best, bestDist := "", -1
-	for _, k := range known {
-		d := levenshtein.Distance(strings.ToLower(s), k, nil)
-		if bestDist < 0 || d < bestDist {
-			best, bestDist = k, d
-		}
-	}
-	limit := 2
-	if len(s) > 8 {
-		limit = 3
-	}
-	if bestDist < 0 || bestDist > limit {
+	best := structs.SuggestName(s, known)
+	if best == "" {
 		return ""
 	}
 	return fmt.Sprintf(" (did you mean %q?)", best)

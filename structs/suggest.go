@@ -1,16 +1,21 @@
 package structs
 
-import "strings"
+import (
+	"strings"
 
-// suggestName returns the known name closest to name, or "" when none is
-// close enough to be a plausible typo: the job spec parser's rule, for the
-// servers' messages about what arrives as JSON.
-func suggestName(name string, known []string) string {
+	"github.com/agext/levenshtein"
+)
+
+// SuggestName returns the known name closest to name, or "" when none is
+// close enough to be a plausible slip: at most two edits away (three for a
+// name longer than 8), or a name cut short by at least 4 letters' worth
+// ("entry" for "entrypoint"). The one "did you mean" rule of the job spec
+// parser, the servers' checks and the ACL policy parser.
+func SuggestName(name string, known []string) string {
 	best, bestDist := "", -1
 	lower := strings.ToLower(name)
 	for _, k := range known {
-		d := editDistance(lower, k)
-		// "entry" for "entrypoint": a name cut short is a likely slip too.
+		d := levenshtein.Distance(lower, k, nil)
 		if len(lower) >= 4 && (strings.HasPrefix(k, lower) || strings.HasPrefix(lower, k)) {
 			d = min(d, 1)
 		}
@@ -26,26 +31,4 @@ func suggestName(name string, known []string) string {
 		return best
 	}
 	return ""
-}
-
-// editDistance is the Levenshtein distance between a and b, by runes.
-func editDistance(a, b string) int {
-	ra, rb := []rune(a), []rune(b)
-	prev := make([]int, len(rb)+1)
-	cur := make([]int, len(rb)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(ra); i++ {
-		cur[0] = i
-		for j := 1; j <= len(rb); j++ {
-			cost := 1
-			if ra[i-1] == rb[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(rb)]
 }

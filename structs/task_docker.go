@@ -126,7 +126,7 @@ func DockerTaskConfig(cfg map[string]any) (*DockerConfig, error) {
 		case DockerConfigLabels:
 			c.Labels = dockerLabels(&p, v)
 		default:
-			if sg := suggestName(k, DockerConfigKeys); sg != "" {
+			if sg := SuggestName(k, DockerConfigKeys); sg != "" {
 				p.add("unknown key %s; did you mean %q?", QuoteName(k), sg)
 			} else {
 				p.add("unknown key %s; docker takes %s", QuoteName(k), andList(DockerConfigKeys))
@@ -305,7 +305,7 @@ func joinQuoted(names []string, last string) string {
 }
 
 func didYouMean(s string, known []string) string {
-	if sg := suggestName(s, known); sg != "" {
+	if sg := SuggestName(s, known); sg != "" {
 		return fmt.Sprintf("; did you mean %q?", sg)
 	}
 	return ""

@@ -196,6 +196,6 @@ func TestSuggestName(t *testing.T) {
 	for name, want := range map[string]string{
 		"imag": "image", "IMAGE": "image", "entry": "entrypoint", "forcepull": "force_pull", "ports": "", "x": "",
 	} {
-		must.EqOp(t, want, suggestName(name, DockerConfigKeys), must.Sprint(name))
+		must.EqOp(t, want, SuggestName(name, DockerConfigKeys), must.Sprint(name))
 	}
 }

@@ -4,36 +4,12 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/agext/levenshtein"
+	"github.com/berth-csi/berth/structs"
 )
 
-// suggest returns the known name closest to name, or "" when none is close
-// enough to be a plausible typo or a name cut short.
-func suggest(name string, known []string) string {
-	best, bestDist := "", -1
-	lower := strings.ToLower(name)
-	for _, k := range known {
-		d := editDistance(lower, k)
-		// "plugin" for "plugin_id": a cut-short name is a likely slip too.
-		if len(lower) >= 4 && (strings.HasPrefix(k, lower) || strings.HasPrefix(lower, k)) {
-			d = min(d, 1)
-		}
-		if bestDist < 0 || d < bestDist {
-			best, bestDist = k, d
-		}
-	}
-	limit := 2
-	if len(name) > 8 {
-		limit = 3
-	}
-	if bestDist >= 0 && bestDist <= limit {
-		return best
-	}
-	return ""
-}
-
-// editDistance is the Levenshtein distance between a and b.
-func editDistance(a, b string) int { return levenshtein.Distance(a, b, nil) }
+// suggest is structs.SuggestName: one "did you mean" rule for the spec
+// and the servers' checks of what arrives as JSON.
+func suggest(name string, known []string) string { return structs.SuggestName(name, known) }
 
 // quoteList renders names as "a", "b", "c".
 func quoteList(names []string) string {
