@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -30,12 +31,22 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
+// givenPorts are the ports freePort handed out in this test process: the
+// kernel may offer a port again once its listener is closed, and two of
+// one agent's ports must differ.
+var givenPorts sync.Map
+
 func freePort(t *testing.T) int {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	must.NoError(t, err)
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	for {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		must.NoError(t, err)
+		port := l.Addr().(*net.TCPAddr).Port
+		_ = l.Close()
+		if _, dup := givenPorts.LoadOrStore(port, true); !dup {
+			return port
+		}
+	}
 }
 
 // buildHostpath builds berth-hostpath into a temp dir on PATH, where the
