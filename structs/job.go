@@ -79,12 +79,15 @@ type VolumeRequest struct {
 
 // Task is one process of a group.
 type Task struct {
-	Name            string
-	Driver          string
-	Config          map[string]any // exec: "command" (string), "args" ([]string); docker: see DockerTaskConfig
-	Env             map[string]string
-	Restart         *RestartPolicy `json:",omitempty"`
-	KillTimeout     time.Duration  // from the stop signal to SIGKILL; 0 means 5s
+	Name        string
+	Driver      string
+	Config      map[string]any // exec: "command" (string), "args" ([]string); docker: see DockerTaskConfig
+	Env         map[string]string
+	Restart     *RestartPolicy `json:",omitempty"`
+	KillTimeout time.Duration  // from the stop signal to SIGKILL; 0 means 5s
+	// KillSignal is the signal a stop sends first (KillSignals); "" is
+	// SIGTERM.
+	KillSignal      string `json:",omitempty"`
 	VolumeMounts    []*VolumeMount
 	CSIPluginConfig *TaskCSIPluginConfig `json:",omitempty"`
 	// User is who the task runs as: a user name or a numeric uid on the

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 )
@@ -189,6 +190,10 @@ func (t *Task) validate(p *problems, tg *TaskGroup, at string) {
 	}
 	if t.KillTimeout < 0 {
 		p.add("%skill_timeout %s must not be negative (0 is the default, 5s)", at, t.KillTimeout)
+	}
+	if t.KillSignal != "" && !slices.Contains(KillSignals, t.KillSignal) {
+		p.add("%skill_signal %s is not one berth sends; use %s%s", at, QuoteName(t.KillSignal), orList(KillSignals),
+			didYouMean(t.KillSignal, KillSignals))
 	}
 	if t.User != "" {
 		p.addErr(at, ValidateTaskUser(t.User))

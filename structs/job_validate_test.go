@@ -65,6 +65,8 @@ func TestJob_Validate(t *testing.T) {
 		{"unknown config key", func(j *Job) { j.TaskGroups[0].Tasks[0].Config["image"] = "x" }, `config: unknown key "image"; exec takes command and args`},
 		{"no command", func(j *Job) { delete(j.TaskGroups[0].Tasks[0].Config, "command") }, "config: missing command"},
 		{"negative kill_timeout", func(j *Job) { j.TaskGroups[0].Tasks[0].KillTimeout = -time.Second }, "kill_timeout -1s must not be negative"},
+		{"unknown kill_signal", func(j *Job) { j.TaskGroups[0].Tasks[0].KillSignal = "sigint" },
+			`kill_signal "sigint" is not one berth sends; use "SIGTERM", "SIGINT", "SIGQUIT", "SIGHUP", "SIGUSR1", "SIGUSR2", "SIGWINCH" or "SIGKILL"; did you mean "SIGINT"?`},
 		{"valid user name", func(j *Job) { j.TaskGroups[0].Tasks[0].User = "www-data" }, ""},
 		{"valid uid", func(j *Job) { j.TaskGroups[0].Tasks[0].User = "1000" }, ""},
 		{"user with a space", func(j *Job) { j.TaskGroups[0].Tasks[0].User = "no body" },

@@ -7,16 +7,17 @@ import (
 )
 
 // SuggestName returns the known name closest to name, or "" when none is
-// close enough to be a plausible slip: at most two edits away (three for a
-// name longer than 8), or a name cut short by at least 4 letters' worth
-// ("entry" for "entrypoint"). The one "did you mean" rule of the job spec
+// close enough to be a plausible slip, whatever the case: at most two
+// edits away (three for a name longer than 8), or a name cut short by at
+// least 4 letters' worth ("entry" for "entrypoint"). The one "did you mean" rule of the job spec
 // parser, the servers' checks and the ACL policy parser.
 func SuggestName(name string, known []string) string {
 	best, bestDist := "", -1
 	lower := strings.ToLower(name)
 	for _, k := range known {
-		d := levenshtein.Distance(lower, k, nil)
-		if len(lower) >= 4 && (strings.HasPrefix(k, lower) || strings.HasPrefix(lower, k)) {
+		lk := strings.ToLower(k)
+		d := levenshtein.Distance(lower, lk, nil)
+		if len(lower) >= 4 && (strings.HasPrefix(lk, lower) || strings.HasPrefix(lower, lk)) {
 			d = min(d, 1)
 		}
 		if bestDist < 0 || d < bestDist {

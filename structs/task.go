@@ -179,3 +179,8 @@ func ValidateTaskUser(s string) error {
 	}
 	return nil
 }
+
+// KillSignals are the signals a task's kill_signal may name: the ones
+// programs trap to shut down cleanly (nginx SIGQUIT, many SIGINT), and
+// SIGKILL for a task that must not linger.
+var KillSignals = []string{"SIGTERM", "SIGINT", "SIGQUIT", "SIGHUP", "SIGUSR1", "SIGUSR2", "SIGWINCH", "SIGKILL"}

@@ -460,3 +460,23 @@ func waitFor(t *testing.T, f func() bool) {
 	t.Helper()
 	must.Wait(t, wait.InitialSuccess(wait.BoolFunc(f), wait.Timeout(20*time.Second), wait.Gap(20*time.Millisecond)))
 }
+
+// TestRunner_KillSignal: a stop sends the task its kill_signal first: a
+// task that ignores SIGTERM but exits on SIGINT stops at once, without
+// waiting out its hour-long kill timeout.
+func TestRunner_KillSignal(t *testing.T) {
+	h := newHarness(t)
+	task := shTask("web", `trap 'exit 0' INT; trap '' TERM; echo ready; while :; do sleep 0.05; done`)
+	task.KillSignal = "SIGINT"
+	task.KillTimeout = time.Hour
+	a := testAlloc(structs.JobTypeService, task)
+	r := h.runner(a)
+	waitFor(t, func() bool { return readLog(t, r, "web", LogStdout) == "ready\n" })
+	stopped := a.Copy()
+	stopped.DesiredStatus = structs.AllocDesiredStatusStop
+	r.Update(stopped)
+	waitRunner(t, r)
+	ts := r.Alloc().TaskStates["web"]
+	must.Eq(t, []string{"sent interrupt; SIGKILL after 1h0m0s"}, eventMessages(ts, EventKilling))
+	must.Eq(t, []string{"exit code 0"}, eventMessages(ts, EventKilled))
+}

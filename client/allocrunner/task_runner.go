@@ -70,6 +70,19 @@ func execConfig(t *structs.Task) (string, []string, error) {
 	return cmd, args, nil
 }
 
+// killSignals maps the names of structs.KillSignals to their signals.
+var killSignals = map[string]syscall.Signal{"SIGTERM": syscall.SIGTERM, "SIGINT": syscall.SIGINT, "SIGQUIT": syscall.SIGQUIT,
+	"SIGHUP": syscall.SIGHUP, "SIGUSR1": syscall.SIGUSR1, "SIGUSR2": syscall.SIGUSR2, "SIGWINCH": syscall.SIGWINCH, "SIGKILL": syscall.SIGKILL}
+
+// killSignal is the signal a stop sends the task first: its kill_signal,
+// SIGTERM by default.
+func killSignal(t *structs.Task) syscall.Signal {
+	if sig, ok := killSignals[t.KillSignal]; ok {
+		return sig
+	}
+	return defaultKillSignal
+}
+
 func killTimeout(t *structs.Task) time.Duration {
 	if t.KillTimeout > 0 {
 		return t.KillTimeout
@@ -232,9 +245,9 @@ func (tr *taskRunner) stopHandle(ctx context.Context, h taskHandle) (exec.ExitRe
 	tr.noteKillReason()
 	timeout := killTimeout(tr.task)
 	tr.r.updateTask(tr.task.Name, nil, event(EventKilling,
-		fmt.Sprintf("sent %s; SIGKILL after %s", defaultKillSignal, timeout)))
+		fmt.Sprintf("sent %s; SIGKILL after %s", killSignal(tr.task), timeout)))
 	// A fence's deadline cuts the kill timeout short.
-	if err := h.StopSooner(ctx, defaultKillSignal, timeout, tr.r.killNow); err != nil {
+	if err := h.StopSooner(ctx, killSignal(tr.task), timeout, tr.r.killNow); err != nil {
 		tr.r.logger.Warn("cannot stop task", "task", tr.task.Name, "error", err)
 	}
 	select {

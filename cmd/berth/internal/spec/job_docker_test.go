@@ -148,8 +148,8 @@ func TestParseJob_Docker_Errors(t *testing.T) {
 		{"image on an exec task", strings.Replace(dockerTask("command = \"/bin/sh\"\n        image = \"x\"", ""), `"docker"`, `"exec"`, 1), 7,
 			"group[db].task[server].config.image",
 			`config: unknown field "image"; exec takes command and args (image is the docker driver's: set driver = "docker")`},
-		{"kill_signal is not a field yet", dockerTask(`image = "x"`, `kill_signal = "SIGINT"`), 8, "group[db].task[server].kill_signal",
-			`unknown field "kill_signal"`},
+		{"kill_signal misspelt", dockerTask(`image = "x"`, `kill_signal = "SIGINTT"`), 8, "group[db].task[server].kill_signal",
+			`"SIGINTT" is not a signal berth sends; use one of "SIGTERM", "SIGINT", "SIGQUIT", "SIGHUP", "SIGUSR1", "SIGUSR2", "SIGWINCH", "SIGKILL"; did you mean "SIGINT"?`},
 		{"bad user as for exec", dockerTask(`image = "x"`, `user = "a:b"`), 8, "group[db].task[server].user", `user "a:b" is not a user name`},
 	}
 	for _, tc := range cases {

@@ -11,7 +11,7 @@ var (
 	pascalJobNames     = map[string]string{"Type": "type", "Name": "name", "Namespace": "namespace"}
 	pascalGroupNames   = map[string]string{"Count": "count"}
 	pascalVolumeNames  = map[string]string{"Type": "type", "Source": "source", "ReadOnly": "read_only", "AccessMode": "access_mode", "AttachmentMode": "attachment_mode", "PerAlloc": "per_alloc", "MountOptions": "mount_options"}
-	pascalTaskNames    = map[string]string{"Driver": "driver", "Config": "config", "Env": "env", "Restart": "restart", "KillTimeout": "kill_timeout", "CSIPluginConfig": "csi_plugin", "User": "user"}
+	pascalTaskNames    = map[string]string{"Driver": "driver", "Config": "config", "Env": "env", "Restart": "restart", "KillTimeout": "kill_timeout", "KillSignal": "kill_signal", "CSIPluginConfig": "csi_plugin", "User": "user"}
 	pascalDisconnect   = map[string]string{"StopOnClient": "stop_on_client"}
 	pascalRestartNames = map[string]string{"Attempts": "attempts", "Interval": "interval", "Delay": "delay", "Mode": "mode"}
 	pascalMountNames   = map[string]string{"Volume": "volume", "Destination": "destination", "ReadOnly": "read_only", "PropagationMode": "propagation_mode"}

@@ -19,7 +19,7 @@ const (
 )
 
 var (
-	taskFields        = []string{"driver", "config", "env", "restart", "kill_timeout", "volume_mount", "csi_plugin", "user"}
+	taskFields        = []string{"driver", "config", "env", "restart", "kill_timeout", "kill_signal", "volume_mount", "csi_plugin", "user"}
 	execConfigFields  = []string{"command", "args"}
 	taskDrivers       = structs.TaskDrivers
 	restartFields     = []string{"attempts", "interval", "delay", "mode"}
@@ -76,6 +76,18 @@ func (p *parser) task(tf *field, name string, gs scope, jobType string, vols map
 		case "kill_timeout":
 			if d, ok := p.duration(f, s); ok && d > 0 {
 				t.KillTimeout = d
+			}
+		case "kill_signal":
+			if sig, ok := p.str(f, s); ok {
+				if !slices.Contains(structs.KillSignals, sig) {
+					msg := fmt.Sprintf("%q is not a signal berth sends; use one of %s", sig, quoteList(structs.KillSignals))
+					if sg := suggest(sig, structs.KillSignals); sg != "" {
+						msg += fmt.Sprintf("; did you mean %q?", sg)
+					}
+					p.bad(f.line, s, "kill_signal", "%s", msg)
+					continue
+				}
+				t.KillSignal = sig
 			}
 		case "csi_plugin":
 			if b := p.block(f, s); b != nil {

@@ -321,7 +321,7 @@ func TestParseJob_Errors(t *testing.T) {
 			"group[db].cuont", `web.hcl:3: group "db": unknown field "cuont"; did you mean "count"?`},
 		{"unknown field, no guess", "web.hcl", jobWith("", "", "datacenters = [\"dc1\"]"), 13,
 			"group[db].task[server].datacenters",
-			`group "db": task "server": unknown field "datacenters"; valid fields are driver, config, env, restart, kill_timeout, volume_mount, csi_plugin, user`},
+			`group "db": task "server": unknown field "datacenters"; valid fields are driver, config, env, restart, kill_timeout, kill_signal, volume_mount, csi_plugin, user`},
 		{"user with a space", "web.hcl", jobWith("", "", `user = "no body"`), 13,
 			"group[db].task[server].user", `web.hcl:13: group "db": task "server": user "no body" is not a user name (letters, digits, '_', '.' and '-', starting with a letter or '_') or a numeric uid`},
 		{"user empty", "web.hcl", jobWith("", "", `user = ""`), 13,
