@@ -1,20 +1,10 @@
 package scheduler
 
-import "time"
+import "github.com/berth-csi/berth/internal/clock"
 
 // Clock is the scheduler's time: Now stamps the claims a plan reserves,
-// After times the job watcher's waits.
-type Clock interface {
-	Now() time.Time
-	After(d time.Duration) <-chan time.Time
-}
+// and the job watcher waits on it.
+type Clock = clock.Clock
 
-// SystemClock is the time package's clock.
-var SystemClock Clock = systemClock{}
-
-type systemClock struct{}
-
-var _ Clock = systemClock{}
-
-func (systemClock) Now() time.Time                         { return time.Now() }
-func (systemClock) After(d time.Duration) <-chan time.Time { return time.After(d) }
+// SystemClock is the wall clock.
+var SystemClock Clock = clock.System{}

@@ -1,83 +1,29 @@
 package scheduler
 
 import (
-	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/shoenig/test/must"
 
+	"github.com/berth-csi/berth/internal/clock/clocktest"
 	"github.com/berth-csi/berth/state"
 	"github.com/berth-csi/berth/state/statetest"
 	"github.com/berth-csi/berth/structs"
 )
-
-// fakeClock is a Clock the test moves: Now stays put until Advance, and
-// a channel from After fires once Advance reaches its time.
-type fakeClock struct {
-	mu     sync.Mutex
-	now    time.Time
-	timers []fakeTimer
-}
-
-type fakeTimer struct {
-	at time.Time
-	ch chan time.Time
-}
-
-var _ Clock = (*fakeClock)(nil)
-
-func newFakeClock() *fakeClock {
-	return &fakeClock{now: time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)}
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) After(d time.Duration) <-chan time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	ch := make(chan time.Time, 1)
-	if d <= 0 {
-		ch <- c.now
-		return ch
-	}
-	c.timers = append(c.timers, fakeTimer{at: c.now.Add(d), ch: ch})
-	return ch
-}
-
-// Advance moves the clock on by d and fires the timers it reaches.
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-	kept := c.timers[:0]
-	for _, t := range c.timers {
-		if t.at.After(c.now) {
-			kept = append(kept, t)
-			continue
-		}
-		t.ch <- c.now
-	}
-	c.timers = kept
-}
 
 // world is a real state store written as the FSM would, with raft
 // indexes counted here, and a fake clock.
 type world struct {
 	t       *testing.T
 	st      *state.StateStore
-	clock   *fakeClock
+	clock   *clocktest.Fake
 	planner *Planner
 	index   atomic.Uint64
 }
 
 func newWorld(t *testing.T) *world {
-	w := &world{t: t, st: statetest.New(t), clock: newFakeClock()}
+	w := &world{t: t, st: statetest.New(t), clock: clocktest.New()}
 	w.planner = NewPlanner(w.clock, nil)
 	return w
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/berth-csi/berth/internal/clock"
 	"sync"
 	"time"
 
@@ -112,7 +113,7 @@ func (w *JobWatcher) Run(ctx context.Context) {
 			w.logger.Error("read state; looking at every job after the idle wait", "error", err)
 			w.store = nil
 		}
-		timedOut := ws.Watch(w.cfg.Clock.After(w.cfg.Idle))
+		timedOut := ws.Watch(clock.After(w.cfg.Clock, w.cfg.Idle))
 		if ctx.Err() != nil {
 			return
 		}
@@ -120,7 +121,7 @@ func (w *JobWatcher) Run(ctx context.Context) {
 		select {
 		case <-ctx.Done():
 			return
-		case <-w.cfg.Clock.After(w.cfg.Settle):
+		case <-clock.After(w.cfg.Clock, w.cfg.Settle):
 		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/berth-csi/berth/internal/clock"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -32,25 +33,9 @@ type Deps interface {
 	ControllerDetach(ctx context.Context, vol *structs.CSIVolume, claim *structs.CSIVolumeClaim) error
 }
 
-// Clock is the watcher's only source of time.
-type Clock interface {
-	Now() time.Time
-	// At sends the time once the clock reaches t (at once if it has). A
-	// deadline, not a duration, so a wait computed from an earlier Now
-	// does not move when time passes before it is set.
-	At(t time.Time) <-chan time.Time
-}
-
-// SystemClock is the wall clock.
-type SystemClock struct{}
-
-var _ Clock = SystemClock{}
-
-// Now returns time.Now().
-func (SystemClock) Now() time.Time { return time.Now() }
-
-// At returns time.After(time.Until(t)).
-func (SystemClock) At(t time.Time) <-chan time.Time { return time.After(time.Until(t)) }
+// Clock is the watcher's only source of time (clock.System for the wall
+// clock).
+type Clock = clock.Clock
 
 // Config configures a Watcher.
 type Config struct {
@@ -77,7 +62,7 @@ func ClaimBackoff() backoff.Policy {
 func DefaultConfig() Config {
 	return Config{
 		Logger:      hclog.NewNullLogger(),
-		Clock:       SystemClock{},
+		Clock:       clock.System{},
 		Backoff:     ClaimBackoff(),
 		ReadBackoff: backoff.Policy{Initial: time.Second, Max: 30 * time.Second, Multiplier: 2, Jitter: 0.2},
 		Idle:        5 * time.Second,
@@ -94,7 +79,7 @@ func (c *Config) Validate() error {
 		errs = append(errs, fmt.Errorf("%w: Logger is required (hclog.NewNullLogger for none)", ErrInvalidConfig))
 	}
 	if c.Clock == nil {
-		errs = append(errs, fmt.Errorf("%w: Clock is required (SystemClock for the wall clock)", ErrInvalidConfig))
+		errs = append(errs, fmt.Errorf("%w: Clock is required (clock.System for the wall clock)", ErrInvalidConfig))
 	}
 	for _, b := range []struct {
 		name string

@@ -11,6 +11,7 @@ import (
 	"github.com/shoenig/test/must"
 
 	"github.com/berth-csi/berth/internal/backoff"
+	"github.com/berth-csi/berth/internal/clock/clocktest"
 	"github.com/berth-csi/berth/internal/testlog"
 	"github.com/berth-csi/berth/server/volumewatcher"
 	"github.com/berth-csi/berth/state"
@@ -96,7 +97,7 @@ func (d *fakeDeps) Calls(key string) int {
 // harness is a watcher over a real state store, on a fake clock.
 type harness struct {
 	*fakeDeps
-	clock  *fakeClock
+	clock  *clocktest.Fake
 	w      *volumewatcher.Watcher
 	cancel context.CancelFunc
 	done   chan struct{}
@@ -108,7 +109,7 @@ func newHarness(t *testing.T, policy backoff.Policy) *harness {
 		fail: map[string]int{}, block: map[string]chan struct{}{}, calls: map[string]int{}, lastCtx: map[string]error{}}
 	must.NoError(t, d.store.UpsertNode(d.index.Add(1), statetest.NodeWithPlugin(node, plugin, true, true, true)))
 	must.NoError(t, d.store.ApplyPlan(d.index.Add(1), &structs.PlanApplyRequest{Job: statetest.PluginJob("plug", plugin)}))
-	h := &harness{fakeDeps: d, clock: newFakeClock(), done: make(chan struct{})}
+	h := &harness{fakeDeps: d, clock: clocktest.New(), done: make(chan struct{})}
 	cfg := volumewatcher.DefaultConfig()
 	cfg.Deps, cfg.Clock, cfg.Backoff = d, h.clock, policy
 	cfg.Logger = testlog.Logger(t, "volumewatcher")

@@ -16,32 +16,34 @@ const module = "github.com/berth-csi/berth"
 // prefix wins) to the berth packages it may import: an exact path, a
 // subtree ("client/..."), or "*" for any.
 var allowed = map[string][]string{
-	"structs":              {},
-	"state":                {"structs"},
-	"state/statetest":      {"structs", "state"},
-	"fsm":                  {"structs", "state"},
-	"acl":                  {"structs"},
-	"tlsutil":              {},
-	"tlsutil/tlsutiltest":  {"tlsutil"},
-	"rpc":                  {"structs", "tlsutil", "internal/backoff"},
-	"server":               {"structs", "state", "fsm", "rpc", "acl", "tlsutil", "server/...", "internal/backoff"},
-	"server/keyring":       {"structs", "internal/atomicfile"},
-	"server/scheduler":     {"structs", "state"}, // the planner and the job watcher; never server
-	"server/servertest":    {"structs", "state", "fsm", "rpc", "acl", "tlsutil", "tlsutil/tlsutiltest", "server", "internal/testlog"},
-	"server/volumewatcher": {"structs", "state", "internal/backoff"}, // the leader's claim release; never server
-	"client":               {"structs", "rpc", "tlsutil", "client/...", "internal/atomicfile", "internal/backoff"},
-	"client/clienttest":    {"structs", "rpc", "tlsutil", "client/...", "internal/testlog"},
-	"api":                  {"structs"},
-	"cmd":                  {"*"},
-	"internal/testlog":     {},
-	"internal/atomicfile":  {}, // crash-safe file replacement, for the client's state and the servers' keys
-	"internal/backoff":     {}, // the one retry policy, for client, server and rpc
-	"internal/integration": {"*"},
-	"internal/chaos":       {"*"},
-	"internal/chaos/check": {}, // pure logic over recorded data: a leaf
-	"internal/loadtest":    {"*"},
-	"internal/agentproc":   {"client/clienttest", "client/drivers/exec"}, // the harnesses' process control
-	"internal/tools":       {},
+	"structs":                  {},
+	"state":                    {"structs"},
+	"state/statetest":          {"structs", "state"},
+	"fsm":                      {"structs", "state"},
+	"acl":                      {"structs"},
+	"tlsutil":                  {},
+	"tlsutil/tlsutiltest":      {"tlsutil"},
+	"rpc":                      {"structs", "tlsutil", "internal/backoff"},
+	"server":                   {"structs", "state", "fsm", "rpc", "acl", "tlsutil", "server/...", "internal/backoff"},
+	"server/keyring":           {"structs", "internal/atomicfile"},
+	"server/scheduler":         {"structs", "state", "internal/clock", "internal/clock/clocktest"}, // the planner and the job watcher; never server
+	"server/servertest":        {"structs", "state", "fsm", "rpc", "acl", "tlsutil", "tlsutil/tlsutiltest", "server", "internal/testlog"},
+	"server/volumewatcher":     {"structs", "state", "internal/backoff", "internal/clock", "internal/clock/clocktest"}, // the leader's claim release; never server
+	"client":                   {"structs", "rpc", "tlsutil", "client/...", "internal/atomicfile", "internal/backoff"},
+	"client/clienttest":        {"structs", "rpc", "tlsutil", "client/...", "internal/testlog"},
+	"api":                      {"structs"},
+	"cmd":                      {"*"},
+	"internal/testlog":         {},
+	"internal/atomicfile":      {}, // crash-safe file replacement, for the client's state and the servers' keys
+	"internal/backoff":         {}, // the one retry policy, for client, server and rpc
+	"internal/clock":           {}, // the leader's injected time
+	"internal/clock/clocktest": {"internal/clock"},
+	"internal/integration":     {"*"},
+	"internal/chaos":           {"*"},
+	"internal/chaos/check":     {}, // pure logic over recorded data: a leaf
+	"internal/loadtest":        {"*"},
+	"internal/agentproc":       {"client/clienttest", "client/drivers/exec"}, // the harnesses' process control
+	"internal/tools":           {},
 
 	// The docker task driver and its tests' image builds.
 	"client/drivers/docker":            {"structs", "internal/backoff"}, // never the exec driver or the allocrunner

@@ -1,40 +1,44 @@
-package volumewatcher_test
+// Package clocktest is a clock.Clock that tests move by hand.
+package clocktest
 
 import (
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/berth-csi/berth/server/volumewatcher"
+	"github.com/berth-csi/berth/internal/clock"
 )
 
-// fakeClock is a clock the test moves by hand; nothing fires until
-// Advance passes it.
-type fakeClock struct {
+// Fake is a clock the test moves by hand; nothing fires until Advance
+// passes it.
+type Fake struct {
 	mu      sync.Mutex
 	now     time.Time
-	timers  []*fakeTimer
+	timers  []*timer
 	changed chan struct{} // closed and replaced whenever a timer is added
 }
 
-type fakeTimer struct {
+type timer struct {
 	since, at time.Time
 	ch        chan time.Time
 }
 
-var _ volumewatcher.Clock = (*fakeClock)(nil)
+var _ clock.Clock = (*Fake)(nil)
 
-func newFakeClock() *fakeClock {
-	return &fakeClock{now: time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC), changed: make(chan struct{})}
+// New returns a Fake at a fixed time.
+func New() *Fake {
+	return &Fake{now: time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC), changed: make(chan struct{})}
 }
 
-func (c *fakeClock) Now() time.Time {
+// Now is the fake's time.
+func (c *Fake) Now() time.Time {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.now
 }
 
-func (c *fakeClock) At(at time.Time) <-chan time.Time {
+// At fires once Advance reaches at (at once if the clock has).
+func (c *Fake) At(at time.Time) <-chan time.Time {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	ch := make(chan time.Time, 1)
@@ -42,14 +46,14 @@ func (c *fakeClock) At(at time.Time) <-chan time.Time {
 		ch <- c.now
 		return ch
 	}
-	c.timers = append(c.timers, &fakeTimer{since: c.now, at: at, ch: ch})
+	c.timers = append(c.timers, &timer{since: c.now, at: at, ch: ch})
 	close(c.changed)
 	c.changed = make(chan struct{})
 	return ch
 }
 
 // Advance moves the clock by d and fires the timers it passes.
-func (c *fakeClock) Advance(d time.Duration) {
+func (c *Fake) Advance(d time.Duration) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.now = c.now.Add(d)
@@ -65,8 +69,8 @@ func (c *fakeClock) Advance(d time.Duration) {
 }
 
 // AwaitTimer blocks until someone, since the clock's current time, waits
-// for it to reach at: the watcher has looked and sleeps until at.
-func (c *fakeClock) AwaitTimer(t *testing.T, at time.Time) {
+// for it to reach at.
+func (c *Fake) AwaitTimer(t testing.TB, at time.Time) {
 	t.Helper()
 	failsafe := time.After(10 * time.Second)
 	for {
