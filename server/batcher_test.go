@@ -233,6 +233,31 @@ func callAll(s *Server, method string, tokens []string, args []authInfo, reply f
 	return out
 }
 
+// sendGated makes the calls at once through batcher b, whose first entry
+// is held until every call has queued, and returns the answers. The last
+// call must be refused as the caller's mistake, alone; the others
+// applied. It returns the raft indexes the applied calls were answered
+// with, for entryLog.mustShare.
+func sendGated[R any](t *testing.T, s *Server, b *batcher[R], method string, tokens []string, args []authInfo,
+	reply func() any) (*entryLog, []answer, map[uint64]bool) {
+	t.Helper()
+	entries := gateFirst(b)
+	done := make(chan []answer, 1)
+	go func() { done <- callAll(s, method, tokens, args, reply) }()
+	releaseWhenQueued(t, b, entries, len(args))
+	answers := <-done
+	indexes := map[uint64]bool{}
+	for i, a := range answers {
+		if i == len(answers)-1 {
+			must.ErrorIs(t, a.err, structs.ErrBadRequest)
+			continue
+		}
+		must.NoError(t, a.err)
+		indexes[a.index] = true
+	}
+	return entries, answers[:len(answers)-1], indexes
+}
+
 // TestBatcher_ClientWrites_ShareEntries: many concurrent alloc reports
 // and fingerprint deltas from a few nodes, on a real one-server raft,
 // are all applied, in fewer raft entries than requests, and one
@@ -243,7 +268,6 @@ func TestBatcher_ClientWrites_ShareEntries(t *testing.T) {
 	secrets := batchNodes(t, s, nodes, perNode)
 
 	t.Run("alloc updates", func(t *testing.T) {
-		entries := gateFirst(&s.allocUpdates)
 		var tokens []string
 		var args []authInfo
 		for id, secret := range secrets {
@@ -259,21 +283,9 @@ func TestBatcher_ClientWrites_ShareEntries(t *testing.T) {
 		args = append(args, &structs.AllocUpdateRequest{Allocs: []*structs.Allocation{{ID: "node-1-alloc-0",
 			ClientStatus: structs.AllocClientStatusFailed}, {ClientStatus: structs.AllocClientStatusFailed}}})
 
-		done := make(chan []answer, 1)
-		go func() {
-			done <- callAll(s, "Node.UpdateAlloc", tokens, args, func() any { return &structs.GenericResponse{} })
-		}()
-		releaseWhenQueued(t, &s.allocUpdates, entries, len(args))
-		answers := <-done
-
-		indexes := map[uint64]bool{}
+		entries, answers, indexes := sendGated(t, s, &s.allocUpdates, "Node.UpdateAlloc", tokens, args,
+			func() any { return &structs.GenericResponse{} })
 		for i, a := range answers {
-			if i == len(answers)-1 {
-				must.ErrorIs(t, a.err, structs.ErrBadRequest)
-				continue
-			}
-			must.NoError(t, a.err)
-			indexes[a.index] = true
 			in := args[i].(*structs.AllocUpdateRequest).Allocs[0]
 			got, err := s.State().AllocByID(nil, in.ID)
 			must.NoError(t, err)
@@ -285,7 +297,6 @@ func TestBatcher_ClientWrites_ShareEntries(t *testing.T) {
 	})
 
 	t.Run("fingerprints", func(t *testing.T) {
-		entries := gateFirst(&s.fingerprints)
 		var tokens []string
 		var args []authInfo
 		for id, secret := range secrets {
@@ -301,21 +312,9 @@ func TestBatcher_ClientWrites_ShareEntries(t *testing.T) {
 		args = append(args, &structs.NodeFingerprintRequest{NodeID: "node-2", Plugins: []*structs.NodePluginUpdate{
 			{PluginID: "refused", Node: statetest.NodeWithPlugin("node-2", "other", false, true, true).CSINodePlugins["other"]}}})
 
-		done := make(chan []answer, 1)
-		go func() {
-			done <- callAll(s, "Node.UpdateFingerprint", tokens, args, func() any { return &structs.NodeUpdateResponse{} })
-		}()
-		releaseWhenQueued(t, &s.fingerprints, entries, len(args))
-		answers := <-done
-
-		indexes := map[uint64]bool{}
-		for i, a := range answers {
-			if i == len(answers)-1 {
-				must.ErrorIs(t, a.err, structs.ErrBadRequest)
-				continue
-			}
-			must.NoError(t, a.err)
-			indexes[a.index] = true
+		entries, answers, indexes := sendGated(t, s, &s.fingerprints, "Node.UpdateFingerprint", tokens, args,
+			func() any { return &structs.NodeUpdateResponse{} })
+		for i := range answers {
 			req := args[i].(*structs.NodeFingerprintRequest)
 			plug, err := s.State().CSIPluginByID(nil, req.Plugins[0].PluginID)
 			must.NoError(t, err)
