@@ -121,8 +121,8 @@ func setIndex(w http.ResponseWriter, index uint64) {
 // error worth reporting.
 func writeJSON(w http.ResponseWriter, r *http.Request, v any) error {
 	pretty := r.URL.Query().Has("pretty")
-	if rv := reflect.ValueOf(v); rv.Kind() == reflect.Slice && !pretty {
-		return writeJSONList(w, r, rv)
+	if rv := reflect.ValueOf(v); rv.Kind() == reflect.Slice {
+		return writeJSONList(w, r, rv, pretty)
 	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)

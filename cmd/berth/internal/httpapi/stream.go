@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"reflect"
 )
@@ -16,42 +17,57 @@ const streamChunk = 64 << 10
 // writeJSONList writes a list (list is a slice) as one JSON array,
 // element by element: the answer is never held whole, so a list of 50,000
 // volumes costs the agent one element's encoding at a time, and the
-// caller's first bytes leave before the last element is encoded. An
-// element that fails to encode before anything was written is a clean
-// 500; after that, the connection is cut so that the caller sees a broken
+// caller's first bytes leave before the last element is encoded. With
+// pretty, it is indented as json.MarshalIndent would. An element that
+// fails to encode before any byte reached the caller is a clean 500;
+// after that, the connection is cut so that the caller sees a broken
 // answer, never a short list that looks whole.
-func writeJSONList(w http.ResponseWriter, r *http.Request, list reflect.Value) error {
+func writeJSONList(w http.ResponseWriter, r *http.Request, list reflect.Value, pretty bool) error {
 	var elem bytes.Buffer
 	enc := json.NewEncoder(&elem)
-	bw := bufio.NewWriterSize(w, streamChunk)
-	started := false
+	open, sep, end := "[", ",", "]\n"
+	if pretty {
+		enc.SetIndent("    ", "    ")
+		open, sep, end = "[\n    ", ",\n    ", "\n]\n"
+	}
+	sent := &countingWriter{w: w}
+	bw := bufio.NewWriterSize(sent, streamChunk)
+	w.Header().Set("Content-Type", "application/json")
 	for i := range list.Len() {
 		elem.Reset()
 		if i == 0 {
-			elem.WriteByte('[')
+			elem.WriteString(open)
 		} else {
-			elem.WriteByte(',')
+			elem.WriteString(sep)
 		}
 		if err := enc.Encode(list.Index(i).Interface()); err != nil {
-			if !started {
+			if sent.n == 0 { // all of it is still in bw: drop it
 				return fmt.Errorf("encode answer to %s %s: element %d: %w", r.Method, r.URL.Path, i, err)
 			}
 			panic(http.ErrAbortHandler)
 		}
 		elem.Truncate(elem.Len() - 1) // Encode's newline
-		if !started {
-			w.Header().Set("Content-Type", "application/json")
-			started = true
-		}
 		if _, err := bw.Write(elem.Bytes()); err != nil {
 			return nil // the caller went away
 		}
 	}
-	if !started {
-		w.Header().Set("Content-Type", "application/json")
-		_, _ = bw.WriteString("[")
+	if list.Len() == 0 {
+		_, _ = bw.WriteString("[]\n")
+	} else {
+		_, _ = bw.WriteString(end)
 	}
-	_, _ = bw.WriteString("]\n")
 	_ = bw.Flush()
 	return nil
+}
+
+// countingWriter counts the bytes that reached w.
+type countingWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
 }
