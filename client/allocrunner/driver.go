@@ -9,6 +9,7 @@ import (
 
 	"github.com/berth-csi/berth/client/drivers/docker"
 	"github.com/berth-csi/berth/client/drivers/exec"
+	"github.com/berth-csi/berth/internal/backoff"
 	"github.com/berth-csi/berth/structs"
 )
 
@@ -74,8 +75,41 @@ func shortID(id string) string {
 	return id
 }
 
-// reattach finds a task recorded before a client restart; an error means
-// it runs no more. d is the client's docker driver, nil when it has none.
+// reattachWait bounds how long reattachRecorded retries a driver that
+// cannot tell whether a recorded task still runs.
+var reattachWait = 30 * time.Second
+
+// reattachRecorded finds a task recorded before a client restart: its
+// handle, or nil when it runs no more (gone). A driver that cannot tell
+// (the engine does not answer yet) is asked again, with backoff, for up
+// to reattachWait; an error then means the task may still run, and must
+// be neither started again nor forgotten.
+func reattachRecorded(ctx context.Context, s savedHandle, d *docker.Driver) (taskHandle, error) {
+	ctx, cancel := context.WithTimeout(ctx, reattachWait)
+	defer cancel()
+	var h taskHandle
+	err := backoff.Retry(ctx, backoff.Policy{Initial: 200 * time.Millisecond, Max: 5 * time.Second, Jitter: 0.2}, isGone,
+		func(ctx context.Context) error {
+			var err error
+			h, err = reattach(ctx, s, d)
+			return err
+		})
+	switch {
+	case err == nil:
+		return h, nil
+	case isGone(err):
+		return nil, nil
+	}
+	return nil, err
+}
+
+// isGone reports a recorded task that runs no more.
+func isGone(err error) bool { return errors.Is(err, exec.ErrGone) || errors.Is(err, docker.ErrGone) }
+
+// reattach finds a task recorded before a client restart, once: ErrGone
+// (exec's or docker's) means it runs no more; another error, that its
+// driver cannot tell now. d is the client's docker driver, nil when it has
+// none.
 func reattach(ctx context.Context, s savedHandle, d *docker.Driver) (taskHandle, error) {
 	switch s.Driver {
 	case "", structs.DriverExec:

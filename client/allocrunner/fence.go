@@ -115,17 +115,16 @@ func FenceOrphan(ctx context.Context, dataDir, allocID string, killWithin time.D
 	)
 	for task, hs := range handles {
 		wg.Go(func() { // all at once: one deadline for them all
-			h, rerr := reattach(ctx, hs, d) // an error: it runs no more
-			var err error
-			if rerr == nil {
+			h, err := reattachRecorded(ctx, hs, d) // nil, nil: it runs no more
+			if err == nil && h != nil {
 				err = h.Stop(ctx, syscall.SIGTERM, killWithin)
 			}
-			if err == nil {
+			if err == nil { // killed or gone; an error keeps the handle: it may still run
 				err = st.setHandle(task, nil)
 			}
 			mu.Lock()
 			defer mu.Unlock()
-			killed = killed || rerr == nil && err == nil
+			killed = killed || h != nil && err == nil
 			if err != nil {
 				errs = append(errs, fmt.Errorf("alloc %s: task %q: %w", allocID, task, err))
 			}

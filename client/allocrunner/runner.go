@@ -352,11 +352,15 @@ func (r *Runner) taskRunners() []*taskRunner {
 			tr.plugin = newPluginTask(r, t)
 		}
 		if hs, ok := r.state.handle(t.Name); ok {
-			h, err := reattach(r.ctx, hs, r.cfg.Docker)
-			if err != nil {
-				r.logger.Info("task's process is gone; it will be started again", "task", t.Name, "error", err)
+			h, err := reattachRecorded(r.ctx, hs, r.cfg.Docker)
+			switch {
+			case err != nil:
+				r.logger.Error("cannot tell whether the task still runs; it is not started again", "task", t.Name, "error", err)
+				tr.unknown = err
+			case h == nil:
+				r.logger.Info("task's process is gone; it will be started again", "task", t.Name)
 				tr.forget()
-			} else {
+			default:
 				r.logger.Info("reattached to task", "task", t.Name, "process", h.describe())
 				tr.attached = h
 			}

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/shoenig/test/must"
 
@@ -42,4 +43,40 @@ func TestState_ReadsHandlesOfEarlierClients(t *testing.T) {
 func TestReattach_UnknownDriver(t *testing.T) {
 	_, err := reattach(t.Context(), savedHandle{HandleState: exec.HandleState{TaskName: "x"}, Driver: "rkt"}, nil)
 	must.ErrorContains(t, err, `driver "rkt"`)
+}
+
+// TestReattachRecorded_GoneOrUnknown: a recorded task whose process is
+// gone is reported gone (nil, nil); one whose driver cannot tell is an
+// error, after retries, never taken for gone.
+func TestReattachRecorded_GoneOrUnknown(t *testing.T) {
+	old := reattachWait
+	reattachWait = 300 * time.Millisecond
+	t.Cleanup(func() { reattachWait = old })
+
+	h, err := reattachRecorded(t.Context(), savedHandle{HandleState: exec.HandleState{TaskName: "x", Pid: 1 << 22, StartTime: 1}}, nil)
+	must.NoError(t, err)
+	must.Nil(t, h)
+
+	h, err = reattachRecorded(t.Context(), savedHandle{HandleState: exec.HandleState{TaskName: "db"}, Driver: "docker", ContainerID: "0123abcd"}, nil)
+	must.Nil(t, h)
+	must.ErrorContains(t, err, "no longer runs")
+}
+
+// TestFenceOrphan_KeepsWhatItCannotFind: a fence that cannot tell whether
+// a recorded task still runs keeps its handle and says so, rather than
+// forget a task that may still write.
+func TestFenceOrphan_KeepsWhatItCannotFind(t *testing.T) {
+	old := reattachWait
+	reattachWait = 300 * time.Millisecond
+	t.Cleanup(func() { reattachWait = old })
+	dataDir, allocID := t.TempDir(), "0b1c2d3e-0000-4000-8000-000000000001"
+	st := mustState(t, dataDir, allocID)
+	st.setFenceable(true)
+	must.NoError(t, st.setHandle("db", &savedHandle{HandleState: exec.HandleState{TaskName: "db"}, Driver: "docker", ContainerID: "0123abcd"}))
+
+	killed, err := FenceOrphan(t.Context(), dataDir, allocID, 100*time.Millisecond, nil)
+	must.False(t, killed)
+	must.ErrorContains(t, err, `task "db"`)
+	_, ok := mustState(t, dataDir, allocID).handle("db")
+	must.True(t, ok, must.Sprint("the handle is kept"))
 }

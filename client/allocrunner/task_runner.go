@@ -51,6 +51,10 @@ type taskRunner struct {
 	plugin  *pluginTask // set for a task with a csi_plugin block
 
 	attached taskHandle // a task still running from before a client restart
+	// unknown is why the task recorded before a client restart could not
+	// be found again, nor found gone: it may still run, so it is neither
+	// started again (a second writer) nor forgotten.
+	unknown error
 
 	kill     chan struct{}
 	killOnce sync.Once
@@ -103,6 +107,11 @@ func (tr *taskRunner) stop(why *structs.TaskEvent) {
 func (tr *taskRunner) run(ctx context.Context) {
 	defer close(tr.done)
 	name := tr.task.Name
+	if tr.unknown != nil {
+		tr.r.updateTask(name, markDead(true), event(EventDriverFailure,
+			fmt.Sprintf("cannot tell whether the task started before the client restarted still runs (%v); not starting it again", tr.unknown)))
+		return
+	}
 	h := tr.attached
 	for {
 		if h == nil {
