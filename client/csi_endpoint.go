@@ -39,7 +39,7 @@ func newClientCSI(c *Client) *clientCSI {
 
 // ControllerCreateVolume creates a volume with the plugin's controller.
 func (e *clientCSI) ControllerCreateVolume(ctx context.Context, args *structs.ClientCSIControllerCreateVolumeRequest, reply *structs.ClientCSIControllerCreateVolumeResponse) error {
-	return e.controller(ctx, args.PluginID, args.NodeID, volumeNamed(args.Name), func(ctx context.Context, cc *csi.Client) error {
+	return e.controller(ctx, args.PluginID, args.NodeID, volumeNamed(args.Name), volumeNamed(args.Name), func(ctx context.Context, cc *csi.Client) error {
 		resp, err := cc.CreateVolume(ctx, &csi.CreateVolumeRequest{
 			Name:                args.Name,
 			CapacityMin:         args.CapacityMin,
@@ -67,7 +67,7 @@ func (e *clientCSI) ControllerCreateVolume(ctx context.Context, args *structs.Cl
 // ControllerDeleteVolume deletes a volume with the plugin's controller;
 // one already gone is deleted.
 func (e *clientCSI) ControllerDeleteVolume(ctx context.Context, args *structs.ClientCSIControllerDeleteVolumeRequest, _ *structs.ClientCSIControllerDeleteVolumeResponse) error {
-	return e.controller(ctx, args.PluginID, args.NodeID, volumeNamed(args.ExternalVolumeID), func(ctx context.Context, cc *csi.Client) error {
+	return e.controller(ctx, args.PluginID, args.NodeID, volumeNamed(args.ExternalVolumeID), volumeNamed(args.ExternalVolumeID), func(ctx context.Context, cc *csi.Client) error {
 		return cc.DeleteVolume(ctx, args.ExternalVolumeID, args.Secrets)
 	})
 }
@@ -77,7 +77,7 @@ func (e *clientCSI) ControllerDeleteVolume(ctx context.Context, args *structs.Cl
 // plugin's message, and no error; a confirmed set that differs from the
 // request is BadRequest.
 func (e *clientCSI) ControllerValidateVolume(ctx context.Context, args *structs.ClientCSIControllerValidateVolumeRequest, reply *structs.ClientCSIControllerValidateVolumeResponse) error {
-	return e.controller(ctx, args.PluginID, args.NodeID, volumeNamed(args.ExternalVolumeID), func(ctx context.Context, cc *csi.Client) error {
+	return e.controller(ctx, args.PluginID, args.NodeID, volumeNamed(args.ExternalVolumeID), volumeNamed(args.ExternalVolumeID), func(ctx context.Context, cc *csi.Client) error {
 		resp, err := cc.ValidateVolumeCapabilities(ctx, &csi.ValidateRequest{
 			ExternalVolumeID: args.ExternalVolumeID,
 			Capabilities:     args.Capabilities,
@@ -97,7 +97,7 @@ func (e *clientCSI) ControllerValidateVolume(ctx context.Context, args *structs.
 // ControllerExpandVolume grows a volume with the plugin's controller. The
 // reply says whether the nodes that have it staged must expand it too.
 func (e *clientCSI) ControllerExpandVolume(ctx context.Context, args *structs.ClientCSIControllerExpandVolumeRequest, reply *structs.ClientCSIControllerExpandVolumeResponse) error {
-	return e.controller(ctx, args.PluginID, args.NodeID, volumeNamed(args.ExternalVolumeID), func(ctx context.Context, cc *csi.Client) error {
+	return e.controller(ctx, args.PluginID, args.NodeID, volumeNamed(args.ExternalVolumeID), volumeNamed(args.ExternalVolumeID), func(ctx context.Context, cc *csi.Client) error {
 		resp, err := cc.ControllerExpandVolume(ctx, &csi.ExpandVolumeRequest{
 			ExternalVolumeID: args.ExternalVolumeID,
 			CapacityMin:      args.CapacityMin,
@@ -121,7 +121,7 @@ func (e *clientCSI) ControllerExpandVolume(ctx context.Context, args *structs.Cl
 // source volume ID is the server's to fill in.
 func (e *clientCSI) ControllerCreateSnapshot(ctx context.Context, args *structs.ClientCSIControllerCreateSnapshotRequest, reply *structs.ClientCSIControllerCreateSnapshotResponse) error {
 	what := fmt.Sprintf("%s of %s", snapshotNamed(args.Name), volumeNamed(args.ExternalSourceVolumeID))
-	return e.controller(ctx, args.PluginID, args.NodeID, what, func(ctx context.Context, cc *csi.Client) error {
+	return e.controller(ctx, args.PluginID, args.NodeID, snapshotNamed(args.Name), what, func(ctx context.Context, cc *csi.Client) error {
 		sn, err := cc.CreateSnapshot(ctx, &csi.CreateSnapshotRequest{
 			SourceVolumeID: args.ExternalSourceVolumeID,
 			Name:           args.Name,
@@ -140,7 +140,7 @@ func (e *clientCSI) ControllerCreateSnapshot(ctx context.Context, args *structs.
 // ControllerDeleteSnapshot deletes a snapshot with the plugin's
 // controller; one already gone is deleted.
 func (e *clientCSI) ControllerDeleteSnapshot(ctx context.Context, args *structs.ClientCSIControllerDeleteSnapshotRequest, _ *structs.ClientCSIControllerDeleteSnapshotResponse) error {
-	return e.controller(ctx, args.PluginID, args.NodeID, snapshotNamed(args.SnapshotID), func(ctx context.Context, cc *csi.Client) error {
+	return e.controller(ctx, args.PluginID, args.NodeID, snapshotNamed(args.SnapshotID), snapshotNamed(args.SnapshotID), func(ctx context.Context, cc *csi.Client) error {
 		return cc.DeleteSnapshot(ctx, args.SnapshotID, args.Secrets)
 	})
 }
@@ -148,7 +148,7 @@ func (e *clientCSI) ControllerDeleteSnapshot(ctx context.Context, args *structs.
 // ControllerListSnapshots reads one page of the plugin controller's
 // snapshots.
 func (e *clientCSI) ControllerListSnapshots(ctx context.Context, args *structs.ClientCSIControllerListSnapshotsRequest, reply *structs.ClientCSIControllerListSnapshotsResponse) error {
-	return e.controller(ctx, args.PluginID, args.NodeID, "snapshot list", func(ctx context.Context, cc *csi.Client) error {
+	return e.controller(ctx, args.PluginID, args.NodeID, "", "snapshot list", func(ctx context.Context, cc *csi.Client) error {
 		resp, err := cc.ListSnapshots(ctx, &csi.ListSnapshotsRequest{
 			SnapshotID:    args.SnapshotID,
 			MaxEntries:    args.MaxEntries,
@@ -169,7 +169,7 @@ func (e *clientCSI) ControllerListSnapshots(ctx context.Context, args *structs.C
 
 // ControllerListVolumes reads one page of the plugin controller's volumes.
 func (e *clientCSI) ControllerListVolumes(ctx context.Context, args *structs.ClientCSIControllerListVolumesRequest, reply *structs.ClientCSIControllerListVolumesResponse) error {
-	return e.controller(ctx, args.PluginID, args.NodeID, "volume list", func(ctx context.Context, cc *csi.Client) error {
+	return e.controller(ctx, args.PluginID, args.NodeID, "", "volume list", func(ctx context.Context, cc *csi.Client) error {
 		resp, err := cc.ListVolumes(ctx, args.MaxEntries, args.StartingToken)
 		if err != nil {
 			return err
@@ -184,7 +184,7 @@ func (e *clientCSI) ControllerListVolumes(ctx context.Context, args *structs.Cli
 // the node's stage and publish calls need.
 func (e *clientCSI) ControllerAttachVolume(ctx context.Context, args *structs.ClientCSIControllerAttachVolumeRequest, reply *structs.ClientCSIControllerAttachVolumeResponse) error {
 	what := fmt.Sprintf("attach of %s to plugin node %q", volumeNamed(args.ExternalVolumeID), args.ExternalNodeID)
-	return e.controller(ctx, args.PluginID, args.NodeID, what, func(ctx context.Context, cc *csi.Client) error {
+	return e.controller(ctx, args.PluginID, args.NodeID, volumeNamed(args.ExternalVolumeID), what, func(ctx context.Context, cc *csi.Client) error {
 		pc, err := cc.ControllerPublishVolume(ctx, &csi.ControllerPublishVolumeRequest{
 			ExternalVolumeID: args.ExternalVolumeID,
 			ExternalNodeID:   args.ExternalNodeID,
@@ -207,7 +207,7 @@ func (e *clientCSI) ControllerAttachVolume(ctx context.Context, args *structs.Cl
 // there, or one the plugin does not know, is detached.
 func (e *clientCSI) ControllerDetachVolume(ctx context.Context, args *structs.ClientCSIControllerDetachVolumeRequest, _ *structs.ClientCSIControllerDetachVolumeResponse) error {
 	what := fmt.Sprintf("detach of %s from plugin node %q", volumeNamed(args.ExternalVolumeID), args.ExternalNodeID)
-	return e.controller(ctx, args.PluginID, args.NodeID, what, func(ctx context.Context, cc *csi.Client) error {
+	return e.controller(ctx, args.PluginID, args.NodeID, volumeNamed(args.ExternalVolumeID), what, func(ctx context.Context, cc *csi.Client) error {
 		return cc.ControllerUnpublishVolume(ctx, args.ExternalVolumeID, args.ExternalNodeID, args.Secrets)
 	})
 }
@@ -249,7 +249,7 @@ func toSnapshot(pluginID string, sn *csi.Snapshot) *structs.CSISnapshot {
 // node, in its turn, and codes its error for the server that asked. what
 // names the object of the call in errors and logs (volumeNamed,
 // snapshotNamed, or a listing).
-func (e *clientCSI) controller(ctx context.Context, pluginID, nodeID, what string, fn func(context.Context, *csi.Client) error) error {
+func (e *clientCSI) controller(ctx context.Context, pluginID, nodeID, object, what string, fn func(context.Context, *csi.Client) error) error {
 	node := e.c.nodeID
 	if pluginID == "" {
 		return structs.NewError(structs.CodeBadRequest, "%s: a plugin ID is required", what)
@@ -275,13 +275,16 @@ func (e *clientCSI) controller(ctx context.Context, pluginID, nodeID, what strin
 	}
 
 	// The CSI spec wants at most one call in flight per volume (or
-	// snapshot): calls about one object wait for each other,
-	// before they take a turn at the plugin.
-	unlock, err := e.objects.Acquire(ctx, pluginID+"\x00"+what)
-	if err != nil {
-		return structs.NewError(structs.CodeUnavailable, "%s: waiting for another call about it to plugin %q on node %s: %v", what, pluginID, node, err)
+	// snapshot): calls about one object (attach and detach of a volume
+	// alike) wait for each other, before they take a turn at the plugin.
+	if object != "" {
+		unlock, err := e.objects.Acquire(ctx, pluginID+"\x00"+object)
+		if err != nil {
+			return structs.NewError(structs.CodeUnavailable, "%s: waiting for another call about %s to plugin %q on node %s: %v",
+				what, object, pluginID, node, err)
+		}
+		defer unlock()
 	}
-	defer unlock()
 
 	release, err := e.sems.Acquire(ctx, pluginID)
 	if err != nil {

@@ -518,6 +518,43 @@ func TestClientCSI_Controller_OneCallPerVolume(t *testing.T) {
 	must.Zero(t, e.objects.Len(), must.Sprint("no per-volume turn is left behind"))
 }
 
+// TestClientCSI_Controller_AttachWaitsForDetach: an attach and a detach of
+// one volume (to different nodes, so their messages differ) take turns,
+// as the CSI spec asks; a listing takes no volume's turn.
+func TestClientCSI_Controller_AttachWaitsForDetach(t *testing.T) {
+	slow := csitest.StartMockDriver(t, csitest.MockOptions{})
+	c := newCSIClient(t, monolith("slow", slow.Socket))
+	e := &clientCSI{c: c, sems: keyedsem.Semaphores[string]{Limit: 4}}
+	slow.Pause()
+	waitStopped(t, slow.PID())
+	ctx, cancel := context.WithCancel(context.Background())
+	errs := make(chan error, 3)
+	go func() {
+		errs <- e.ControllerAttachVolume(ctx, &structs.ClientCSIControllerAttachVolumeRequest{PluginID: "slow",
+			ExternalVolumeID: "v", ExternalNodeID: "node-a", Capability: fsWriter[0]}, &structs.ClientCSIControllerAttachVolumeResponse{})
+	}()
+	go func() {
+		errs <- e.ControllerDetachVolume(ctx, &structs.ClientCSIControllerDetachVolumeRequest{PluginID: "slow",
+			ExternalVolumeID: "v", ExternalNodeID: "node-b"}, &structs.ClientCSIControllerDetachVolumeResponse{})
+	}()
+	go func() {
+		errs <- e.ControllerListVolumes(ctx, &structs.ClientCSIControllerListVolumesRequest{PluginID: "slow"},
+			&structs.ClientCSIControllerListVolumesResponse{})
+	}()
+	// The listing and one of the two hold plugin turns; the other waits
+	// for the volume's.
+	must.Wait(t, wait.InitialSuccess(wait.BoolFunc(func() bool {
+		held, _ := e.sems.Usage("slow")
+		_, vUsers := e.objects.Usage("slow\x00" + volumeNamed("v"))
+		return held == 2 && vUsers == 2 && e.objects.Len() == 1
+	}), wait.Timeout(10*time.Second), wait.Gap(5*time.Millisecond)))
+	cancel()
+	for range 3 {
+		must.ErrorIs(t, <-errs, structs.ErrUnavailable)
+	}
+	slow.Resume()
+}
+
 func TestClientCSI_ControllerAttachDetach_MockDriverOverTheWire(t *testing.T) {
 	p := csitest.StartMockDriver(t, csitest.MockOptions{ExtraArgs: []string{"-v=5", "-attach-limit=1"}})
 	c := newCSIClient(t, monolith("mock", p.Socket))
