@@ -226,12 +226,16 @@ const contactCheck = time.Second
 // leader applies nothing, so its waiters would otherwise sit on a frozen
 // state for the whole query time; they are told to retry elsewhere.
 func (s *Server) waitInContact(ctx context.Context, ws memdb.WatchSet) error {
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel() // ends the watch set's goroutines
+	fired := ws.WatchCh(wctx)
+	tick := time.NewTicker(contactCheck)
+	defer tick.Stop()
 	for {
-		wctx, cancel := context.WithTimeout(ctx, contactCheck)
-		err := ws.WatchCtx(wctx)
-		cancel()
-		if err == nil || ctx.Err() != nil {
+		select {
+		case <-fired: // a change, or ctx ended
 			return nil
+		case <-tick.C:
 		}
 		if s.isLeader() {
 			continue
