@@ -39,12 +39,15 @@ type fakeDeps struct {
 	applied chan checkpoint
 	started chan string // a blocking call began: "node/<alloc>"
 
-	mu      sync.Mutex
-	fail    map[string]int           // by "node/<alloc>" or "controller/<alloc>": the first calls to fail
-	block   map[string]chan struct{} // the call waits for it to close
-	calls   map[string]int
-	seen    []string         // "node/<alloc>@<claim state>", in call order
-	lastCtx map[string]error // the call's ctx.Err() when it returned
+	mu    sync.Mutex
+	fail  map[string]int           // by "node/<alloc>" or "controller/<alloc>": the first calls to fail
+	block map[string]chan struct{} // the call waits for it to close
+	calls map[string]int
+	// unavailable is how many checkpoints, from the next, raft refuses
+	// (not applied): a write the real part fails only under a fault.
+	unavailable int
+	seen        []string         // "node/<alloc>@<claim state>", in call order
+	lastCtx     map[string]error // the call's ctx.Err() when it returned
 }
 
 var _ volumewatcher.Deps = (*fakeDeps)(nil)
@@ -52,6 +55,15 @@ var _ volumewatcher.Deps = (*fakeDeps)(nil)
 func (d *fakeDeps) State() *state.StateStore { return d.store }
 
 func (d *fakeDeps) ApplyClaims(_ context.Context, req *structs.CSIVolumeClaimBatchRequest) ([]error, error) {
+	d.mu.Lock()
+	refuse := d.unavailable > 0
+	if refuse {
+		d.unavailable--
+	}
+	d.mu.Unlock()
+	if refuse {
+		return nil, structs.NewError(structs.CodeUnavailable, "raft: leadership lost; the write was not applied")
+	}
 	errs := d.store.CSIVolumeClaimBatch(d.index.Add(1), req.Claims)
 	for i, c := range req.Claims {
 		d.applied <- checkpoint{c, errs[i]}

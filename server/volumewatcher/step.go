@@ -8,19 +8,20 @@ import (
 )
 
 // step makes the next step of one claim's release and checkpoints its
-// outcome, unless ctx ended first (the next leader makes it again).
+// outcome, unless ctx ended first (the next leader makes it again). It
+// returns the checkpoint's error, nil when there was none to write.
 //
 // It reads the claim afresh: the look that started it may have read the
 // store before the previous step's checkpoint (that step cleared its
 // in-flight mark once its checkpoint was applied, so this read sees it).
-func (w *Watcher) step(ctx context.Context, key claimKey) {
+func (w *Watcher) step(ctx context.Context, key claimKey) error {
 	vol, err := w.deps.State().CSIVolumeByID(nil, key.ns, key.volume)
 	if err != nil || vol == nil {
-		return // unreadable (the next look finds the claim again) or gone with its claims
+		return nil // unreadable (the next look finds the claim again) or gone with its claims
 	}
 	claim := vol.PastClaims[key.alloc]
 	if claim == nil || claim.NextAttemptAt.After(w.clock.Now()) {
-		return // freed, or failed since that look and not due yet
+		return nil // freed, or failed since that look and not due yet
 	}
 	var stepErr error
 	switch claim.State {
@@ -30,10 +31,10 @@ func (w *Watcher) step(ctx context.Context, key claimKey) {
 		stepErr = w.deps.ControllerDetach(ctx, vol, claim)
 	case structs.CSIVolumeClaimStateControllerDetached:
 	default:
-		return
+		return nil
 	}
 	if ctx.Err() != nil {
-		return
+		return nil
 	}
 	log := w.logger.With("namespace", key.ns, "volume_id", key.volume, "alloc_id", key.alloc)
 	req := w.outcome(key, claim, stepErr)
@@ -46,8 +47,10 @@ func (w *Watcher) step(ctx context.Context, key claimKey) {
 		err = errs[0]
 	}
 	if err != nil && ctx.Err() == nil {
-		log.Error("checkpoint claim", "state", req.State.String(), "error", err)
+		log.Error("checkpoint claim; the step waits its backoff before it is made again", "state", req.State.String(), "error", err)
+		return err
 	}
+	return nil
 }
 
 // outcome is a step's checkpoint: the claim's next state or, when the step

@@ -59,12 +59,23 @@ type term struct {
 
 	mu       sync.Mutex
 	inFlight map[claimKey]bool
+	// unsaved are the claims whose last step's checkpoint failed (raft
+	// unavailable): not tried again before their time, so that a failing
+	// write does not turn into a loop of detach calls.
+	unsaved map[claimKey]unsavedStep
+}
+
+// unsavedStep is a claim whose checkpoints failed failures times in a row,
+// not to be stepped again before at.
+type unsavedStep struct {
+	at       time.Time
+	failures int
 }
 
 // Run drives claims until ctx ends (leadership is lost), then waits for
 // the steps it started; a step cut short is not checkpointed.
 func (w *Watcher) Run(ctx context.Context) {
-	t := &term{w: w, ctx: ctx, inFlight: map[claimKey]bool{}}
+	t := &term{w: w, ctx: ctx, inFlight: map[claimKey]bool{}, unsaved: map[claimKey]unsavedStep{}}
 	defer t.steps.Wait()
 	failures := 0
 	for ctx.Err() == nil {
@@ -96,13 +107,18 @@ func (t *term) look(ws memdb.WatchSet) (time.Time, error) {
 	for raw := iter.Next(); raw != nil; raw = iter.Next() {
 		vol := raw.(*structs.CSIVolume)
 		for allocID, claim := range vol.PastClaims {
-			if claim.NextAttemptAt.After(now) {
-				if claim.NextAttemptAt.Before(wake) {
-					wake = claim.NextAttemptAt
+			key := claimKey{vol.Namespace, vol.ID, allocID}
+			due := claim.NextAttemptAt
+			if u, ok := t.unsavedAt(key); ok && u.After(due) {
+				due = u
+			}
+			if due.After(now) {
+				if due.Before(wake) {
+					wake = due
 				}
 				continue
 			}
-			t.start(claimKey{vol.Namespace, vol.ID, allocID})
+			t.start(key)
 		}
 	}
 	return wake, nil
@@ -118,12 +134,28 @@ func (t *term) start(key claimKey) {
 	}
 	t.inFlight[key] = true
 	t.steps.Go(func() {
-		t.w.step(t.ctx, key)
+		saveErr := t.w.step(t.ctx, key)
 		t.mu.Lock()
 		delete(t.inFlight, key)
+		if saveErr == nil {
+			delete(t.unsaved, key)
+		} else {
+			u := t.unsaved[key]
+			u.failures++
+			u.at = t.w.clock.Now().Add(t.w.backoff.Delay(u.failures))
+			t.unsaved[key] = u
+		}
 		t.mu.Unlock()
 		t.w.Kick()
 	})
+}
+
+// unsavedAt is when a claim whose checkpoint failed may be stepped again.
+func (t *term) unsavedAt(key claimKey) (time.Time, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	u, ok := t.unsaved[key]
+	return u.at, ok
 }
 
 // wait returns on a change to what the last look read, a kick, the clock

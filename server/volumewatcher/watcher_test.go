@@ -98,6 +98,29 @@ func TestWatcher_Run_FailedStepWaitsOutItsBackoff(t *testing.T) {
 	must.Eq(t, 2, h.Calls("controller/a1"))
 }
 
+// TestWatcher_Run_FailedCheckpointWaitsItsBackoff: a step whose
+// checkpoint raft refuses is made again only after the backoff, not at
+// once in a loop of detach calls.
+func TestWatcher_Run_FailedCheckpointWaitsItsBackoff(t *testing.T) {
+	h := newHarness(t, exact())
+	h.mu.Lock()
+	h.unavailable = 1
+	h.mu.Unlock()
+	h.releasing(t, "v1", "a1")
+	t0 := h.clock.Now()
+	h.run(t)
+
+	h.clock.AwaitTimer(t, t0.Add(time.Second)) // the step ran, its checkpoint failed: wait 1s
+	must.Eq(t, 1, h.Calls("node/a1"))
+	h.w.Kick()
+	h.clock.AwaitTimer(t, t0.Add(time.Second))
+	must.Eq(t, 1, h.Calls("node/a1"), must.Sprint("not made again before its backoff"))
+
+	h.clock.Advance(time.Second)
+	mustCheckpoint(t, h, "a1", nodeDetached, "", time.Time{})
+	must.Eq(t, 2, h.Calls("node/a1"))
+}
+
 func TestWatcher_Run_JitterOnlyShortensTheBackoff(t *testing.T) {
 	h := newHarness(t, volumewatcher.ClaimBackoff())
 	h.fail["node/a1"] = 1
