@@ -72,4 +72,10 @@ func TestNode_UpdateFingerprint(t *testing.T) {
 	must.NoError(t, rpcCall(t, s, "CSIPlugin.Get", &structs.CSIPluginGetRequest{ID: "hostpath"}, &plug))
 	must.Eq(t, 1, plug.Plugin.NodesHealthy)
 	must.Eq(t, "berth-hostpath", plug.Plugin.Provider)
+
+	// A null entry is the caller's mistake, said so: not a panic, not a 500.
+	err := rpcCall(t, s, "Node.UpdateFingerprint", &structs.NodeFingerprintRequest{NodeID: "node-1",
+		Plugins: []*structs.NodePluginUpdate{nil}}, &resp)
+	must.ErrorIs(t, err, structs.ErrBadRequest)
+	must.ErrorContains(t, err, "carries no plugin ID")
 }

@@ -153,6 +153,9 @@ func (n *Node) UpdateFingerprint(ctx context.Context, args *structs.NodeFingerpr
 	}
 	now := time.Now()
 	for _, u := range args.Plugins {
+		if u == nil {
+			continue // the state store refuses it, naming the entry
+		}
 		for _, info := range []*structs.CSIInfo{u.Controller, u.Node} {
 			if info != nil && info.UpdateTime.IsZero() {
 				info.UpdateTime = now
