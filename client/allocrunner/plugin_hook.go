@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"syscall"
 	"time"
 
 	"github.com/berth-csi/berth/client/csi"
@@ -126,16 +127,16 @@ func (p *pluginTask) prestart() (exec.Mount, map[string]string, error) {
 
 // supervise runs while the task's process h does, and returns a channel
 // closed once it has deregistered the plugin (or ctx ended).
-func (p *pluginTask) supervise(ctx context.Context, h taskHandle, killTimeout time.Duration) <-chan struct{} {
+func (p *pluginTask) supervise(ctx context.Context, h taskHandle, killSignal syscall.Signal, killTimeout time.Duration) <-chan struct{} {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		p.run(ctx, h, killTimeout)
+		p.run(ctx, h, killSignal, killTimeout)
 	}()
 	return done
 }
 
-func (p *pluginTask) run(ctx context.Context, h taskHandle, killTimeout time.Duration) {
+func (p *pluginTask) run(ctx context.Context, h taskHandle, killSignal syscall.Signal, killTimeout time.Duration) {
 	log := p.r.logger.With("task", p.task, "plugin_id", p.conf.ID)
 	var cc *csi.Client
 	defer func() {
@@ -183,7 +184,7 @@ func (p *pluginTask) run(ctx context.Context, h taskHandle, killTimeout time.Dur
 			msg := fmt.Sprintf("plugin %q did not become healthy within %s: %v; stopping it", p.conf.ID, timeout, lastErr)
 			p.r.updateTask(p.task, nil, event(EventPluginUnhealthy, msg))
 			log.Warn("plugin task never became healthy", "timeout", timeout, "error", lastErr)
-			if err := h.Stop(ctx, defaultKillSignal, killTimeout); err != nil {
+			if err := h.Stop(ctx, killSignal, killTimeout); err != nil {
 				log.Warn("cannot stop the plugin task", "error", err)
 			}
 			return // the task runner waits for the process

@@ -12,6 +12,7 @@ import (
 
 	"github.com/shoenig/test/must"
 	"github.com/shoenig/test/wait"
+	"golang.org/x/sys/unix"
 
 	"github.com/berth-csi/berth/client/csi"
 	"github.com/berth-csi/berth/client/drivers/exec"
@@ -479,4 +480,14 @@ func TestRunner_KillSignal(t *testing.T) {
 	ts := r.Alloc().TaskStates["web"]
 	must.Eq(t, []string{"sent interrupt; SIGKILL after 1h0m0s"}, eventMessages(ts, EventKilling))
 	must.Eq(t, []string{"exit code 0"}, eventMessages(ts, EventKilled))
+}
+
+// TestKillSignal_EveryAllowedName: every kill_signal the servers accept is
+// sent as itself, never silently as SIGTERM.
+func TestKillSignal_EveryAllowedName(t *testing.T) {
+	for _, name := range structs.KillSignals {
+		sig := killSignal(&structs.Task{KillSignal: name})
+		must.EqOp(t, name, unix.SignalName(sig), must.Sprint(name))
+	}
+	must.EqOp(t, syscall.SIGTERM, killSignal(&structs.Task{}))
 }

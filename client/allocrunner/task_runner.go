@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"golang.org/x/sys/unix"
 	"maps"
 	"slices"
 	"sync"
@@ -74,14 +75,10 @@ func execConfig(t *structs.Task) (string, []string, error) {
 	return cmd, args, nil
 }
 
-// killSignals maps the names of structs.KillSignals to their signals.
-var killSignals = map[string]syscall.Signal{"SIGTERM": syscall.SIGTERM, "SIGINT": syscall.SIGINT, "SIGQUIT": syscall.SIGQUIT,
-	"SIGHUP": syscall.SIGHUP, "SIGUSR1": syscall.SIGUSR1, "SIGUSR2": syscall.SIGUSR2, "SIGWINCH": syscall.SIGWINCH, "SIGKILL": syscall.SIGKILL}
-
-// killSignal is the signal a stop sends the task first: its kill_signal,
-// SIGTERM by default.
+// killSignal is the signal a stop sends the task first: its kill_signal
+// (one of structs.KillSignals, by name), SIGTERM by default.
 func killSignal(t *structs.Task) syscall.Signal {
-	if sig, ok := killSignals[t.KillSignal]; ok {
+	if sig := unix.SignalNum(t.KillSignal); sig != 0 {
 		return sig
 	}
 	return defaultKillSignal
@@ -146,7 +143,7 @@ func (tr *taskRunner) run(ctx context.Context) {
 		}
 		supervised := closedChan
 		if tr.plugin != nil {
-			supervised = tr.plugin.supervise(ctx, h, killTimeout(tr.task))
+			supervised = tr.plugin.supervise(ctx, h, killSignal(tr.task), killTimeout(tr.task))
 		}
 		select {
 		case <-h.Done():
