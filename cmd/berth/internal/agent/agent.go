@@ -203,8 +203,8 @@ func serveHTTP(ctx context.Context, cfg *Config, backend httpapi.Backend, logger
 	}
 	api := httpapi.New(backend, logger.Named("http"))
 	if cfg.EnableDebug {
-		api = httpapi.WithDebug(api, backend, cfg.ACL.Enabled)
-		logger.Warn("enable_debug: runtime profiles are served at /debug/pprof/", "management_token_needed", cfg.ACL.Enabled)
+		api = httpapi.WithDebug(api, backend)
+		logger.Warn("enable_debug: runtime profiles are served at /debug/pprof/ (with ACLs on, to management tokens only)")
 	}
 	hs := &http.Server{
 		Handler: api,

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"errors"
 	"net/http"
 	"net/http/pprof"
 
@@ -8,20 +9,19 @@ import (
 )
 
 // WithDebug serves Go's runtime profiles under /debug/pprof/ in front of
-// api, for an agent with enable_debug = true. With ACLs on, only a
-// management token may read them (a profile shows the agent's memory);
-// with ACLs off, whoever reaches the HTTP API may, as with every other
-// route.
-func WithDebug(api http.Handler, backend Backend, aclsEnabled bool) http.Handler {
+// api, for an agent with enable_debug = true. The servers decide who may
+// read them, not this agent's own config (a client agent's acl block does
+// not say whether the cluster enforces ACLs): with ACLs on, only a
+// management token; with ACLs off, whoever reaches the HTTP API, as with
+// every other route.
+func WithDebug(api http.Handler, backend Backend) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/", api)
 	guard := func(fn http.HandlerFunc) http.HandlerFunc {
 		return func(w http.ResponseWriter, r *http.Request) {
-			if aclsEnabled {
-				if err := requireManagement(r, backend); err != nil {
-					writeError(w, err)
-					return
-				}
+			if err := requireManagement(withToken(r), backend); err != nil {
+				writeError(w, err)
+				return
 			}
 			fn(w, r)
 		}
@@ -34,22 +34,21 @@ func WithDebug(api http.Handler, backend Backend, aclsEnabled bool) http.Handler
 	return mux
 }
 
-// requireManagement refuses a request whose token is not a management
+// requireManagement asks the servers who the request's token is (through
+// authBackend, like every route): nil when ACLs are off (the servers
+// refuse WhoAmI as a bad request then) or the token is a management
 // token.
 func requireManagement(r *http.Request, backend Backend) error {
-	token := tokenFrom(withToken(r).Context())
-	if token == "" {
+	var reply structs.ACLTokenGetResponse
+	err := authBackend{next: backend}.RPC(r.Context(), "ACL.WhoAmI", &structs.ACLTokenGetRequest{}, &reply)
+	switch {
+	case errors.Is(err, structs.ErrBadRequest):
+		return nil // ACLs are off
+	case err != nil:
+		return err
+	case reply.Token == nil || reply.Token.Type != structs.ACLTokenTypeManagement:
 		return structs.NewError(structs.CodePermissionDenied,
 			"permission denied: /debug/pprof/ needs a management token in the %s header", headerToken)
-	}
-	args := &structs.ACLTokenGetRequest{}
-	args.AuthToken = token
-	var reply structs.ACLTokenGetResponse
-	if err := backend.RPC(r.Context(), "ACL.WhoAmI", args, &reply); err != nil {
-		return err
-	}
-	if reply.Token == nil || reply.Token.Type != structs.ACLTokenTypeManagement {
-		return structs.NewError(structs.CodePermissionDenied, "permission denied: /debug/pprof/ needs a management token")
 	}
 	return nil
 }

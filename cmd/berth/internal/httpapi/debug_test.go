@@ -37,7 +37,7 @@ func get(t *testing.T, base, path, token string) (int, string) {
 func TestWithDebug_ACLs(t *testing.T) {
 	cluster := servertest.Cluster(t, 1, func(cfg *server.Config) { cfg.ACLEnabled = true })
 	backend := cluster.Servers[0].Server
-	srv := httptest.NewServer(WithDebug(New(backend, testLogger(t)), backend, true))
+	srv := httptest.NewServer(WithDebug(New(backend, testLogger(t)), backend))
 	t.Cleanup(srv.Close)
 	anon, err := api.NewClient(api.Config{Address: srv.URL})
 	must.NoError(t, err)
@@ -72,13 +72,14 @@ func TestWithDebug_ACLs(t *testing.T) {
 	must.EqOp(t, http.StatusOK, status, must.Sprint(body))
 }
 
-// TestWithDebug_NoACLs: without ACLs the profiles are open, and only the
-// debug routes are taken over.
+// TestWithDebug_NoACLs: with ACLs off on the servers the profiles are
+// open, and only the debug routes are taken over.
 func TestWithDebug_NoACLs(t *testing.T) {
-	srv := httptest.NewServer(WithDebug(New(&fakeBackend{}, testLogger(t)), &fakeBackend{}, false))
+	backend := servertest.Cluster(t, 1).Servers[0].Server
+	srv := httptest.NewServer(WithDebug(New(backend, testLogger(t)), backend))
 	t.Cleanup(srv.Close)
 	status, body := get(t, srv.URL, "/debug/pprof/", "")
-	must.EqOp(t, http.StatusOK, status)
+	must.EqOp(t, http.StatusOK, status, must.Sprint(body))
 	must.True(t, strings.Contains(body, "goroutine"), must.Sprint(body))
 	status, body = get(t, srv.URL, "/v1/no-such-route", "")
 	must.EqOp(t, http.StatusNotFound, status, must.Sprint("the API's own 404 answers the rest: "+body))
