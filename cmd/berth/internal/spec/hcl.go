@@ -122,13 +122,14 @@ func hasFor(e hclsyntax.Expression) bool {
 	return found
 }
 
-// templateContext lets a task's command and args keep ${NAME} as
+// templateContext lets a task's command, args and entrypoint keep ${NAME} as
 // written, for the client to replace with the task's environment
 // (BERTH_NODE_NAME...): each plain name a template refers to evaluates to
 // "${NAME}". Anywhere else, and for anything but a plain name (var.x, a
 // function), it stays an error.
 func templateContext(e hclsyntax.Expression, path string) *hcl.EvalContext {
-	if !strings.HasSuffix(path, ".task.config.command") && !strings.Contains(path, ".task.config.args[") {
+	if !strings.HasSuffix(path, ".task.config.command") && !strings.Contains(path, ".task.config.args[") &&
+		!strings.Contains(path, ".task.config.entrypoint[") {
 		return nil
 	}
 	switch e.(type) {

@@ -18,6 +18,7 @@ const dockerJobHCL = `job "db" {
       driver = "docker"
       config {
         image      = "berth-test/hostpath:1"
+        entrypoint = ["/berth-hostpath", "-v=${BERTH_NODE_NAME}"]
         args       = ["-root", "/var/lib/berth-hostpath", "-node-id", "${BERTH_NODE_NAME}"]
         privileged = true
       }
@@ -54,7 +55,7 @@ func TestParseJob_Docker(t *testing.T) {
 	must.NoError(t, err)
 	plugin, db := job.TaskGroups[0].Tasks[0], job.TaskGroups[1].Tasks[0]
 	must.EqOp(t, structs.DriverDocker, plugin.Driver)
-	must.Eq(t, map[string]any{"image": "berth-test/hostpath:1",
+	must.Eq(t, map[string]any{"image": "berth-test/hostpath:1", "entrypoint": []string{"/berth-hostpath", "-v=${BERTH_NODE_NAME}"},
 		"args": []string{"-root", "/var/lib/berth-hostpath", "-node-id", "${BERTH_NODE_NAME}"}, "privileged": true}, plugin.Config)
 	must.NotNil(t, plugin.CSIPluginConfig, must.Sprint("a plugin may ship as an image"))
 	must.Eq(t, map[string]any{"image": "berth-test/db", "command": "/db", "args": []string{"-dir", "/data"},
