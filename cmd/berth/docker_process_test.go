@@ -10,11 +10,13 @@ import (
 
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/filters"
+	"github.com/docker/docker/client"
 	"github.com/shoenig/test/must"
 
 	"github.com/berth-csi/berth/client/csitest"
 	"github.com/berth-csi/berth/client/drivers/docker"
 	"github.com/berth-csi/berth/client/drivers/docker/dockertest"
+	"github.com/berth-csi/berth/structs"
 )
 
 // dockerVolumeJob is a service job of one docker task running image with
@@ -66,11 +68,13 @@ func TestProcess_DockerWorkload(t *testing.T) {
 	servers, _ := threeServers(t, bin)
 	s := servers[0]
 	c1 := startWorkloadClient(t, bin, servers, "c1")
+	t.Cleanup(func() { removeContainersUnder(t, cli, c1.dataDir) }) // before the client's cleanup unmounts
 	readyNodes(t, bin, s, 1, 30*time.Second)
 	c1ID := nodeIDsByName(t, bin, s)["c1"]
 	waitUntil(t, 30*time.Second, "c1's docker driver healthy", func() bool {
-		out, _, code := berthCLI(t, bin, s, "node", "status", c1ID)
-		return code == 0 && strings.Contains(out, "docker") && strings.Contains(out, "Docker ")
+		var n *structs.Node
+		getJSON(t, s.httpAddr()+"/v1/node/"+c1ID, &n)
+		return n != nil && n.Drivers[structs.DriverDocker] != nil && n.Drivers[structs.DriverDocker].Healthy
 	})
 
 	timedCLI(t, bin, s, "job", "run", writeSpec(t, "plugin.hcl", csitest.HostpathPluginJob(hostpath, pluginRoot, "hostpath")))
@@ -126,4 +130,24 @@ func TestProcess_DockerWorkload(t *testing.T) {
 	})
 	timedCLI(t, bin, s, "job", "stop", "reader")
 	waitUntil(t, 30*time.Second, "the volume free", func() bool { return !statusJSON(t, bin, s, "data").InUse() })
+}
+
+// removeContainersUnder force-removes the containers of the tasks of the
+// client whose data dir is dataDir (their logs are under it), so that a
+// failed test leaves none running with the volume bound.
+func removeContainersUnder(t *testing.T, cli *client.Client, dataDir string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	list, err := cli.ContainerList(ctx, container.ListOptions{All: true, Filters: filters.NewArgs(filters.Arg("label", docker.LabelAllocID))})
+	if err != nil {
+		t.Logf("list containers: %v", err)
+		return
+	}
+	for _, c := range list {
+		if strings.HasPrefix(c.Labels[docker.LabelStdoutPath], dataDir+"/") {
+			if err := cli.ContainerRemove(ctx, c.ID, container.RemoveOptions{Force: true}); err != nil {
+				t.Logf("remove container %s: %v", c.ID, err)
+			}
+		}
+	}
 }
