@@ -7,7 +7,8 @@
 // address; WaitUntil polls a condition for a test.
 //
 // Beyond the standard library it imports only the client's test helpers
-// (to kill a client's tasks and detach its mounts at cleanup), and no berth
+// and the exec driver (to kill a client's tasks and detach its mounts at
+// cleanup), and no berth
 // package imports it but those harnesses (see internal/tools/importcheck).
 //
 // Concurrency: a Proc is safe for concurrent use once started.
