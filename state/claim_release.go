@@ -37,8 +37,7 @@ func releaseClaim(vol *structs.CSIVolume, req *structs.CSIVolumeClaimRequest) (*
 		c.Attempts++
 	}
 
-	next := vol.Copy()
-	initClaimMaps(next)
+	next := vol.Copy() // with its claim maps, nil ones made
 	delete(next.ReadClaims, allocID)
 	delete(next.WriteClaims, allocID)
 	if c.State == structs.CSIVolumeClaimStateFreed {

@@ -214,6 +214,17 @@ func TestStateStore_CSIVolumeClaimBatch_LastFreedClearsModes(t *testing.T) {
 			}
 			must.Eq(t, structs.CSIVolumeAccessModeUnknown, vol.AccessMode)
 			must.Eq(t, structs.CSIVolumeAttachmentModeUnknown, vol.AttachmentMode)
+			iter, err := s.CSIVolumes(nil) // the rows as stored, not denormalized copies
+			must.NoError(t, err)
+			found := false
+			for raw := iter.Next(); raw != nil; raw = iter.Next() {
+				if row := raw.(*structs.CSIVolume); row.ID == "snw" {
+					found = true
+					must.True(t, row.ReadClaims == nil && row.WriteClaims == nil && row.PastClaims == nil,
+						must.Sprint("a freed volume's row is lean again: no claim maps stored"))
+				}
+			}
+			must.True(t, found)
 		})
 	}
 }

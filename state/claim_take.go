@@ -57,8 +57,7 @@ func takeClaim(txn *memdb.Txn, vol *structs.CSIVolume, req *structs.CSIVolumeCla
 	}
 	claim.UpdatedAt = req.Timestamp
 
-	next := vol.Copy()
-	initClaimMaps(next)
+	next := vol.Copy() // with its claim maps, nil ones made
 	delete(next.ReadClaims, allocID)
 	delete(next.WriteClaims, allocID)
 	if claim.Mode == structs.CSIVolumeClaimWrite {

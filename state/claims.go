@@ -69,8 +69,8 @@ func applyClaim(txn *memdb.Txn, index uint64, req *structs.CSIVolumeClaimRequest
 		return false, err
 	}
 	next.ModifyIndex = index
-	if err := txn.Insert(TableCSIVolumes, next); err != nil {
-		return false, errInternal("insert volume "+next.ID, err)
+	if err := insertVolume(txn, next); err != nil {
+		return false, err
 	}
 	return true, nil
 }
@@ -88,17 +88,4 @@ func findClaim(vol *structs.CSIVolume, allocID string) *structs.CSIVolumeClaim {
 		}
 	}
 	return nil
-}
-
-// initClaimMaps makes sure a volume being written has its three claim maps.
-func initClaimMaps(vol *structs.CSIVolume) {
-	if vol.ReadClaims == nil {
-		vol.ReadClaims = map[string]*structs.CSIVolumeClaim{}
-	}
-	if vol.WriteClaims == nil {
-		vol.WriteClaims = map[string]*structs.CSIVolumeClaim{}
-	}
-	if vol.PastClaims == nil {
-		vol.PastClaims = map[string]*structs.CSIVolumeClaim{}
-	}
 }

@@ -127,8 +127,8 @@ func rekeyVolumeTxn(txn *memdb.Txn, index uint64, i int, r *structs.CSIVolumeRek
 	c.Secrets = nil
 	c.EncryptedSecrets = r.EncryptedSecrets.Copy()
 	c.ModifyIndex = index
-	if err := txn.Insert(TableCSIVolumes, c); err != nil {
-		return false, errInternal("insert volume "+c.ID, err)
+	if err := insertVolume(txn, c); err != nil {
+		return false, err
 	}
 	return true, nil
 }

@@ -34,8 +34,8 @@ func (s *StateStore) UpsertCSIVolumeBatch(index uint64, reqs [][]*structs.CSIVol
 			continue
 		}
 		for _, vol := range prepared {
-			if err := txn.Insert(TableCSIVolumes, vol); err != nil {
-				return allFailed(errs, errInternal("insert volume "+vol.ID, err))
+			if err := insertVolume(txn, vol); err != nil {
+				return allFailed(errs, err)
 			}
 		}
 		wrote = true
@@ -107,8 +107,6 @@ func prepareVolumesTxn(txn *memdb.Txn, index uint64, vols []*structs.CSIVolume) 
 		vol.JoinPlugin(nil) // derived on read, never stored
 		vol.ReadAllocs, vol.WriteAllocs = nil, nil
 		if existing == nil {
-			// A volume at rest stores no claim maps (they are most of a
-			// lean row's weight); Copy makes them for whoever writes.
 			vol.ReadClaims, vol.WriteClaims, vol.PastClaims = nil, nil, nil
 			vol.AccessMode = structs.CSIVolumeAccessModeUnknown
 			vol.AttachmentMode = structs.CSIVolumeAttachmentModeUnknown
@@ -119,7 +117,6 @@ func prepareVolumesTxn(txn *memdb.Txn, index uint64, vols []*structs.CSIVolume) 
 			}
 			old := existing.Copy()
 			vol.ReadClaims, vol.WriteClaims, vol.PastClaims = old.ReadClaims, old.WriteClaims, old.PastClaims
-			initClaimMaps(vol)
 			vol.AccessMode, vol.AttachmentMode = old.AccessMode, old.AttachmentMode
 			vol.CreateIndex = old.CreateIndex
 		}
@@ -277,4 +274,19 @@ func (s *StateStore) CSIVolumesByAllocID(ws memdb.WatchSet, allocID string) (mem
 // with an index of its own by plugin.
 func volumesOfPluginTxn(txn *memdb.Txn, ws memdb.WatchSet, pluginID string) (memdb.ResultIterator, error) {
 	return getWatch(txn, ws, TableCSIVolumes, indexExternalID+prefixSuffix, pluginID, "")
+}
+
+// insertVolume writes a volume row that the caller owns. A claim map left
+// empty is stored as nil: a volume at rest carries none (they are most of
+// a lean row's weight), and Copy makes them for whoever writes next.
+func insertVolume(txn *memdb.Txn, vol *structs.CSIVolume) error {
+	for _, m := range []*map[string]*structs.CSIVolumeClaim{&vol.ReadClaims, &vol.WriteClaims, &vol.PastClaims} {
+		if len(*m) == 0 {
+			*m = nil
+		}
+	}
+	if err := txn.Insert(TableCSIVolumes, vol); err != nil {
+		return errInternal("insert volume "+vol.ID, err)
+	}
+	return nil
 }

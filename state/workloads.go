@@ -40,8 +40,8 @@ func releaseAllocClaimsTxn(txn *memdb.Txn, index uint64, allocIDs []string, at t
 				return false, err
 			}
 			next.ModifyIndex = index
-			if err := txn.Insert(TableCSIVolumes, next); err != nil {
-				return false, errInternal("insert volume "+vol.ID, err)
+			if err := insertVolume(txn, next); err != nil {
+				return false, err
 			}
 			wrote = true
 		}

@@ -94,6 +94,8 @@ func (c *CSIVolumeClaim) Copy() *CSIVolumeClaim {
 	return &n
 }
 
+// copyClaims copies a claim map; nil copies as an empty map, so that a
+// copy of a volume at rest (stored with no claim maps) can be written to.
 func copyClaims(m map[string]*CSIVolumeClaim) map[string]*CSIVolumeClaim {
 	c := make(map[string]*CSIVolumeClaim, len(m))
 	for k, v := range m {

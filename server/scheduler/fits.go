@@ -167,13 +167,7 @@ func (p *planning) volume(id string) (*structs.CSIVolume, error) {
 		p.vols[id] = nil
 		return nil, err
 	}
-	v = v.Copy()
-	if v.ReadClaims == nil {
-		v.ReadClaims = map[string]*structs.CSIVolumeClaim{}
-	}
-	if v.WriteClaims == nil {
-		v.WriteClaims = map[string]*structs.CSIVolumeClaim{}
-	}
+	v = v.Copy() // with its claim maps, for the plan's claims
 	p.vols[id] = v
 	return v, nil
 }
