@@ -51,9 +51,11 @@ type Config struct {
 	// dir goes away with it. Otherwise tasks keep running for the next
 	// client to find.
 	StopAllocsOnShutdown bool
-	// AllowRootTasks lets tasks run as root (client { allow_root_tasks });
-	// off, a task runs as its user (default "nobody") and a task that
-	// needs root (user = "root", or a CSI plugin task) is refused.
+	// AllowRootTasks lets exec tasks run as root (client {
+	// allow_root_tasks }); off, an exec task runs as its user (default
+	// "nobody") and one that needs root (user = "root", or a CSI plugin
+	// task) is refused. A docker task's user is the container's, gated by
+	// DockerAllowPrivileged instead.
 	AllowRootTasks bool
 
 	// DockerEnabled runs the docker driver (driver "docker" { enabled },

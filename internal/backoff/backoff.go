@@ -17,12 +17,6 @@ type Policy struct {
 	MaxAttempts int           // give up after this many calls; 0 means until ctx ends
 }
 
-// Default is 100ms doubling up to 30s, with 20% jitter, until the context
-// ends.
-func Default() Policy {
-	return Policy{Initial: 100 * time.Millisecond, Max: 30 * time.Second, Multiplier: 2, Jitter: 0.2}
-}
-
 func (p Policy) normalized() Policy {
 	if p.Initial <= 0 {
 		p.Initial = 100 * time.Millisecond

@@ -120,7 +120,6 @@ func TestDelay_Defaults(t *testing.T) {
 	must.Eq(t, 100*time.Millisecond, p.Delay(1))
 	must.Eq(t, 200*time.Millisecond, p.Delay(2))
 	must.Eq(t, 30*time.Second, p.Delay(100))
-	must.Eq(t, 100*time.Millisecond, Default().Initial)
 }
 
 func TestSleep(t *testing.T) {

@@ -123,11 +123,3 @@ func (l Latencies) Max() time.Duration {
 	}
 	return slices.Max(l)
 }
-
-// Min is the shortest time; 0 when there are none.
-func (l Latencies) Min() time.Duration {
-	if len(l) == 0 {
-		return 0
-	}
-	return slices.Min(l)
-}

@@ -117,7 +117,7 @@ func (p *parser) task(tf *field, name string, gs scope, jobType string, vols map
 				t.Config = p.execConfig(b, config.line, s.sub("config"))
 			}
 		}
-	} else if !fs.has("config") {
+	} else {
 		hint := `add a config block with command = "/path/to/program"`
 		if t.Driver == structs.DriverDocker {
 			hint = `add a config block with image = "name:tag"`
