@@ -8,9 +8,10 @@ import (
 
 // SuggestName returns the known name closest to name, or "" when none is
 // close enough to be a plausible slip, whatever the case: at most two
-// edits away (three for a name longer than 8), or a name cut short by at
-// least 4 letters' worth ("entry" for "entrypoint"). The one "did you mean" rule of the job spec
-// parser, the servers' checks and the ACL policy parser.
+// edits away (three for a name longer than 8), or, for a name of at least
+// 4 letters, a known name it begins or that begins it ("entry" for
+// "entrypoint"). The one "did you mean" rule of the job spec parser, the
+// servers' checks and the ACL policy parser.
 func SuggestName(name string, known []string) string {
 	best, bestDist := "", -1
 	lower := strings.ToLower(name)
