@@ -141,7 +141,8 @@ func New(cfg *Config) (*Client, error) {
 	}
 	c.updater = newNodeUpdater(c)
 	if cfg.DockerEnabled {
-		c.docker, err = docker.New(docker.Config{Endpoint: cfg.DockerEndpoint, AllowPrivileged: cfg.DockerAllowPrivileged},
+		c.docker, err = docker.New(docker.Config{Endpoint: cfg.DockerEndpoint, AllowPrivileged: cfg.DockerAllowPrivileged,
+			AllowCaps: cfg.dockerAllowCaps()},
 			c.logger.Named("docker"))
 		if err != nil {
 			return nil, fmt.Errorf("client: driver \"docker\": %w", err)

@@ -12,6 +12,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/berth-csi/berth/client/dynamicplugins"
+	"github.com/berth-csi/berth/structs"
 	"github.com/berth-csi/berth/tlsutil"
 )
 
@@ -68,6 +69,11 @@ type Config struct {
 	// (driver "docker" { allow_privileged }); off, a privileged task is
 	// refused, and the scheduler places none here.
 	DockerAllowPrivileged bool
+	// DockerAllowCaps are the capabilities a docker task may add with
+	// cap_add (driver "docker" { allow_caps }, normalized: "sys_admin",
+	// "all" for any); nil is structs.DockerDefaultAllowCaps. A task asking
+	// for more is refused, and the scheduler places none here.
+	DockerAllowCaps []string
 
 	// TLS, with EnableRPC, makes the client's sessions to the servers
 	// TLS: it presents its certificate and verifies theirs against the CA
@@ -165,4 +171,12 @@ func (c *Config) Validate() error {
 		errs = append(errs, errors.New("client: probe interval, probe timeout and RPC timeout must be positive"))
 	}
 	return errors.Join(errs...)
+}
+
+// dockerAllowCaps is DockerAllowCaps, or Docker's default set when unset.
+func (c *Config) dockerAllowCaps() []string {
+	if c.DockerAllowCaps == nil {
+		return structs.DockerDefaultAllowCaps
+	}
+	return c.DockerAllowCaps
 }

@@ -79,6 +79,9 @@ type driverHealth struct {
 	// privileged says whether the client runs a driver's privileged
 	// tasks (DriverInfo.AllowPrivileged).
 	privileged map[string]bool
+	// caps are the capabilities a driver's tasks may add
+	// (DriverInfo.AllowCaps).
+	caps     map[string][]string
 	interval   time.Duration
 	timeout    time.Duration
 	retry      backoff.Policy
@@ -97,6 +100,7 @@ func newDriverHealth(logger hclog.Logger, cfg *Config, drivers map[string]driver
 		drivers:    drivers,
 		onChange:   onChange,
 		privileged: map[string]bool{structs.DriverDocker: cfg.DockerAllowPrivileged},
+		caps:       map[string][]string{structs.DriverDocker: cfg.dockerAllowCaps()},
 		interval:   driverInterval,
 		timeout:    driverTimeout,
 		retry:      driverRetry,
@@ -164,7 +168,8 @@ func (h *driverHealth) watch(ctx context.Context, name string, fp driverFingerpr
 			return
 		}
 		info := &structs.DriverInfo{Detected: true, Healthy: healthy, HealthDescription: desc,
-			UpdateTime: h.now(), AllowPrivileged: h.privileged[name]}
+			UpdateTime: h.now(), AllowPrivileged: h.privileged[name],
+			AllowCaps: h.caps[name]}
 		if !info.SameHealth(last) {
 			event := driverEvent(name, last, info)
 			if healthy {

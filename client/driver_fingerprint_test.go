@@ -114,6 +114,7 @@ func TestDriverHealth_SendsChangesOnly(t *testing.T) {
 		must.EqOp(t, w.healthy, c.info.Healthy, must.Sprintf("change %d", i))
 		must.EqOp(t, w.desc, c.info.HealthDescription)
 		must.True(t, c.info.AllowPrivileged, must.Sprint("the client's allow_privileged goes with docker's health"))
+		must.Eq(t, structs.DockerDefaultAllowCaps, c.info.AllowCaps, must.Sprint("so does allow_caps, Docker's default set when unset"))
 		must.False(t, c.info.UpdateTime.IsZero())
 		if w.event == "" {
 			must.Nil(t, c.event)

@@ -2,6 +2,7 @@ package structs
 
 import (
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -20,6 +21,9 @@ type DriverInfo struct {
 	// AllowPrivileged: the client runs the driver's privileged tasks
 	// (docker's allow_privileged).
 	AllowPrivileged bool `json:",omitempty"`
+	// AllowCaps are the capabilities the driver's tasks may add (docker's
+	// allow_caps, normalized; "all" for any).
+	AllowCaps []string `json:",omitempty"`
 }
 
 // Copy returns a copy.
@@ -28,6 +32,7 @@ func (d *DriverInfo) Copy() *DriverInfo {
 		return nil
 	}
 	c := *d
+	c.AllowCaps = slices.Clone(d.AllowCaps)
 	return &c
 }
 
@@ -38,7 +43,8 @@ func (d *DriverInfo) SameHealth(o *DriverInfo) bool {
 		return d == o
 	}
 	return d.Detected == o.Detected && d.Healthy == o.Healthy &&
-		d.HealthDescription == o.HealthDescription && d.AllowPrivileged == o.AllowPrivileged
+		d.HealthDescription == o.HealthDescription && d.AllowPrivileged == o.AllowPrivileged &&
+		slices.Equal(d.AllowCaps, o.AllowCaps)
 }
 
 // DriverUsable reports whether the node can start tasks of the driver: exec

@@ -25,12 +25,15 @@ const (
 	DockerConfigNetworkMode = "network_mode"
 	DockerConfigLabels      = "labels"
 	DockerConfigForcePull   = "force_pull"
+	DockerConfigCapAdd      = "cap_add"
+	DockerConfigCapDrop     = "cap_drop"
 )
 
 // DockerConfigKeys lists the docker config's keys, in the order messages
 // and the docs name them.
 var DockerConfigKeys = []string{DockerConfigImage, DockerConfigCommand, DockerConfigArgs, DockerConfigEntrypoint,
-	DockerConfigPrivileged, DockerConfigNetworkMode, DockerConfigLabels, DockerConfigForcePull}
+	DockerConfigPrivileged, DockerConfigCapAdd, DockerConfigCapDrop, DockerConfigNetworkMode, DockerConfigLabels,
+	DockerConfigForcePull}
 
 // Docker network modes (`network_mode`); host is the default.
 const (
@@ -63,6 +66,10 @@ type DockerConfig struct {
 	// Privileged runs the container privileged: only on clients with
 	// driver "docker" { allow_privileged = true }.
 	Privileged bool
+	// CapAdd and CapDrop change the container's capabilities from
+	// Docker's default set (normalized: "sys_admin", "all"). CapAdd must
+	// be within the client's driver "docker" { allow_caps }.
+	CapAdd, CapDrop []string
 	// NetworkMode is host (the default), bridge or none.
 	NetworkMode string
 	// Labels are added to the container's, next to berth's own.
@@ -116,6 +123,16 @@ func DockerTaskConfig(cfg map[string]any) (*DockerConfig, error) {
 			c.Privileged = dockerBool(&p, k, v)
 		case DockerConfigForcePull:
 			c.ForcePull = dockerBool(&p, k, v)
+		case DockerConfigCapAdd, DockerConfigCapDrop:
+			caps, err := NormalizeCapabilities(k, dockerStrings(&p, k, v, k+` = ["sys_admin"]`))
+			if err != nil {
+				p.addErr("", err)
+			}
+			if k == DockerConfigCapAdd {
+				c.CapAdd = caps
+			} else {
+				c.CapDrop = caps
+			}
 		case DockerConfigNetworkMode:
 			if m := dockerString(&p, k, v, `network_mode = "host"`); m != "" {
 				if !contains(DockerNetworkModes, m) {
@@ -172,6 +189,26 @@ func (tg *TaskGroup) PrivilegedTask() *Task {
 		}
 	}
 	return nil
+}
+
+// CapsTask is the group's first docker task whose cap_add holds a
+// capability that allowed (a node's allow_caps) does not, and those
+// capabilities; nil if every task's fit. It reads the config as stored,
+// which Validate checked.
+func (tg *TaskGroup) CapsTask(allowed func(driver string) []string) (*Task, []string) {
+	for _, t := range tg.Tasks {
+		if t == nil || t.Driver != DriverDocker || t.Config[DockerConfigCapAdd] == nil {
+			continue
+		}
+		c, err := DockerTaskConfig(t.Config)
+		if err != nil {
+			continue
+		}
+		if missing := CapsNotAllowed(c.CapAdd, allowed(t.Driver)); len(missing) > 0 {
+			return t, missing
+		}
+	}
+	return nil, nil
 }
 
 // validateDockerConfig checks a docker task's config as the client reads

@@ -33,6 +33,9 @@ func TestDockerTaskConfig_Reads(t *testing.T) {
 		{"as JSON and msgpack decode it", map[string]any{
 			"image": "x", "args": []any{"a"}, "entrypoint": []any{}, "labels": map[string]any{"a": "b"}, "network_mode": "none",
 		}, &DockerConfig{Image: "x", Args: []string{"a"}, Entrypoint: []string{}, Labels: map[string]string{"a": "b"}, NetworkMode: DockerNetworkNone}},
+		{"capabilities as people write them", map[string]any{
+			"image": "x", "cap_add": []any{"SYS_ADMIN", "CAP_NET_ADMIN", "sys_admin"}, "cap_drop": []string{"ALL"},
+		}, &DockerConfig{Image: "x", NetworkMode: DockerNetworkHost, CapAdd: []string{"sys_admin", "net_admin"}, CapDrop: []string{"all"}}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -60,7 +63,8 @@ func TestJob_Validate_Docker(t *testing.T) {
 	}{
 		{"image only", map[string]any{"image": "postgres:16"}, nil, ""},
 		{"every key", map[string]any{"image": "x", "command": "/x", "args": []any{"a"}, "entrypoint": []any{"/bin/sh"},
-			"privileged": true, "network_mode": "host", "labels": map[string]any{"a": "b"}, "force_pull": false}, nil, ""},
+			"privileged": true, "network_mode": "host", "labels": map[string]any{"a": "b"}, "force_pull": false,
+			"cap_add": []any{"sys_admin"}, "cap_drop": []any{"net_raw"}}, nil, ""},
 		{"a docker plugin task", map[string]any{"image": "berth-test/hostpath", "privileged": true}, func(t *Task) {
 			t.CSIPluginConfig = &TaskCSIPluginConfig{ID: "hostpath", Type: CSIPluginTypeMonolith, MountDir: "/csi"}
 		}, ""},
@@ -78,7 +82,11 @@ func TestJob_Validate_Docker(t *testing.T) {
 		{"misspelt key", map[string]any{"image": "x", "entrypont": []any{"/x"}}, nil,
 			`task "pg": config: unknown key "entrypont"; did you mean "entrypoint"?`},
 		{"unknown key", map[string]any{"image": "x", "ports": []any{"db"}}, nil,
-			`config: unknown key "ports"; docker takes image, command, args, entrypoint, privileged, network_mode, labels and force_pull`},
+			`config: unknown key "ports"; docker takes image, command, args, entrypoint, privileged, cap_add, cap_drop, network_mode, labels and force_pull`},
+		{"misspelt capability", map[string]any{"image": "x", "cap_add": []any{"chown", "sys_admn", "CAP_NOPE"}}, nil,
+			`config: cap_add[1] "sys_admn" is not a Linux capability; did you mean "sys_admin"?; cap_add[2] "CAP_NOPE" is not a Linux capability`},
+		{"cap_drop a string", map[string]any{"image": "x", "cap_drop": "all"}, nil,
+			`config: cap_drop must be a list of strings, not a string; write e.g. cap_drop = ["sys_admin"]`},
 		{"args a string", map[string]any{"image": "x", "args": "-v"}, nil,
 			`config: args must be a list of strings, not a string; write e.g. args = ["-c", "echo hello"]`},
 		{"args not strings", map[string]any{"image": "x", "args": []any{"-v", true}}, nil, `config: args[1] must be a string, not a bool`},
@@ -190,6 +198,25 @@ func TestNode_Drivers(t *testing.T) {
 
 	must.Eq(t, `task "plugin" is privileged; node "c1" does not allow privileged docker tasks: `+
 		`set driver "docker" { allow_privileged = true } in its agent config`, PrivilegedTaskRefusal("plugin", DriverDocker, "c1"))
+
+	d := &DriverInfo{Detected: true, Healthy: true, AllowCaps: []string{"sys_admin"}}
+	c2 := d.Copy()
+	c2.AllowCaps[0] = "all"
+	must.EqOp(t, "sys_admin", d.AllowCaps[0], must.Sprint("the copy's caps are its own"))
+	must.False(t, c2.SameHealth(d), must.Sprint("a change of allow_caps is sent"))
+}
+
+func TestCapsNotAllowed(t *testing.T) {
+	must.SliceEmpty(t, CapsNotAllowed([]string{"sys_admin", "chown"}, []string{"chown", "sys_admin"}))
+	must.SliceEmpty(t, CapsNotAllowed([]string{"sys_admin"}, []string{CapAll}))
+	must.Eq(t, []string{"sys_admin", "all"}, CapsNotAllowed([]string{"chown", "sys_admin", "all"}, DockerDefaultAllowCaps))
+	for _, c := range DockerDefaultAllowCaps {
+		_, ok := NormalizeCapability(c)
+		must.True(t, ok, must.Sprint(c))
+	}
+	must.Eq(t, `task "plugin" adds capabilities sys_admin, bpf; node "c1" does not allow them for docker tasks: `+
+		`add them to driver "docker" { allow_caps = [...] } in its agent config`,
+		CapsTaskRefusal("plugin", DriverDocker, "c1", []string{"sys_admin", "bpf"}))
 }
 
 func TestSuggestName(t *testing.T) {

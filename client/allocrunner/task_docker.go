@@ -37,7 +37,7 @@ func (r *Runner) dockerTask(t *structs.Task, cfg *exec.TaskConfig, dc *structs.D
 		TaskName: cfg.TaskName, NodeName: r.nodeName(),
 		TaskDir: cfg.TaskDir, AllocDir: cfg.AllocDir, StdoutPath: cfg.StdoutPath, StderrPath: cfg.StderrPath,
 		Image: dc.Image, Command: dc.Command, Args: dc.Args, Entrypoint: dc.Entrypoint,
-		Privileged: dc.Privileged, NetworkMode: dc.NetworkMode, Labels: dc.Labels, ForcePull: dc.ForcePull,
+		Privileged: dc.Privileged, CapAdd: dc.CapAdd, CapDrop: dc.CapDrop, NetworkMode: dc.NetworkMode, Labels: dc.Labels, ForcePull: dc.ForcePull,
 		Env: cfg.Env, Extra: cfg.Extra, User: t.User, Mounts: mounts,
 	}
 }

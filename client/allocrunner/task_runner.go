@@ -130,6 +130,7 @@ func (tr *taskRunner) run(ctx context.Context) {
 				if errors.Is(err, exec.ErrInvalidTask) || errors.Is(err, exec.ErrNeedsRoot) ||
 					errors.Is(err, exec.ErrRootNotAllowed) || errors.Is(err, exec.ErrUnknownUser) ||
 					errors.Is(err, docker.ErrInvalidTask) || errors.Is(err, docker.ErrPrivilegedNotAllowed) ||
+					errors.Is(err, docker.ErrCapsNotAllowed) ||
 					errors.Is(err, docker.ErrImageMissing) {
 					tr.r.updateTask(name, markDead(true), ev)
 					return

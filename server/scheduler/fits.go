@@ -12,7 +12,8 @@ import (
 // fits checks whether allocation idx of the group can run on node n (one
 // of the nodes that run the group's drivers: driverNodes): a task that
 // needs root only where the client allows root tasks; a privileged docker
-// task only where the client allows privileged containers; the
+// task only where the client allows privileged containers, and one that
+// adds capabilities only where the client allows those; the
 // claim rules (structs.DecideClaim: modes, a healthy node plugin, the
 // volume's topology, the claims held and not yet freed) and room under the
 // plugin's max volumes on the node. why is empty when it fits; it
@@ -27,6 +28,14 @@ func (p *planning) fits(tg *structs.TaskGroup, n *structs.Node, idx int) ([]stru
 		if d := n.Drivers[t.Driver]; d == nil || !d.AllowPrivileged {
 			return nil, structs.PrivilegedTaskRefusal(t.Name, t.Driver, n.Name), nil
 		}
+	}
+	if t, missing := tg.CapsTask(func(driver string) []string {
+		if d := n.Drivers[driver]; d != nil {
+			return d.AllowCaps
+		}
+		return nil
+	}); t != nil {
+		return nil, structs.CapsTaskRefusal(t.Name, t.Driver, n.Name, missing), nil
 	}
 	var claims []structs.CSIVolumeClaimRequest
 	aliases := make([]string, 0, len(tg.Volumes))

@@ -137,6 +137,29 @@ func TestPlanner_Plan_PrivilegedDocker(t *testing.T) {
 	must.SliceEmpty(t, res.Failures, must.Sprint("an unprivileged container needs no allow_privileged"))
 }
 
+// TestPlanner_Plan_DockerCaps: a task that adds capabilities goes only
+// where the client's allow_caps holds them all.
+func TestPlanner_Plan_DockerCaps(t *testing.T) {
+	w := newWorld(t)
+	defaults := healthyDocker()
+	defaults.AllowCaps = structs.DockerDefaultAllowCaps
+	w.dockerNode("node-1", defaults)
+
+	job := dockerJob("plugin", false)
+	job.TaskGroups[0].Tasks[0].Config["cap_add"] = []any{"chown", "sys_admin"}
+	res := w.run(job)
+	must.SliceEmpty(t, res.Plan.Allocs)
+	must.Eq(t, []string{`task "db" adds capabilities sys_admin; node "node-1" does not allow them for docker tasks: ` +
+		`add them to driver "docker" { allow_caps = [...] } in its agent config (1 node)`}, res.Failures[0].Reasons)
+
+	admin := healthyDocker()
+	admin.AllowCaps = []string{"chown", "sys_admin"}
+	w.dockerNode("node-2", admin)
+	res = w.run(job)
+	must.SliceEmpty(t, res.Failures)
+	must.EqOp(t, "node-2", res.Plan.Allocs[0].NodeID)
+}
+
 // TestPlanner_Plan_SystemDockerJobFollowsTheDriver: a system docker job
 // runs on each node with docker healthy, and on a node whose docker comes
 // back (its client registers it again) at the next auto pass. A system

@@ -18,6 +18,9 @@ var (
 	// ErrPrivilegedNotAllowed: the task asks for a privileged container
 	// and the client's driver config does not allow them.
 	ErrPrivilegedNotAllowed = errors.New("docker: privileged containers are not allowed on this client")
+	// ErrCapsNotAllowed: the task adds capabilities the client's
+	// allow_caps does not hold.
+	ErrCapsNotAllowed = errors.New("docker: capabilities not allowed on this client")
 	// ErrInvalidTask: the task config is wrong (the message says how).
 	ErrInvalidTask = errors.New("docker: invalid task")
 	// ErrInvalidConfig: the driver's config is wrong.
@@ -38,6 +41,10 @@ type Config struct {
 	Endpoint string
 	// AllowPrivileged lets tasks run privileged containers.
 	AllowPrivileged bool
+	// AllowCaps are the capabilities a task may add (normalized, as
+	// structs.NormalizeCapabilities makes them; "all" for any); nil is
+	// structs.DockerDefaultAllowCaps.
+	AllowCaps []string
 }
 
 // DefaultConfig is the local engine, no privileged containers.

@@ -222,6 +222,25 @@ func TestDriver_Privileged_Allowed(t *testing.T) {
 	must.Eq(t, docker.ExitResult{}, waitDone(t, h))
 }
 
+// TestDriver_Caps: cap_drop and cap_add reach the engine: a container
+// that drops every capability and adds sys_admin has that one alone.
+func TestDriver_Caps(t *testing.T) {
+	e := newEngine(t)
+	d := newDriver(t, docker.Config{AllowCaps: []string{"sys_admin"}})
+	cfg := taskConfig(t, e.image, "caps")
+	cfg.CapDrop, cfg.CapAdd = []string{"all"}, []string{"sys_admin"}
+	h := start(t, d, cfg)
+	t.Cleanup(func() { removeContainer(t, d, h.ContainerID()) })
+	must.Eq(t, docker.ExitResult{}, waitDone(t, h))
+	must.Eq(t, "CapEff: 0000000000200000\n", readFile(t, cfg.StdoutPath), must.Sprint("CAP_SYS_ADMIN is bit 21"))
+
+	cfg = taskConfig(t, e.image, "caps")
+	cfg.CapAdd = []string{"sys_admin", "net_admin"}
+	_, err := d.Start(t.Context(), cfg)
+	must.ErrorIs(t, err, docker.ErrCapsNotAllowed)
+	must.StrContains(t, err.Error(), "adds capabilities net_admin")
+}
+
 func TestDriver_Start_Leftover(t *testing.T) {
 	e := newEngine(t)
 	cfg := taskConfig(t, e.image, "touch:/berth/local/ready", "block")

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	cerrdefs "github.com/containerd/errdefs"
@@ -22,7 +23,7 @@ var removeTimeout = 30 * time.Second
 // reason it could not: a bad config, a missing image, a mount or a
 // command the engine refused.
 func (d *Driver) Start(ctx context.Context, cfg *TaskConfig) (*Handle, error) {
-	s, err := cfg.resolve(d.cfg.AllowPrivileged)
+	s, err := cfg.resolve(d.cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -51,6 +52,8 @@ func (d *Driver) Start(ctx context.Context, cfg *TaskConfig) (*Handle, error) {
 		WorkingDir: TaskMountPoint,
 	}, &container.HostConfig{
 		Privileged:  cfg.Privileged,
+		CapAdd:      s.capAdd,
+		CapDrop:     s.capDrop,
 		NetworkMode: container.NetworkMode(s.network),
 		Mounts:      s.mounts,
 		LogConfig:   container.LogConfig{Type: "local"},
@@ -88,7 +91,7 @@ func (d *Driver) Start(ctx context.Context, cfg *TaskConfig) (*Handle, error) {
 	if rerr := d.Remove(rctx, id); rerr != nil {
 		log.Warn("could not remove a container that failed to start", "error", rerr)
 	}
-	return nil, fmt.Errorf("task %q: start container %s (image %s): %w", cfg.TaskName, s.name, cfg.Image, err)
+	return nil, fmt.Errorf("task %q: start container %s (image %s): %w%s", cfg.TaskName, s.name, cfg.Image, err, startHint(cfg, err))
 }
 
 // ensureImage checks the task's image is on the node, pulling it first
@@ -195,4 +198,15 @@ func shortID(id string) string {
 		return id[:12]
 	}
 	return id
+}
+
+// startHint says what to do about an engine's refusal to start that
+// people cannot read from the engine's words alone.
+func startHint(cfg *TaskConfig, err error) string {
+	if cfg.Privileged && strings.Contains(err.Error(), "unable to apply caps") {
+		return "; this engine cannot give a container every capability (it runs with a reduced capability " +
+			"bounding set, as inside another container): run the task without privileged, with cap_add " +
+			"naming the capabilities it needs (a CSI plugin that mounts needs sys_admin)"
+	}
+	return ""
 }

@@ -78,6 +78,10 @@ type TaskConfig struct {
 	Entrypoint []string
 
 	Privileged bool
+	// CapAdd and CapDrop change the container's capabilities from
+	// Docker's default set, normalized ("sys_admin", "all"). CapAdd must
+	// be within Config.AllowCaps.
+	CapAdd, CapDrop []string
 	// NetworkMode is NetworkHost (""), NetworkBridge or NetworkNone.
 	NetworkMode string
 	// Labels are added to berth's (see LabelPrefix).
@@ -102,10 +106,12 @@ type spec struct {
 	entry   []string
 	network string
 	mounts  []mount.Mount
+	capAdd  []string
+	capDrop []string
 }
 
 // resolve checks the config and builds the container's spec.
-func (c *TaskConfig) resolve(allowPrivileged bool) (*spec, error) {
+func (c *TaskConfig) resolve(dc Config) (*spec, error) {
 	bad := func(format string, args ...any) error {
 		return fmt.Errorf("%w: task %q: %s", ErrInvalidTask, c.TaskName, fmt.Sprintf(format, args...))
 	}
@@ -115,9 +121,16 @@ func (c *TaskConfig) resolve(allowPrivileged bool) (*spec, error) {
 	if c.Image == "" {
 		return nil, bad("config has no image")
 	}
-	if c.Privileged && !allowPrivileged {
+	if c.Privileged && !dc.AllowPrivileged {
 		return nil, fmt.Errorf("%w: task %q asks for a privileged container; allow them in the client's config with driver \"docker\" { allow_privileged = true }",
 			ErrPrivilegedNotAllowed, c.TaskName)
+	}
+	allowed := dc.AllowCaps
+	if allowed == nil {
+		allowed = structs.DockerDefaultAllowCaps
+	}
+	if missing := structs.CapsNotAllowed(c.CapAdd, allowed); len(missing) > 0 {
+		return nil, fmt.Errorf("%w: %s", ErrCapsNotAllowed, structs.CapsTaskRefusal(c.TaskName, structs.DriverDocker, c.NodeName, missing))
 	}
 	for name, p := range map[string]string{"task dir": c.TaskDir, "alloc dir": c.AllocDir,
 		"stdout log": c.StdoutPath, "stderr log": c.StderrPath} {
@@ -125,7 +138,7 @@ func (c *TaskConfig) resolve(allowPrivileged bool) (*spec, error) {
 			return nil, bad("%s %q is not an absolute path", name, p)
 		}
 	}
-	s := &spec{name: containerName(c.TaskName, c.AllocID)}
+	s := &spec{name: containerName(c.TaskName, c.AllocID), capAdd: engineCaps(c.CapAdd), capDrop: engineCaps(c.CapDrop)}
 	switch c.NetworkMode {
 	case "", NetworkHost:
 		s.network = NetworkHost
@@ -275,6 +288,23 @@ func interpolateAll(ss []string, env map[string]string) []string {
 	out := make([]string, len(ss))
 	for i, s := range ss {
 		out[i] = interpolate(s, env)
+	}
+	return out
+}
+
+// engineCaps writes capabilities as the engine takes them: "CAP_SYS_ADMIN",
+// "ALL".
+func engineCaps(caps []string) []string {
+	if len(caps) == 0 {
+		return nil
+	}
+	out := make([]string, len(caps))
+	for i, c := range caps {
+		if c == structs.CapAll {
+			out[i] = "ALL"
+		} else {
+			out[i] = "CAP_" + strings.ToUpper(c)
+		}
 	}
 	return out
 }

@@ -16,7 +16,7 @@ import (
 
 func validConfig() *TaskConfig {
 	return &TaskConfig{
-		AllocID: "8f2c", JobID: "shop", Namespace: "default", Group: "data", TaskName: "db",
+		AllocID: "8f2c", JobID: "shop", Namespace: "default", Group: "data", TaskName: "db", NodeName: "node-1",
 		TaskDir: "/data/allocs/8f2c/db/local", AllocDir: "/data/allocs/8f2c/alloc",
 		StdoutPath: "/data/allocs/8f2c/alloc/logs/db.stdout.0", StderrPath: "/data/allocs/8f2c/alloc/logs/db.stderr.0",
 		Image: "postgres:16",
@@ -36,7 +36,7 @@ func TestTaskConfig_Resolve(t *testing.T) {
 		{Source: "/vol/b/", Destination: "/srv/b", ReadOnly: true, Propagation: structs.PropagationHostToTask},
 		{Source: "/vol/c", Destination: "/srv/c", Propagation: structs.PropagationBidirectional},
 	}
-	s, err := c.resolve(false)
+	s, err := c.resolve(Config{})
 	must.NoError(t, err)
 	must.Eq(t, "berth-db-8f2c", s.name)
 	must.Eq(t, NetworkHost, s.network)
@@ -61,11 +61,25 @@ func TestTaskConfig_Resolve(t *testing.T) {
 	c = validConfig()
 	c.Args = []string{"-v"}
 	c.NetworkMode = NetworkBridge
-	s, err = c.resolve(false)
+	s, err = c.resolve(Config{})
 	must.NoError(t, err)
 	must.Eq(t, []string{"-v"}, s.cmd, must.Sprint("args alone are the entrypoint's"))
 	must.Nil(t, s.entry)
 	must.Eq(t, NetworkBridge, s.network)
+	must.Nil(t, s.capAdd)
+
+	c = validConfig()
+	c.CapAdd, c.CapDrop = []string{"chown"}, []string{"all"}
+	s, err = c.resolve(Config{})
+	must.NoError(t, err, must.Sprint("chown is in Docker's default set, which allow_caps defaults to"))
+	must.Eq(t, []string{"CAP_CHOWN"}, s.capAdd)
+	must.Eq(t, []string{"ALL"}, s.capDrop)
+	c.CapAdd = []string{"sys_admin", "net_admin"}
+	s, err = c.resolve(Config{AllowCaps: []string{"sys_admin", "net_admin"}})
+	must.NoError(t, err)
+	must.Eq(t, []string{"CAP_SYS_ADMIN", "CAP_NET_ADMIN"}, s.capAdd)
+	_, err = c.resolve(Config{AllowCaps: []string{structs.CapAll}})
+	must.NoError(t, err, must.Sprint("all allows every capability"))
 }
 
 func TestTaskConfig_Resolve_Refused(t *testing.T) {
@@ -79,6 +93,8 @@ func TestTaskConfig_Resolve_Refused(t *testing.T) {
 		{"no alloc", func(c *TaskConfig) { c.AllocID = "" }, ErrInvalidTask, "no task name or alloc ID"},
 		{"relative task dir", func(c *TaskConfig) { c.TaskDir = "db/local" }, ErrInvalidTask, `task dir "db/local"`},
 		{"privileged", func(c *TaskConfig) { c.Privileged = true }, ErrPrivilegedNotAllowed, `allow_privileged = true`},
+		{"caps beyond allow_caps", func(c *TaskConfig) { c.CapAdd = []string{"chown", "sys_admin", "net_admin"} },
+			ErrCapsNotAllowed, `adds capabilities sys_admin, net_admin; node "node-1" does not allow them`},
 		{"network", func(c *TaskConfig) { c.NetworkMode = "container:x" }, ErrInvalidTask, `network mode "container:x"`},
 		{"berth label", func(c *TaskConfig) { c.Labels = map[string]string{"berth.task": "x"} }, ErrInvalidTask, `label "berth.task"`},
 		{"relative source", func(c *TaskConfig) { c.Mounts = []Mount{{Source: "vol", Destination: "/v"}} }, ErrInvalidTask, `source "vol"`},
@@ -95,7 +111,7 @@ func TestTaskConfig_Resolve_Refused(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			c := validConfig()
 			tc.change(c)
-			_, err := c.resolve(false)
+			_, err := c.resolve(Config{})
 			must.ErrorIs(t, err, tc.target)
 			must.StrContains(t, err.Error(), `task "db"`)
 			must.StrContains(t, err.Error(), tc.want)

@@ -95,6 +95,9 @@ type DriverConfig struct {
 	Endpoint string `hcl:"endpoint,optional"`
 	// AllowPrivileged lets tasks run privileged containers; on in -dev.
 	AllowPrivileged bool `hcl:"allow_privileged,optional"`
+	// AllowCaps are the capabilities tasks may add with cap_add ("all"
+	// for any); unset is Docker's default set, all in -dev.
+	AllowCaps []string `hcl:"allow_caps,optional"`
 }
 
 // configurableDrivers are the drivers a driver block may name.
@@ -114,13 +117,21 @@ func (c *Config) checkDrivers() error {
 		if seen[d.Name] {
 			errs = append(errs, fmt.Errorf("driver %q is configured twice; put its settings in one block", d.Name))
 		}
+		if d.AllowCaps != nil {
+			caps, err := structs.NormalizeCapabilities("allow_caps", d.AllowCaps)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("driver %q: %v", d.Name, err))
+			}
+			d.AllowCaps = caps
+		}
 		seen[d.Name] = true
 	}
 	return errors.Join(errs...)
 }
 
 // dockerDriver is the docker driver's block, or the defaults without one;
-// -dev allows privileged containers, as it allows root tasks.
+// -dev allows privileged containers and any capability, as it allows
+// root tasks.
 func (c *Config) dockerDriver() DriverConfig {
 	d := DriverConfig{Name: structs.DriverDocker}
 	for _, b := range c.Drivers {
@@ -130,6 +141,7 @@ func (c *Config) dockerDriver() DriverConfig {
 	}
 	if c.Dev {
 		d.AllowPrivileged = true
+		d.AllowCaps = []string{structs.CapAll}
 	}
 	return d
 }
@@ -142,6 +154,7 @@ func (c *Config) applyDrivers(ccfg *client.Config) {
 		ccfg.DockerEndpoint = d.Endpoint
 	}
 	ccfg.DockerAllowPrivileged = d.AllowPrivileged
+	ccfg.DockerAllowCaps = d.AllowCaps
 }
 
 func quoteAll(names []string) string {

@@ -13,6 +13,7 @@ import (
 	"github.com/shoenig/test/must"
 
 	"github.com/berth-csi/berth/client"
+	"github.com/berth-csi/berth/structs"
 	"github.com/berth-csi/berth/cmd/berth/internal/spec"
 )
 
@@ -314,6 +315,41 @@ driver "docker" {
 	}
 }
 
+// TestParseConfig_DockerAllowCaps: allow_caps as people write them is
+// stored normalized; unset stays nil (the client's default set), -dev
+// allows any.
+func TestParseConfig_DockerAllowCaps(t *testing.T) {
+	cases := []struct {
+		name, src string
+		dev       bool
+		want      []string
+	}{
+		{"unset", "driver \"docker\" {\n  enabled = true\n}\n", false, nil},
+		{"as people write them", "driver \"docker\" {\n  allow_caps = [\"CAP_SYS_ADMIN\", \"chown\", \"SYS_ADMIN\"]\n}\n", false,
+			[]string{"sys_admin", "chown"}},
+		{"none", "driver \"docker\" {\n  allow_caps = []\n}\n", false, []string{}},
+		{"dev", "", true, []string{structs.CapAll}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			args := []string{"-client", "-servers", "127.0.0.1:4747"}
+			if tc.dev {
+				args = []string{"-dev"}
+			}
+			if tc.src != "" {
+				path := filepath.Join(t.TempDir(), "agent.hcl")
+				must.NoError(t, os.WriteFile(path, []byte(tc.src), 0o600))
+				args = append(args, "-config", path)
+			}
+			cfg, err := parseConfig(args, &bytes.Buffer{})
+			must.NoError(t, err)
+			ccfg := client.DefaultConfig()
+			cfg.applyDrivers(ccfg)
+			must.Eq(t, tc.want, ccfg.DockerAllowCaps)
+		})
+	}
+}
+
 func TestParseConfig_DriverErrors(t *testing.T) {
 	cases := []struct {
 		name, src string
@@ -327,6 +363,8 @@ func TestParseConfig_DriverErrors(t *testing.T) {
 		{"misspelt setting", "driver \"docker\" {\n  allow_privilged = true\n}\n",
 			[]string{"agent.hcl:2", `"allow_privilged"`, `Did you mean "allow_privileged"?`}},
 		{"no label", "driver {\n  enabled = true\n}\n", []string{"agent.hcl:1", "driver"}},
+		{"unknown capability", "driver \"docker\" {\n  allow_caps = [\"sys_admin\", \"sys_adm\"]\n}\n",
+			[]string{`driver "docker": allow_caps[1] "sys_adm" is not a Linux capability; did you mean "sys_admin"?`}},
 		{"privileged not a bool", "driver \"docker\" {\n  allow_privileged = \"sometimes\"\n}\n", []string{"agent.hcl:2", "a bool is required"}},
 	}
 	for _, tc := range cases {

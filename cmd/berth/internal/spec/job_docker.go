@@ -1,6 +1,8 @@
 package spec
 
 import (
+	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/berth-csi/berth/structs"
@@ -50,6 +52,10 @@ func (p *parser) dockerConfig(b *node, line int, s scope) map[string]any {
 			if v, ok := p.boolean(f, s); ok {
 				cfg[f.name] = v
 			}
+		case structs.DockerConfigCapAdd, structs.DockerConfigCapDrop:
+			if caps := p.capabilities(f, s); caps != nil {
+				cfg[f.name] = caps
+			}
 		case structs.DockerConfigNetworkMode:
 			if m, ok := p.oneOf(f, s, dockerNetworkModes); ok {
 				cfg[f.name] = m
@@ -74,4 +80,36 @@ func (p *parser) dockerConfig(b *node, line int, s scope) map[string]any {
 		p.missing(line, s, structs.DockerConfigImage, `name the image to run, e.g. image = "postgres:16"; it must be on the node already, or set force_pull = true`)
 	}
 	return cfg
+}
+
+// capabilities reads cap_add or cap_drop: Linux capabilities as people
+// write them ("SYS_ADMIN", "cap_sys_admin"), stored as the servers do
+// (structs.NormalizeCapability: "sys_admin"), each one once.
+func (p *parser) capabilities(f *field, s scope) []string {
+	if f.val.kind != kindList {
+		p.strList(f, s) // says what it must be
+		return nil
+	}
+	out := []string{}
+	for i, item := range f.val.items {
+		name := fmt.Sprintf("%s[%d]", f.name, i)
+		if item.kind != kindString {
+			p.bad(item.line, s, name, "must be a string, not %s", item.describe())
+			continue
+		}
+		c, ok := structs.NormalizeCapability(item.str)
+		if !ok {
+			sg := structs.SuggestName(c, append([]string{structs.CapAll}, structs.LinuxCapabilities...))
+			hint := `; name one as capabilities(7) does, without CAP_, e.g. "sys_admin"`
+			if sg != "" {
+				hint = fmt.Sprintf("; did you mean %q?", sg)
+			}
+			p.bad(item.line, s, name, "%q is not a Linux capability%s", item.str, hint)
+			continue
+		}
+		if !slices.Contains(out, c) {
+			out = append(out, c)
+		}
+	}
+	return out
 }

@@ -38,6 +38,8 @@ const dockerJobHCL = `job "db" {
         entrypoint   = ["/bin/tini", "--"]
         network_mode = "bridge"
         force_pull   = false
+        cap_add      = ["CAP_NET_BIND_SERVICE", "chown"]
+        cap_drop     = ["ALL"]
         labels {
           team = "storage"
         }
@@ -60,7 +62,7 @@ func TestParseJob_Docker(t *testing.T) {
 	must.NotNil(t, plugin.CSIPluginConfig, must.Sprint("a plugin may ship as an image"))
 	must.Eq(t, map[string]any{"image": "berth-test/db", "command": "/db", "args": []string{"-dir", "/data"},
 		"entrypoint": []string{"/bin/tini", "--"}, "network_mode": "bridge", "force_pull": false,
-		"labels": map[string]string{"team": "storage"}}, db.Config)
+		"labels": map[string]string{"team": "storage"}, "cap_add": []string{"net_bind_service", "chown"}, "cap_drop": []string{"all"}}, db.Config)
 	must.EqOp(t, "999", db.User)
 	must.EqOp(t, 20*time.Second, db.KillTimeout)
 	must.Eq(t, map[string]string{"PGDATA": "/data"}, db.Env)
@@ -70,6 +72,7 @@ func TestParseJob_Docker(t *testing.T) {
 	cfg, err := db.DockerConfig()
 	must.NoError(t, err)
 	must.Eq(t, []string{"/db", "-dir", "/data"}, cfg.Cmd())
+	must.Eq(t, []string{"net_bind_service", "chown"}, cfg.CapAdd)
 	cfg, err = plugin.DockerConfig()
 	must.NoError(t, err)
 	must.EqOp(t, structs.DockerNetworkHost, cfg.NetworkMode, must.Sprint("the default"))
@@ -125,7 +128,11 @@ func TestParseJob_Docker_Errors(t *testing.T) {
 		{"misspelt image", dockerTask(`imgae = "postgres:16"`, ""), 6, "group[db].task[server].config.imgae",
 			`config: unknown field "imgae"; did you mean "image"?`},
 		{"unknown field", dockerTask("image = \"x\"\n        ports = [\"db\"]", ""), 7, "group[db].task[server].config.ports",
-			`config: unknown field "ports"; valid fields are image, command, args, entrypoint, privileged, network_mode, labels, force_pull`},
+			`config: unknown field "ports"; valid fields are image, command, args, entrypoint, privileged, cap_add, cap_drop, network_mode, labels, force_pull`},
+		{"misspelt capability", dockerTask("image = \"x\"\n        cap_add = [\"chown\", \"SYS_ADMN\"]", ""), 7, "group[db].task[server].config.cap_add[1]",
+			`config: cap_add[1] "SYS_ADMN" is not a Linux capability; did you mean "sys_admin"?`},
+		{"cap_drop a string", dockerTask("image = \"x\"\n        cap_drop = \"all\"", ""), 7, "group[db].task[server].config.cap_drop",
+			`config: cap_drop must be a list of strings such as ["a", "b"], not a string`},
 		{"bad network mode", dockerTask("image = \"x\"\n        network_mode = \"brige\"", ""), 7, "group[db].task[server].config.network_mode",
 			`config: network_mode "brige" is not valid; one of "host", "bridge", "none"; did you mean "bridge"?`},
 		{"privileged quoted", dockerTask("image = \"x\"\n        privileged = \"true\"", ""), 7, "group[db].task[server].config.privileged",

@@ -5,6 +5,8 @@
 //	print:TEXT        print TEXT to stdout
 //	stderr:TEXT       print TEXT to stderr
 //	env:NAME          print NAME=value
+//	caps              print the process's effective capabilities, as
+//	                  /proc/self/status has them ("CapEff: 0000...")
 //	write:PATH:TEXT   append TEXT to PATH, read the file back and print
 //	                  "read PATH: CONTENT" (exit 4 if it cannot)
 //	touch:PATH        create PATH (a mark the test waits for)
@@ -38,6 +40,17 @@ func main() {
 			fmt.Fprintln(os.Stderr, arg)
 		case "env":
 			fmt.Printf("%s=%s\n", arg, os.Getenv(arg))
+		case "caps":
+			status, err := os.ReadFile("/proc/self/status")
+			if err != nil {
+				fmt.Fprintln(os.Stderr, err)
+				os.Exit(4)
+			}
+			for _, line := range strings.Split(string(status), "\n") {
+				if strings.HasPrefix(line, "CapEff:") {
+					fmt.Println(strings.Join(strings.Fields(line), " "))
+				}
+			}
 		case "write":
 			path, text, _ := strings.Cut(arg, ":")
 			write(path, text)
