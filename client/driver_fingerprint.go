@@ -82,10 +82,10 @@ type driverHealth struct {
 	// caps are the capabilities a driver's tasks may add
 	// (DriverInfo.AllowCaps).
 	caps     map[string][]string
-	interval   time.Duration
-	timeout    time.Duration
-	retry      backoff.Policy
-	now        func() time.Time
+	interval time.Duration
+	timeout  time.Duration
+	retry    backoff.Policy
+	now      func() time.Time
 
 	// firstDone is closed once every driver has reported once;
 	// firstLeft counts the drivers still to report.

@@ -13,8 +13,8 @@ import (
 	"github.com/shoenig/test/must"
 
 	"github.com/berth-csi/berth/client"
-	"github.com/berth-csi/berth/structs"
 	"github.com/berth-csi/berth/cmd/berth/internal/spec"
+	"github.com/berth-csi/berth/structs"
 )
 
 func TestParseConfig_Flags(t *testing.T) {
