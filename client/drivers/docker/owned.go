@@ -35,10 +35,12 @@ func (d *Driver) Owned(ctx context.Context) ([]Owned, error) {
 }
 
 // Remove force-removes a container (killing it if it runs) with its
-// anonymous volumes; one already gone is no error.
+// anonymous volumes; one already gone, or being removed, is no error.
 func (d *Driver) Remove(ctx context.Context, containerID string) error {
 	err := d.cli.ContainerRemove(ctx, containerID, container.RemoveOptions{Force: true, RemoveVolumes: true})
-	if err != nil && !cerrdefs.IsNotFound(err) {
+	// A conflict on a forced removal is another removal in progress (the
+	// engine's words: "removal of container ... is already in progress").
+	if err != nil && !cerrdefs.IsNotFound(err) && !cerrdefs.IsConflict(err) {
 		return fmt.Errorf("docker: remove container %s: %w", shortID(containerID), err)
 	}
 	return nil
