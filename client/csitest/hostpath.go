@@ -1,6 +1,7 @@
 package csitest
 
 import (
+	"os"
 	"os/exec"
 	"path/filepath"
 	"testing"
@@ -35,7 +36,9 @@ func StartHostpath(t testing.TB, extraArgs ...string) *Plugin {
 func HostpathBinary(t testing.TB) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "berth-hostpath")
-	out, err := exec.Command("go", "build", "-o", bin, "github.com/berth-csi/berth/cmd/berth-hostpath").CombinedOutput()
+	cmd := exec.Command("go", "build", "-o", bin, "github.com/berth-csi/berth/cmd/berth-hostpath")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0") // static, as make build makes it: an image FROM scratch holds it
+	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("csitest: build berth-hostpath: %v\n%s", err, out)
 	}

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/docker/docker/client"
 	"github.com/shoenig/test/must"
 
 	"github.com/berth-csi/berth/client/clienttest"
@@ -31,10 +32,12 @@ func TestREADME_DevAgent(t *testing.T) {
 }
 
 // TestREADME_Cluster runs the README's cluster walkthroughs: three
-// servers, a client with an external plugin, then plugins as tasks.
+// servers, a client with an external plugin, plugins as tasks, then
+// plugins as containers (where a Docker engine answers).
 func TestREADME_Cluster(t *testing.T) {
 	w := newReadmeWalk(t)
 	w.run("A three-server cluster on one machine", "Plugins as tasks, on a cluster")
+	w.runContainers()
 }
 
 // TestREADME_SecureCluster runs the README's secure cluster walkthrough:
@@ -60,6 +63,7 @@ type readmeWalk struct {
 	env      []string          // "K=V" set by the walkthrough's export steps
 	bg       []*readmeProc
 	sections map[string][][]numberedLine
+	docker   *client.Client // set once a walkthrough uses the Docker engine
 }
 
 type rewrite struct {
@@ -312,6 +316,7 @@ func (w *readmeWalk) cleanup() {
 	for i := len(w.bg) - 1; i >= 0; i-- {
 		w.bg[i].stop()
 	}
+	w.removeDocker()
 	clienttest.KillTasksUnder(w.dir)
 	if _, err := bexec.DetachMountsUnder(w.dir, nil); err != nil {
 		w.t.Logf("unmount under %s: %v", w.dir, err)

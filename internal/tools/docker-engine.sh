@@ -4,6 +4,12 @@
 # dockerd when no engine answers. It never fails the build: where no
 # engine can run, it says so, and those tests skip, each saying why.
 set -u
+# The README's "Plugins as containers" builds a writer image from Debian's
+# static busybox.
+if ! dpkg -s busybox-static >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
+	(apt-get update -qq && apt-get install -y -qq busybox-static) >/dev/null 2>&1 ||
+		echo "busybox-static could not be installed; the README's containers walkthrough will fail"
+fi
 reachable() {
 	if command -v docker >/dev/null 2>&1; then
 		docker info >/dev/null 2>&1

@@ -38,20 +38,32 @@ const timeout = 2 * time.Minute
 // engine does not answer.
 func Client(t testing.TB) *client.Client {
 	t.Helper()
+	cli, err := Reachable(t.Context())
+	if err != nil {
+		t.Skip(err.Error())
+	}
+	t.Cleanup(func() { _ = cli.Close() })
+	return cli
+}
+
+// Reachable returns a client of the engine at Endpoint, for the caller to
+// close, or why docker tests cannot run: not as root, or no engine
+// answers.
+func Reachable(ctx context.Context) (*client.Client, error) {
 	if uid := os.Geteuid(); uid != 0 {
-		t.Skipf("docker tests need root (running as uid %d)", uid)
+		return nil, fmt.Errorf("docker tests need root (running as uid %d)", uid)
 	}
 	cli, err := client.NewClientWithOpts(client.WithHost(Endpoint), client.WithAPIVersionNegotiation())
 	if err != nil {
-		t.Fatalf("docker client for %s: %v", Endpoint, err)
+		return nil, fmt.Errorf("docker client for %s: %w", Endpoint, err)
 	}
-	t.Cleanup(func() { _ = cli.Close() })
-	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	if _, err := cli.Ping(ctx); err != nil {
-		t.Skipf("docker engine at %s is unreachable: %v", Endpoint, err)
+		_ = cli.Close()
+		return nil, fmt.Errorf("docker engine at %s is unreachable: %w", Endpoint, err)
 	}
-	return cli
+	return cli, nil
 }
 
 var binaries struct {
