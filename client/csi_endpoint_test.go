@@ -185,7 +185,8 @@ func TestClientCSI_Controller_HostpathExpandSnapshotsList(t *testing.T) {
 			ExternalVolumeID: v.ExternalVolumeID, CapacityMin: 2 << 20, Capability: fsWriter[0]}
 		var grown structs.ClientCSIControllerExpandVolumeResponse
 		must.NoError(t, call("ControllerExpandVolume", expand, &grown))
-		must.Eq(t, structs.ClientCSIControllerExpandVolumeResponse{CapacityBytes: 2 << 20}, grown)
+		must.Eq(t, structs.ClientCSIControllerExpandVolumeResponse{CapacityBytes: 2 << 20, NodeExpansionRequired: true}, grown,
+			must.Sprint("hostpath's node offers EXPAND_VOLUME: it asks for NodeExpandVolume"))
 
 		expand.ExternalVolumeID = "vol-gone"
 		err := call("ControllerExpandVolume", expand, &grown)

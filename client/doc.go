@@ -3,8 +3,8 @@
 // give (failing over between servers), keeps one multiplexed session per
 // server on which the servers call it back (ClientStatus.Ping, and
 // ClientCSI for controller calls: create, delete, validate, expand and
-// list volumes, and create, delete and list snapshots; node operations
-// come with workloads), and turns plugin fingerprint changes into node
+// list volumes, and create, delete and list snapshots; node detach and
+// node expand of a volume in use here, through the volume manager), and turns plugin fingerprint changes into node
 // updates that carry only what changed (nodeUpdater).
 //
 // Subpackages: csi (the ONLY importer of the CSI spec and gRPC),

@@ -29,6 +29,9 @@ var dispatch = map[structs.MessageType]applyFn{
 	structs.ACLBootstrapRequestType:           applyACLBootstrap,
 	structs.AllocClientUpdateBatchRequestType: applyAllocClientUpdateBatch,
 	structs.NodeFingerprintBatchRequestType:   applyNodeFingerprintBatch,
+	structs.GCRequestType:                     applyGC,
+	structs.NodeUpdateEligibilityRequestType:  applyNodeUpdateEligibility,
+	structs.NodeUpdateDrainRequestType:        applyNodeUpdateDrain,
 }
 
 func applyNodeRegister(f *FSM, index uint64, buf []byte) any {

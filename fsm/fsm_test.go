@@ -120,6 +120,8 @@ func goldenScenarios() map[string][]entry {
 	placed.ClientStatus = structs.AllocClientStatusPending
 	placed.JobID = job.ID
 	batchVol := func(id string) *structs.CSIVolume { return statetest.Volume(id, "hostpath") }
+	gcEverything := &structs.GCRequest{Cutoffs: structs.GCCutoffs{Alloc: 1 << 62, Job: 1 << 62, Node: 1 << 62},
+		Allocs: []string{"alloc-1"}, Jobs: []structs.GCJobKey{{ID: "plugin-job"}}}
 	return map[string][]entry{
 		"register_batch": {
 			{structs.NodeRegisterRequestType, &structs.NodeRegisterRequest{Node: node}},
@@ -202,6 +204,47 @@ func goldenScenarios() map[string][]entry {
 				Type: structs.ACLTokenTypeClient, Policies: []string{"deploy"}, CreateTime: stamp}}}},
 			{structs.ACLTokenDeleteRequestType, &structs.ACLTokenDeleteRequest{AccessorIDs: []string{"aaaaaaaa-0000-4000-8000-000000000003"}}},
 			{structs.ACLPolicyDeleteRequestType, &structs.ACLPolicyDeleteRequest{Names: []string{"deploy"}}},
+		},
+		// Garbage collection deletes only what is still collectable at
+		// its apply: not an alloc whose claim is releasing, nor its job.
+		"gc": {
+			{structs.NodeRegisterRequestType, &structs.NodeRegisterRequest{Node: node}},
+			{structs.CSIVolumeRegisterRequestType, &structs.CSIVolumeRegisterRequest{Volumes: []*structs.CSIVolume{vol}}},
+			{structs.PlanApplyRequestType, &structs.PlanApplyRequest{Job: job, Allocs: []*structs.Allocation{placed},
+				Claims: []structs.CSIVolumeClaimRequest{{VolumeID: "data", AllocationID: "alloc-1", NodeID: "node-1",
+					Mode: structs.CSIVolumeClaimWrite, State: structs.CSIVolumeClaimStateTaken, Timestamp: stamp}}}},
+			{structs.JobDeregisterRequestType, &structs.JobDeregisterRequest{JobID: "plugin-job", Timestamp: stamp.UnixNano()}},
+			{structs.AllocClientUpdateRequestType, &structs.AllocClientUpdateRequest{Timestamp: stamp.UnixNano(),
+				Allocs: []*structs.Allocation{{ID: "alloc-1", ClientStatus: structs.AllocClientStatusComplete}}}},
+			{structs.GCRequestType, gcEverything},
+			claimEntry("data", "alloc-1", structs.CSIVolumeClaimWrite, structs.CSIVolumeClaimStateFreed),
+			{structs.GCRequestType, gcEverything},
+		},
+		// A drain: the node ineligible, then draining; the drainer's
+		// steps stop its allocation and complete it; eligibility cannot
+		// come back while it drains, nor a step of another drain apply.
+		// A second drain is left under way.
+		"node_drain": {
+			{structs.NodeRegisterRequestType, &structs.NodeRegisterRequest{Node: node}},
+			{structs.PlanApplyRequestType, &structs.PlanApplyRequest{Allocs: []*structs.Allocation{alloc}}},
+			{structs.NodeUpdateEligibilityRequestType, &structs.NodeUpdateEligibilityRequest{NodeID: "node-1",
+				Eligibility: structs.NodeSchedulingIneligible, UpdatedAt: stamp.UnixNano(),
+				Event: &structs.NodeEvent{Message: "node marked ineligible for scheduling", Subsystem: "Cluster", Timestamp: stamp}}},
+			{structs.NodeUpdateDrainRequestType, &structs.NodeUpdateDrainRequest{NodeID: "node-1", UpdatedAt: stamp.UnixNano(),
+				DrainStrategy: structs.NewDrainStrategy(structs.DrainSpec{Deadline: time.Hour}, stamp),
+				Events:        []*structs.NodeEvent{{Message: "drain started: deadline 1h0m0s", Subsystem: structs.NodeEventSubsystemDrain, Timestamp: stamp}}}},
+			{structs.NodeUpdateEligibilityRequestType, refusal{&structs.NodeUpdateEligibilityRequest{NodeID: "node-1",
+				Eligibility: structs.NodeSchedulingEligible}, structs.ErrConflict}},
+			{structs.NodeUpdateDrainRequestType, refusal{&structs.NodeUpdateDrainRequest{NodeID: "node-1",
+				Step: &structs.DrainStep{StartedAt: stamp.Add(-time.Hour), StopAllocs: []string{"alloc-1"}}}, structs.ErrConflict}},
+			{structs.NodeUpdateDrainRequestType, &structs.NodeUpdateDrainRequest{NodeID: "node-1", UpdatedAt: stamp.UnixNano(),
+				Step:   &structs.DrainStep{StartedAt: stamp, StopAllocs: []string{"alloc-1"}},
+				Events: []*structs.NodeEvent{{Message: "stopping 1 allocation", Subsystem: structs.NodeEventSubsystemDrain, Timestamp: stamp}}}},
+			{structs.NodeUpdateDrainRequestType, &structs.NodeUpdateDrainRequest{NodeID: "node-1", UpdatedAt: stamp.UnixNano(),
+				Step:   &structs.DrainStep{StartedAt: stamp, Complete: true},
+				Events: []*structs.NodeEvent{{Message: "drain complete", Subsystem: structs.NodeEventSubsystemDrain, Timestamp: stamp}}}},
+			{structs.NodeUpdateDrainRequestType, &structs.NodeUpdateDrainRequest{NodeID: "node-1", UpdatedAt: stamp.UnixNano(),
+				DrainStrategy: structs.NewDrainStrategy(structs.DrainSpec{Deadline: time.Minute, IgnoreSystemJobs: true}, stamp.Add(time.Hour))}},
 		},
 		"release_and_teardown": {
 			{structs.NodeRegisterRequestType, &structs.NodeRegisterRequest{Node: node}},

@@ -18,15 +18,16 @@ import (
 type SnapshotType uint8
 
 const (
-	IndexSnapshot     SnapshotType = 0
-	NodeSnapshot      SnapshotType = 1
-	JobSnapshot       SnapshotType = 2
-	AllocSnapshot     SnapshotType = 3
-	CSIPluginSnapshot SnapshotType = 4
-	CSIVolumeSnapshot SnapshotType = 5
-	RootKeySnapshot   SnapshotType = 6
-	ACLPolicySnapshot SnapshotType = 7
-	ACLTokenSnapshot  SnapshotType = 8
+	IndexSnapshot      SnapshotType = 0
+	NodeSnapshot       SnapshotType = 1
+	JobSnapshot        SnapshotType = 2
+	AllocSnapshot      SnapshotType = 3
+	CSIPluginSnapshot  SnapshotType = 4
+	CSIVolumeSnapshot  SnapshotType = 5
+	RootKeySnapshot    SnapshotType = 6
+	ACLPolicySnapshot  SnapshotType = 7
+	ACLTokenSnapshot   SnapshotType = 8
+	JobVersionSnapshot SnapshotType = 9
 )
 
 // snapshotFormat is written first in every snapshot; a reader refuses a
@@ -52,6 +53,7 @@ var snapshotTables = []snapshotTable{
 	{RootKeySnapshot, state.TableRootKeys, func() any { return new(structs.RootKeyMeta) }},
 	{ACLPolicySnapshot, state.TableACLPolicies, func() any { return new(structs.ACLPolicy) }},
 	{ACLTokenSnapshot, state.TableACLTokens, func() any { return new(structs.ACLToken) }},
+	{JobVersionSnapshot, state.TableJobVersions, func() any { return new(structs.Job) }},
 }
 
 func tableForType(t SnapshotType) (snapshotTable, bool) {

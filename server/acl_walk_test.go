@@ -57,6 +57,11 @@ func walkRules() map[string]walkRule {
 		"Status.HasNodeConn":            {open, func() any { return &structs.NodeSpecificRequest{NodeID: "node-1"} }},
 		"Status.Members":                {read, func() any { return &structs.GenericRequest{} }},
 		"Operator.RaftGetConfiguration": {read, func() any { return &structs.GenericRequest{} }},
+		// The whole state, out or in: a management token only.
+		"Operator.SnapshotSave":    {write, func() any { return &structs.SnapshotSaveRequest{} }},
+		"Operator.SnapshotRead":    {write, func() any { return &structs.SnapshotReadRequest{Handle: "missing"} }},
+		"Operator.SnapshotUpload":  {write, func() any { return &structs.SnapshotUploadRequest{Handle: "missing", Data: []byte{1}} }},
+		"Operator.SnapshotRestore": {write, func() any { return &structs.SnapshotRestoreRequest{Handle: "missing"} }},
 
 		"ACL.Bootstrap":    {open, func() any { return &structs.ACLBootstrapRequest{} }},
 		"ACL.WhoAmI":       {open, func() any { return &structs.ACLTokenGetRequest{} }},
@@ -73,6 +78,9 @@ func walkRules() map[string]walkRule {
 		}},
 		"ACL.DeleteTokens": {write, func() any { return &structs.ACLTokenDeleteRequest{AccessorIDs: []string{"missing"}} }},
 
+		// A collection now: management only (it removes what it may).
+		"System.GarbageCollect": {write, func() any { return &structs.SystemGCRequest{} }},
+
 		"Node.Register": {register, func() any {
 			return &structs.NodeRegisterRequest{Node: statetest.Node(fmt.Sprintf("walk-node-%d", walkNodes.Add(1)))}
 		}},
@@ -87,12 +95,19 @@ func walkRules() map[string]walkRule {
 		"Node.Deregister":      {write, func() any { return &structs.NodeDeregisterRequest{NodeIDs: []string{"missing"}} }},
 		"Node.List":            {read, func() any { return &structs.NodeListRequest{} }},
 		"Node.Get":             {read, func() any { return &structs.NodeSpecificRequest{NodeID: "node-1"} }},
+		"Node.UpdateDrain":     {write, func() any { return &structs.NodeUpdateDrainRequest{NodeID: "node-1"} }},
+		"Node.UpdateEligibility": {write, func() any {
+			return &structs.NodeUpdateEligibilityRequest{NodeID: "node-1", Eligibility: structs.NodeSchedulingEligible}
+		}},
 
 		"Job.Register":    {write, func() any { return &structs.JobRegisterRequest{Job: job.Copy()} }},
 		"Job.Deregister":  {write, func() any { return &structs.JobDeregisterRequest{JobID: "walk-job"} }},
 		"Job.List":        {read, func() any { return &structs.JobListRequest{} }},
 		"Job.Get":         {read, func() any { return &structs.JobSpecificRequest{JobID: "walk-job"} }},
 		"Job.Allocations": {read, func() any { return &structs.JobSpecificRequest{JobID: "walk-job"} }},
+		"Job.Plan":        {write, func() any { return &structs.JobPlanRequest{Job: job.Copy()} }},
+		"Job.Versions":    {read, func() any { return &structs.JobSpecificRequest{JobID: "walk-job"} }},
+		"Job.Revert":      {write, func() any { return &structs.JobRevertRequest{JobID: "walk-job", Version: 0} }},
 		"Alloc.List":      {read, func() any { return &structs.AllocListRequest{} }},
 		"Alloc.Get":       {read, func() any { return &structs.AllocSpecificRequest{AllocID: "alloc-1"} }},
 
@@ -119,6 +134,9 @@ func walkRules() map[string]walkRule {
 		}},
 		"CSIVolume.Publish": {write, func() any {
 			return &structs.CSIVolumePublishRequest{VolumeID: "data", AllocationID: "alloc-1", NodeID: "node-1"}
+		}},
+		"CSIVolume.NodeExpand": {write, func() any {
+			return &structs.CSIVolumeNodeExpandRequest{VolumeID: "data", AllocationID: "alloc-1", NodeID: "node-1"}
 		}},
 		"CSIVolume.Detach":         {write, func() any { return &structs.CSIVolumeDetachRequest{VolumeID: "data", NodeID: "missing"} }},
 		"CSIVolume.List":           {read, func() any { return &structs.CSIVolumeListRequest{} }},
@@ -162,6 +180,9 @@ func walkRules() map[string]walkRule {
 		}},
 		"ClientCSI.NodeDetachVolume": {write, func() any {
 			return &structs.ClientCSINodeDetachVolumeRequest{NodeID: "node-1"}
+		}},
+		"ClientCSI.NodeExpandVolume": {write, func() any {
+			return &structs.ClientCSINodeExpandVolumeRequest{NodeID: "node-1"}
 		}},
 
 		"Keyring.List":   {read, func() any { return &structs.KeyringListRequest{} }},
@@ -260,7 +281,7 @@ func TestACL_EndpointWalk_DisabledLetsOperatorsIn(t *testing.T) {
 	walkSeed(t, s, "")
 	clientOnly := map[string]bool{
 		"Node.Register": true, "Node.UpdateStatus": true, "Node.UpdateFingerprint": true, "Node.UpdateAlloc": true,
-		"Node.GetClientAllocs": true, "CSIVolume.Publish": true,
+		"Node.GetClientAllocs": true, "CSIVolume.Publish": true, "CSIVolume.NodeExpand": true,
 	}
 	rules := walkRules()
 	rules["ACL.GetToken"] = walkRule{read, func() any { return &structs.ACLTokenGetRequest{AccessorID: "missing"} }}

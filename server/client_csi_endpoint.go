@@ -67,6 +67,11 @@ func (c *ClientCSI) NodeDetachVolume(ctx context.Context, args *structs.ClientCS
 	return c.relay(ctx, args.NodeID, "ClientCSI.NodeDetachVolume", args, args, reply)
 }
 
+// NodeExpandVolume relays a node expansion to a client that has the volume in use.
+func (c *ClientCSI) NodeExpandVolume(ctx context.Context, args *structs.ClientCSINodeExpandVolumeRequest, reply *structs.ClientCSINodeExpandVolumeResponse) error {
+	return c.relay(ctx, args.NodeID, "ClientCSI.NodeExpandVolume", args, args, reply)
+}
+
 func (c *ClientCSI) relay(ctx context.Context, nodeID, method string, info rpcInfo, args, reply any) error {
 	if a, ok := args.(authInfo); !ok {
 		return structs.NewError(structs.CodeInternal, "%s: the request carries no token", method)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/berth-csi/berth/internal/clock"
 	"github.com/berth-csi/berth/tlsutil"
 )
 
@@ -22,6 +23,14 @@ const (
 // cluster of berth's size runs, small enough that a typo of a count is
 // refused rather than planned.
 const DefaultJobMaxCount = 10_000
+
+// Garbage collection defaults (Config.GCInterval and the thresholds).
+const (
+	DefaultGCInterval       = 5 * time.Minute
+	DefaultAllocGCThreshold = time.Hour
+	DefaultJobGCThreshold   = 4 * time.Hour
+	DefaultNodeGCThreshold  = 24 * time.Hour
+)
 
 // GossipKeySize is the length of the gossip encryption key (AES-256).
 const GossipKeySize = 32
@@ -93,6 +102,23 @@ type Config struct {
 	// with the raft configuration, besides reacting to gossip events.
 	ReconcileInterval time.Duration
 
+	// Garbage collection (gc.go): every GCInterval the leader removes the
+	// allocations over on their client for AllocGCThreshold, the stopped
+	// (or done batch) jobs, with no allocation left, unchanged for
+	// JobGCThreshold, the nodes down for NodeGCThreshold, and freed past
+	// claims (server { gc_interval, alloc_gc_threshold, job_gc_threshold,
+	// node_gc_threshold }).
+	GCInterval       time.Duration
+	AllocGCThreshold time.Duration
+	JobGCThreshold   time.Duration
+	NodeGCThreshold  time.Duration
+
+	// Clock is the leader's time for the drainer's deadlines, and the
+	// time Node.UpdateDrain stamps a drain with, and garbage
+	// collection's; nil is the wall clock.
+	// Tests move a clocktest.Fake.
+	Clock clock.Clock
+
 	Logger hclog.Logger
 }
 
@@ -112,6 +138,10 @@ func DefaultConfig() *Config {
 		RaftSnapshotInterval:   2 * time.Minute,
 		RaftTrailingLogs:       10240,
 		ReconcileInterval:      30 * time.Second,
+		GCInterval:             DefaultGCInterval,
+		AllocGCThreshold:       DefaultAllocGCThreshold,
+		JobGCThreshold:         DefaultJobGCThreshold,
+		NodeGCThreshold:        DefaultNodeGCThreshold,
 		JobMaxCount:            DefaultJobMaxCount,
 		Logger:                 hclog.NewNullLogger(),
 	}
@@ -165,5 +195,6 @@ func (c *Config) Validate() error {
 	if c.JobMaxCount < 1 {
 		errs = append(errs, fmt.Errorf("server: job_max_count must be at least 1, got %d", c.JobMaxCount))
 	}
+	errs = append(errs, c.validateGC()...)
 	return errors.Join(errs...)
 }

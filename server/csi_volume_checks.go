@@ -17,6 +17,7 @@ import (
 // refused volume never changes at the provider. warning is the plugin's
 // reason when it did not confirm the capabilities.
 func (v *CSIVolume) checkRegister(ctx context.Context, vol *structs.CSIVolume) (warning string, err error) {
+	vol.NodeExpansion = nil // the servers' to keep (expand carries it over), never the caller's
 	// The state store refuses it too, in the write (two registers at once);
 	// asking first spares the plugin's calls.
 	if err := v.srv.State().CheckCSIVolumeExternalID(vol); err != nil {
@@ -170,11 +171,15 @@ func (v *CSIVolume) validateCapabilities(ctx context.Context, vol *structs.CSIVo
 
 // expand grows a registered volume when the update's capacity_min is
 // above what it has, through a controller instance, and records the new
-// capacity in vol. Capacity is the servers' to keep: an update never sets
-// it. Lowering capacity_min or a capacity_max below the capacity is
-// shrinking, which CSI cannot do.
+// capacity in vol. Capacity and a pending node expansion are the servers'
+// to keep: an update never sets them. Lowering capacity_min or a
+// capacity_max below the capacity is shrinking, which CSI cannot do.
+// When the controller answers that the nodes must expand the volume too,
+// expandOnNodes has them do it (csi_volume_node_expand.go); a volume
+// whose node expansion is pending is expanded again, which retries it.
 func (v *CSIVolume) expand(ctx context.Context, old, vol *structs.CSIVolume) error {
 	vol.Capacity = old.Capacity
+	vol.NodeExpansion = old.NodeExpansion.Copy()
 	if vol.RequestedCapacityMin == 0 && vol.RequestedCapacityMax == 0 {
 		vol.RequestedCapacityMin, vol.RequestedCapacityMax = old.RequestedCapacityMin, old.RequestedCapacityMax
 		return nil
@@ -189,8 +194,12 @@ func (v *CSIVolume) expand(ctx context.Context, old, vol *structs.CSIVolume) err
 			"volume %q: capacity_max %d bytes is below its capacity of %d bytes: volumes cannot shrink; raise capacity_max or leave it out",
 			vol.ID, vol.RequestedCapacityMax, old.Capacity)
 	}
-	if vol.RequestedCapacityMin <= old.Capacity || vol.RequestedCapacityMin == old.RequestedCapacityMin {
+	pending := old.NodeExpansion != nil
+	if !pending && (vol.RequestedCapacityMin <= old.Capacity || vol.RequestedCapacityMin == old.RequestedCapacityMin) {
 		return nil
+	}
+	if vol.RequestedCapacityMin == 0 { // a capacity_max alone, with a node expansion pending
+		vol.RequestedCapacityMin = old.RequestedCapacityMin
 	}
 	req := &structs.ClientCSIControllerExpandVolumeRequest{
 		PluginID:         vol.PluginID,
@@ -209,10 +218,11 @@ func (v *CSIVolume) expand(ctx context.Context, old, vol *structs.CSIVolume) err
 	if err != nil {
 		return fmt.Errorf("volume %q: expand to %d bytes with plugin %q: %w", vol.ID, vol.RequestedCapacityMin, vol.PluginID, err)
 	}
-	vol.Capacity = resp.CapacityBytes
-	if resp.NodeExpansionRequired {
-		v.srv.logger.Warn("volume expanded by the controller; the plugin also asks for NodeExpandVolume, which berth does not call yet",
-			"volume", vol.ID, "plugin_id", vol.PluginID, "capacity", resp.CapacityBytes)
+	if !resp.NodeExpansionRequired {
+		vol.Capacity = resp.CapacityBytes
+		vol.NodeExpansion = nil
+		return nil
 	}
-	return nil
+	return v.expandOnNodes(ctx, old, vol, &structs.CSIVolumeNodeExpansion{
+		CapacityMin: req.CapacityMin, CapacityMax: req.CapacityMax, Capacity: resp.CapacityBytes})
 }

@@ -37,6 +37,7 @@ func (v *CSIVolume) Create(ctx context.Context, args *structs.CSIVolumeCreateReq
 		if err := validateCreate(vol); err != nil {
 			return err
 		}
+		vol.NodeExpansion = nil // the servers' to keep, never the caller's
 	}
 	for _, vol := range args.Volumes {
 		created, err := v.create(ctx, vol)
@@ -294,7 +295,7 @@ func (v *CSIVolume) regrow(ctx context.Context, existing, vol *structs.CSIVolume
 		return nil, err
 	}
 	if upd.Capacity == existing.Capacity && upd.RequestedCapacityMin == existing.RequestedCapacityMin &&
-		upd.RequestedCapacityMax == existing.RequestedCapacityMax {
+		upd.RequestedCapacityMax == existing.RequestedCapacityMax && sameNodeExpansion(upd.NodeExpansion, existing.NodeExpansion) {
 		return existing, nil
 	}
 	if err := v.srv.sealVolumeSecrets(upd); err != nil {

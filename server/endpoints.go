@@ -16,6 +16,7 @@ func (s *Server) registerEndpoints() error {
 		"Alloc":        &Alloc{srv: s},
 		"Keyring":      &Keyring{srv: s},
 		"ACL":          &ACL{srv: s},
+		"System":       &System{srv: s},
 
 		"ClientAllocations": &ClientAllocations{srv: s},
 	}

@@ -42,7 +42,14 @@ func (j *Job) Register(args *structs.JobRegisterRequest, reply *structs.JobRegis
 	if err := checkJobWeight(job); err != nil {
 		return err
 	}
+	return j.register(job, reply)
+}
+
+// register runs a checked job: it stores it and, in one raft write, places
+// its missing allocations and stops what it replaces.
+func (j *Job) register(job *structs.Job, reply *structs.JobRegisterResponse) error {
 	job.Stop = false
+	job.SubmitTime = time.Now().UnixNano()
 	// One scheduling pass at a time: two passes must not plan the same claim.
 	j.srv.planMu.Lock()
 	defer j.srv.planMu.Unlock()
@@ -57,7 +64,14 @@ func (j *Job) Register(args *structs.JobRegisterRequest, reply *structs.JobRegis
 	for _, a := range res.Plan.Allocs {
 		reply.Placed = append(reply.Placed, a.Stub())
 	}
-	reply.Failures = res.Failures
+	reply.Failures, reply.Stopped, reply.Groups = res.Failures, res.Plan.Stops, res.Groups
+	stored, err := j.srv.State().JobByID(nil, job.Namespace, job.ID)
+	if err != nil {
+		return err
+	}
+	if stored != nil {
+		reply.JobVersion = stored.Version
+	}
 	reply.Index = index
 	return nil
 }

@@ -78,8 +78,10 @@ func (s *Server) leaderLoop(ctx context.Context) {
 	defer watchers.Wait()
 	watchers.Go(func() { s.volumeWatcher.Run(ctx) })
 	watchers.Go(func() { s.watchJobs(ctx) })
+	watchers.Go(func() { s.runDrainer(ctx) })
 	watchers.Go(func() { s.initRootKey(ctx) })
 	watchers.Go(func() { s.reapExpiredTokensLoop(ctx) })
+	watchers.Go(func() { s.gcLoop(ctx) })
 
 	ticker := time.NewTicker(s.config.ReconcileInterval)
 	defer ticker.Stop()

@@ -88,6 +88,8 @@ type Server struct {
 
 	keys *serverKeyring // root keys: material in the keystore, metadata in raft
 
+	snapshots snapshotStage // operator snapshot files in transit (operator_snapshot_staging.go)
+
 	shutdownOnce sync.Once
 	shutdownErr  error
 }

@@ -24,6 +24,9 @@ func upsertJobTxn(txn *memdb.Txn, index uint64, job *structs.Job) ([]string, err
 		j.CreateIndex = existing.CreateIndex
 	}
 	j.ModifyIndex = index
+	if err := setJobVersionTxn(txn, index, j, existing); err != nil {
+		return nil, err
+	}
 	if err := txn.Insert(TableJobs, j); err != nil {
 		return nil, errInternal("insert job "+j.ID, err)
 	}
@@ -53,6 +56,9 @@ func (s *StateStore) DeleteJob(index uint64, namespace, id string) error {
 	}
 	if err := txn.Delete(TableJobs, existing); err != nil {
 		return errInternal("delete job "+id, err)
+	}
+	if err := deleteJobVersionsTxn(txn, index, namespace, id); err != nil {
+		return err
 	}
 	if err := finishJobWrite(txn, index, existing.CSIPluginIDs()); err != nil {
 		return err

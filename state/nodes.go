@@ -42,9 +42,12 @@ func (s *StateStore) UpsertNode(index uint64, node *structs.Node) error {
 	if existing != nil {
 		n.CreateIndex = existing.CreateIndex
 		n.Events = existing.Events // shared: events are never changed in place
+		// The servers own eligibility and drain (nodes_drain.go).
+		n.SchedulingEligibility, n.DrainStrategy = existing.SchedulingEligibility, existing.DrainStrategy
 	} else {
 		n.CreateIndex = index
 		n.Events = newestEvents(n.Events)
+		n.SchedulingEligibility, n.DrainStrategy = structs.NodeSchedulingEligible, nil
 	}
 	n.ModifyIndex = index
 	if err := txn.Insert(TableNodes, n); err != nil {

@@ -28,7 +28,7 @@ func rowTypeOK(table string, obj any) bool {
 	case TableNodes:
 		_, ok := obj.(*structs.Node)
 		return ok
-	case TableJobs:
+	case TableJobs, TableJobVersions:
 		_, ok := obj.(*structs.Job)
 		return ok
 	case TableAllocs:

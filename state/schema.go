@@ -26,6 +26,7 @@ var Tables = []string{
 	TableRootKeys,
 	TableACLPolicies,
 	TableACLTokens,
+	TableJobVersions,
 }
 
 // Index names.
@@ -62,6 +63,8 @@ func Schema() *memdb.DBSchema {
 
 		TableACLPolicies: aclPoliciesTableSchema(),
 		TableACLTokens:   aclTokensTableSchema(),
+
+		TableJobVersions: jobVersionsTableSchema(),
 	}}
 }
 

@@ -101,12 +101,13 @@ func TestStateStore_TableRows(t *testing.T) {
 	upsertVolumes(t, s, 13, statetest.Volume("data", plugID))
 
 	want := map[string]int{
-		state.TableIndex:      5,
-		state.TableNodes:      2,
-		state.TableJobs:       1,
-		state.TableAllocs:     1,
-		state.TableCSIPlugins: 1,
-		state.TableCSIVolumes: 1,
+		state.TableIndex:       6,
+		state.TableNodes:       2,
+		state.TableJobs:        1,
+		state.TableJobVersions: 1, // its first version
+		state.TableAllocs:      1,
+		state.TableCSIPlugins:  1,
+		state.TableCSIVolumes:  1,
 	}
 	for _, table := range state.Tables {
 		t.Run(table, func(t *testing.T) {

@@ -163,6 +163,18 @@ func updateAllocsFromClientTxn(txn *memdb.Txn, index uint64, allocs []*structs.A
 		if in.TaskStates != nil {
 			a.TaskStates = in.Copy().TaskStates
 		}
+		switch {
+		case a.ClientStatus != structs.AllocClientStatusRunning:
+			a.RunningSince = 0
+		case existing.ClientStatus != structs.AllocClientStatusRunning || a.RunningSince == 0:
+			a.RunningSince = at.UnixNano() // the entry's time: the same on every server
+		}
+		switch {
+		case a.ClientStatus != structs.AllocClientStatusFailed:
+			a.FailTime = 0
+		case existing.ClientStatus != structs.AllocClientStatusFailed || a.FailTime == 0:
+			a.FailTime = at.UnixNano() // the reschedule delay counts from here
+		}
 		a.ModifyIndex = index
 		if err := txn.Insert(TableAllocs, a); err != nil {
 			return nil, errInternal("insert alloc "+a.ID, err)
@@ -230,7 +242,9 @@ func allocsTxn(txn *memdb.Txn, index string, args ...any) ([]*structs.Allocation
 }
 
 // StopJob marks a job stopped and stops its allocations, releasing their
-// claims, in one write. With purge the job is deleted too.
+// claims, in one write. With purge the job is deleted too, with those of
+// its allocations that are over on their client and hold no claim that is
+// not freed (see purgeAllocsTxn).
 func (s *StateStore) StopJob(index uint64, namespace, id string, purge bool, at time.Time) error {
 	if namespace == "" {
 		namespace = structs.DefaultNamespace
@@ -248,6 +262,9 @@ func (s *StateStore) StopJob(index uint64, namespace, id string, purge bool, at 
 	if purge {
 		if err := txn.Delete(TableJobs, existing); err != nil {
 			return errInternal("delete job "+id, err)
+		}
+		if err := deleteJobVersionsTxn(txn, index, namespace, id); err != nil {
+			return err
 		}
 	} else {
 		j := existing.Copy()
@@ -267,6 +284,13 @@ func (s *StateStore) StopJob(index uint64, namespace, id string, purge bool, at 
 	}
 	if err := finishAllocWrite(txn, index, stopped, at); err != nil {
 		return err
+	}
+	if purge {
+		// Its allocations already over, and holding no live claim, go
+		// with it; garbage collection removes the others once they are.
+		if _, err := purgeAllocsTxn(txn, index, namespace, id); err != nil {
+			return err
+		}
 	}
 	if err := finishJobWrite(txn, index, existing.CSIPluginIDs()); err != nil {
 		return err
@@ -298,9 +322,11 @@ func (s *StateStore) ApplyPlan(index uint64, req *structs.PlanApplyRequest) erro
 	defer txn.Abort()
 
 	tables := []string{}
+	var job *structs.Job // as stored, with its version
 	if req.Job == nil && req.JobID != "" {
 		ns := req.RequestNamespace()
-		job, err := jobByIDTxn(txn, nil, ns, req.JobID)
+		var err error
+		job, err = jobByIDTxn(txn, nil, ns, req.JobID)
 		if err != nil {
 			return err
 		}
@@ -316,6 +342,12 @@ func (s *StateStore) ApplyPlan(index uint64, req *structs.PlanApplyRequest) erro
 		if err := finishJobWrite(txn, index, plugins); err != nil {
 			return err
 		}
+		if job, err = jobByIDTxn(txn, nil, req.Job.Namespace, req.Job.ID); err != nil {
+			return err
+		}
+	}
+	if err := applyPlanStopsTxn(txn, index, job, req); err != nil {
+		return err
 	}
 	for _, alloc := range req.Allocs {
 		if alloc == nil || alloc.ID == "" {
@@ -325,6 +357,14 @@ func (s *StateStore) ApplyPlan(index uint64, req *structs.PlanApplyRequest) erro
 		if a.Namespace == "" {
 			a.Namespace = structs.DefaultNamespace
 		}
+		if job != nil {
+			// The version is the stored job's: the FSM numbers versions.
+			a.JobVersion = job.Version
+			if a.Job != nil {
+				a.Job.Version, a.Job.SubmitTime = job.Version, job.SubmitTime
+			}
+		}
+		a.CreateTime = req.Timestamp
 		a.CreateIndex, a.ModifyIndex = index, index
 		if err := txn.Insert(TableAllocs, a); err != nil {
 			return errInternal("insert alloc "+a.ID, err)
@@ -350,4 +390,35 @@ func (s *StateStore) ApplyPlan(index uint64, req *structs.PlanApplyRequest) erro
 	}
 	txn.Commit()
 	return nil
+}
+
+// applyPlanStopsTxn stops the allocations the plan stops: each must be
+// one of the plan's job. Their claims are released once their clients
+// report them over, as for any stop.
+func applyPlanStopsTxn(txn *memdb.Txn, index uint64, job *structs.Job, req *structs.PlanApplyRequest) error {
+	if len(req.Stops) == 0 {
+		return nil
+	}
+	if job == nil {
+		return errBadRequest("plan: stops allocations but names no job")
+	}
+	var stopped []*structs.Allocation
+	for _, st := range req.Stops {
+		existing, err := allocByIDTxn(txn, nil, st.AllocID)
+		if err != nil {
+			return err
+		}
+		if existing == nil || existing.Namespace != job.Namespace || existing.JobID != job.ID {
+			return errConflict("plan for job %q: allocation %s to stop is not the job's any more; nothing was written", job.ID, st.AllocID)
+		}
+		changed, err := stopAllocsTxn(txn, index, []*structs.Allocation{existing}, false)
+		if err != nil {
+			return err
+		}
+		for _, a := range changed {
+			a.DesiredDescription = st.Description // the txn's own copy, not yet visible
+		}
+		stopped = append(stopped, changed...)
+	}
+	return finishAllocWrite(txn, index, stopped, time.Unix(0, req.Timestamp))
 }

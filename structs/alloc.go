@@ -31,6 +31,24 @@ type Allocation struct {
 	Job *Job `json:",omitempty"`
 	// ClientDescription says why the client status is what it is.
 	ClientDescription string
+	// DesiredDescription says why the servers stopped it ("replaced by
+	// job version 3").
+	DesiredDescription string `json:",omitempty"`
+	// JobVersion is the version of Job.
+	JobVersion uint64
+	// CreateTime is when it was placed, RunningSince when its client
+	// last reported it running (0 while it is not): unix nanoseconds,
+	// from the raft entries that wrote them.
+	CreateTime   int64
+	RunningSince int64 `json:",omitempty"`
+	// FailTime is when its client reported it failed (unix nanoseconds,
+	// the entry's time), 0 otherwise: the reschedule delay counts from it.
+	FailTime int64 `json:",omitempty"`
+	// RescheduleEvents are the replacements of failed allocations that
+	// led to this one, oldest first; PreviousAllocation is the one it
+	// replaced.
+	RescheduleEvents   []RescheduleEvent `json:",omitempty"`
+	PreviousAllocation string            `json:",omitempty"`
 	// TaskStates by task name, reported by the client.
 	TaskStates map[string]*TaskState
 
@@ -77,6 +95,7 @@ func (a *Allocation) Copy() *Allocation {
 	}
 	c := *a
 	c.Job = a.Job.Copy()
+	c.RescheduleEvents = append([]RescheduleEvent(nil), a.RescheduleEvents...)
 	if a.TaskStates != nil {
 		c.TaskStates = make(map[string]*TaskState, len(a.TaskStates))
 		for k, v := range a.TaskStates {
@@ -97,6 +116,7 @@ func (a *Allocation) Stub() *AllocListStub {
 		NodeID:        a.NodeID,
 		DesiredStatus: a.DesiredStatus,
 		ClientStatus:  a.ClientStatus,
+		JobVersion:    a.JobVersion,
 		CreateIndex:   a.CreateIndex,
 		ModifyIndex:   a.ModifyIndex,
 	}
@@ -112,6 +132,7 @@ type AllocListStub struct {
 	NodeID        string
 	DesiredStatus string
 	ClientStatus  string
+	JobVersion    uint64
 	CreateIndex   uint64
 	ModifyIndex   uint64
 }

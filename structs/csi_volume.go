@@ -37,6 +37,12 @@ type CSIVolume struct {
 	SnapshotID           string
 	CloneID              string
 
+	// NodeExpansion is set while a node expansion the plugin asked for
+	// (ControllerExpandVolume said node_expansion_required) is not done:
+	// no node had the volume staged or published, or one failed. The next
+	// publish of the volume does it; the servers keep it, never the caller.
+	NodeExpansion *CSIVolumeNodeExpansion `json:",omitempty"`
+
 	// Claims by allocation ID. Read and write claims are held while taken;
 	// a released claim moves to PastClaims until it is freed.
 	ReadClaims  map[string]*CSIVolumeClaim
@@ -83,6 +89,7 @@ func (v *CSIVolume) Copy() *CSIVolume {
 			c.Topologies[i] = t.Copy()
 		}
 	}
+	c.NodeExpansion = v.NodeExpansion.Copy()
 	c.ReadClaims = copyClaims(v.ReadClaims)
 	c.WriteClaims = copyClaims(v.WriteClaims)
 	c.PastClaims = copyClaims(v.PastClaims)

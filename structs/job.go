@@ -21,6 +21,13 @@ type Job struct {
 	Type       string
 	Stop       bool
 	TaskGroups []*TaskGroup
+	// Version counts the job's changes: 0 when first registered, one more
+	// each time it is registered with a different spec (SpecChanged).
+	// The servers set it.
+	Version uint64
+	// SubmitTime is when this version was registered (unix nanoseconds),
+	// stamped by the servers.
+	SubmitTime int64
 
 	CreateIndex uint64
 	ModifyIndex uint64
@@ -35,6 +42,15 @@ type TaskGroup struct {
 	// Disconnect is what the group's client does when it cannot reach the
 	// servers; nil is every default.
 	Disconnect *DisconnectStrategy `json:",omitempty"`
+	// Update is how a change of the group replaces its allocations; nil
+	// is every default (see UpdateStrategy).
+	Update *UpdateStrategy `json:",omitempty"`
+	// Reschedule is how a failed allocation is replaced; nil is the job
+	// type's default (see ReschedulePolicy).
+	Reschedule *ReschedulePolicy `json:",omitempty"`
+	// Migrate is how a node drain moves the group's allocations; nil is
+	// every default (see MigrateMaxParallel).
+	Migrate *MigrateStrategy `json:",omitempty"`
 }
 
 // DisconnectStrategy is a group's `disconnect` block.
@@ -143,6 +159,18 @@ func (tg *TaskGroup) Copy() *TaskGroup {
 		return nil
 	}
 	c := *tg
+	if tg.Update != nil {
+		u := *tg.Update
+		c.Update = &u
+	}
+	if tg.Reschedule != nil {
+		r := *tg.Reschedule
+		c.Reschedule = &r
+	}
+	if tg.Migrate != nil {
+		m := *tg.Migrate
+		c.Migrate = &m
+	}
 	if tg.Disconnect != nil {
 		d := *tg.Disconnect
 		if d.StopOnClient != nil {

@@ -164,6 +164,9 @@ func (tg *TaskGroup) validate(p *problems) {
 	if len(tg.Tasks) == 0 {
 		p.add("%sneeds at least one task", at)
 	}
+	tg.validateUpdate(p, at)
+	tg.validateReschedule(p, at)
+	tg.validateMigrate(p, at)
 	names := map[string]bool{}
 	for i, t := range tg.Tasks {
 		if t == nil {

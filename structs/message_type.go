@@ -41,6 +41,16 @@ const (
 	// entry, each applied on its own (the leader coalesces concurrent
 	// Node.UpdateFingerprint calls).
 	NodeFingerprintBatchRequestType MessageType = 21
+	// GCRequestType: one garbage collection batch (GCRequest); the FSM
+	// checks each row again before it deletes it.
+	GCRequestType MessageType = 22
+	// NodeUpdateEligibilityRequestType: an operator marks a node eligible
+	// or ineligible for new placements.
+	NodeUpdateEligibilityRequestType MessageType = 24
+	// NodeUpdateDrainRequestType: a node's drain started, cancelled, or
+	// a step of the leader's drainer (allocations it stops, the drain
+	// complete).
+	NodeUpdateDrainRequestType MessageType = 25
 )
 
 var messageTypeNames = map[MessageType]string{
@@ -65,6 +75,9 @@ var messageTypeNames = map[MessageType]string{
 	CSIVolumeRegisterBatchRequestType: "CSIVolumeRegisterBatch",
 	AllocClientUpdateBatchRequestType: "AllocClientUpdateBatch",
 	NodeFingerprintBatchRequestType:   "NodeFingerprintBatch",
+	GCRequestType:                     "GC",
+	NodeUpdateEligibilityRequestType:  "NodeUpdateEligibility",
+	NodeUpdateDrainRequestType:        "NodeUpdateDrain",
 }
 
 func (t MessageType) String() string {

@@ -49,6 +49,13 @@ type Node struct {
 	// is detected and healthy (DriverUsable).
 	Drivers map[string]*DriverInfo `json:",omitempty"`
 
+	// SchedulingEligibility says whether the scheduler may place new
+	// allocations here: NodeSchedulingEligible or NodeSchedulingIneligible
+	// (see Schedulable). The servers own it; a registration keeps it.
+	SchedulingEligibility string
+	// DrainStrategy is the node's drain under way, nil when none is.
+	DrainStrategy *DrainStrategy `json:",omitempty"`
+
 	Events []*NodeEvent
 
 	CreateIndex uint64
@@ -75,6 +82,7 @@ func (n *Node) Copy() *Node {
 	c.CSIControllerPlugins = copyCSIInfoMap(n.CSIControllerPlugins)
 	c.CSINodePlugins = copyCSIInfoMap(n.CSINodePlugins)
 	c.Drivers = copyDriverInfoMap(n.Drivers)
+	c.DrainStrategy = n.DrainStrategy.Copy()
 	if n.Events != nil {
 		c.Events = make([]*NodeEvent, len(n.Events))
 		for i, e := range n.Events {
@@ -89,29 +97,33 @@ func (n *Node) Copy() *Node {
 // Stub returns the list form of the node.
 func (n *Node) Stub() *NodeListStub {
 	return &NodeListStub{
-		ID:                   n.ID,
-		Name:                 n.Name,
-		Datacenter:           n.Datacenter,
-		Status:               n.Status,
-		StatusDescription:    n.StatusDescription,
-		CSIControllerPlugins: copyCSIInfoMap(n.CSIControllerPlugins),
-		CSINodePlugins:       copyCSIInfoMap(n.CSINodePlugins),
-		CreateIndex:          n.CreateIndex,
-		ModifyIndex:          n.ModifyIndex,
+		ID:                    n.ID,
+		Name:                  n.Name,
+		Datacenter:            n.Datacenter,
+		Status:                n.Status,
+		StatusDescription:     n.StatusDescription,
+		SchedulingEligibility: n.SchedulingEligibility,
+		Drain:                 n.DrainStrategy != nil,
+		CSIControllerPlugins:  copyCSIInfoMap(n.CSIControllerPlugins),
+		CSINodePlugins:        copyCSIInfoMap(n.CSINodePlugins),
+		CreateIndex:           n.CreateIndex,
+		ModifyIndex:           n.ModifyIndex,
 	}
 }
 
 // NodeListStub is a node as lists show it.
 type NodeListStub struct {
-	ID                   string
-	Name                 string
-	Datacenter           string
-	Status               string
-	StatusDescription    string
-	CSIControllerPlugins map[string]*CSIInfo
-	CSINodePlugins       map[string]*CSIInfo
-	CreateIndex          uint64
-	ModifyIndex          uint64
+	ID                    string
+	Name                  string
+	Datacenter            string
+	Status                string
+	StatusDescription     string
+	SchedulingEligibility string
+	Drain                 bool // a drain is under way
+	CSIControllerPlugins  map[string]*CSIInfo
+	CSINodePlugins        map[string]*CSIInfo
+	CreateIndex           uint64
+	ModifyIndex           uint64
 }
 
 func copyStringMap(m map[string]string) map[string]string {

@@ -210,3 +210,30 @@ type ClientCSINodeDetachVolumeRequest struct {
 
 // ClientCSINodeDetachVolumeResponse is empty.
 type ClientCSINodeDetachVolumeResponse struct{}
+
+// ClientCSINodeExpandVolumeRequest asks a node where a volume is staged or
+// published to expand it there (NodeExpandVolume), after the plugin's
+// ControllerExpandVolume said the node must. The client finds the paths
+// (as the plugin sees them) and the capability in its own record of the
+// volume's use; CapacityMin and CapacityMax are the range the controller
+// expand was given.
+type ClientCSINodeExpandVolumeRequest struct {
+	PluginID         string
+	NodeID           string // the node where the volume is in use
+	VolumeID         string
+	ExternalVolumeID string
+	CapacityMin      int64
+	CapacityMax      int64
+	MountOptions     *CSIMountOptions
+	Secrets          CSISecrets
+	QueryOptions
+}
+
+// ClientCSINodeExpandVolumeResponse says whether the volume is in use on
+// the node (false: neither staged nor published there, nothing was done)
+// and the capacity the plugin answered, 0 if it gave none (or has no node
+// EXPAND_VOLUME capability, so that nothing was called).
+type ClientCSINodeExpandVolumeResponse struct {
+	InUse         bool
+	CapacityBytes int64
+}

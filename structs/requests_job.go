@@ -20,6 +20,13 @@ type JobDeregisterRequest struct {
 type JobRegisterResponse struct {
 	Placed   []*AllocListStub
 	Failures []*PlacementFailure
+	// Stopped are the allocations the run stopped (over count, or
+	// replaced by the new version), Groups what it did to each group.
+	Stopped []AllocStop    `json:",omitempty"`
+	Groups  []*GroupChange `json:",omitempty"`
+	// JobVersion is the job's version after the run: the same as before
+	// when its spec did not change.
+	JobVersion uint64
 	WriteMeta
 }
 
@@ -30,6 +37,30 @@ type PlacementFailure struct {
 	TaskGroup string
 	Missing   int // allocations not placed
 	Reasons   []string
+	// Replacing: the group is being updated and the allocations not
+	// placed wait for the ones they replace to stop and free their
+	// claims; the leader places them then, unasked.
+	Replacing bool `json:",omitempty"`
+}
+
+// GroupChange is what a run of a job does to one of its groups, as
+// `berth job plan` and `berth job run` show it.
+type GroupChange struct {
+	TaskGroup string
+	// Place is how many allocations the run places now.
+	Place int
+	// Stop is how many it stops: over a lowered count, or replaced.
+	Stop int
+	// Replace is how many of those stopped are replaced by the new
+	// version; Outdated how many older-version allocations keep running
+	// for now, to be replaced as the update goes on.
+	Replace  int
+	Outdated int
+	// Unchanged is how many allocations keep running as they are.
+	Unchanged int
+	// UpdateFailed says why a rolling update stopped ("" while it goes
+	// on): a replacement failed or was not healthy in time.
+	UpdateFailed string `json:",omitempty"`
 }
 
 // JobListRequest lists jobs.
@@ -144,6 +175,12 @@ type PlanApplyRequest struct {
 	Job    *Job
 	Allocs []*Allocation
 	Claims []CSIVolumeClaimRequest
+	// Stops are allocations of the job to stop: replaced by a newer
+	// version, or over a lowered count.
+	Stops []AllocStop `json:",omitempty"`
+	// Timestamp is when it was planned (unix nanoseconds): the new
+	// allocations' CreateTime.
+	Timestamp int64
 	// JobID and JobModifyIndex name, for a placement without Job (the
 	// leader's own pass), the job as it was when planned: the plan is
 	// refused if the job changed, stopped or went since.
@@ -165,4 +202,39 @@ type AllocClientUpdateRequest struct {
 // nothing, and answers one error per report ([]error).
 type AllocClientUpdateBatchRequest struct {
 	Updates []AllocClientUpdateRequest
+}
+
+// JobPlanRequest asks what running a job would do, changing nothing.
+type JobPlanRequest struct {
+	Job *Job
+	WriteRequest
+}
+
+// JobPlanResponse answers JobPlanRequest: what a run would place, stop
+// and claim now, and what it could not place.
+type JobPlanResponse struct {
+	// Changed: the job's spec differs from the stored one (or there is
+	// none); JobVersion is the version a run would give it.
+	Changed    bool
+	JobVersion uint64
+	Groups     []*GroupChange
+	Placed     []*AllocListStub
+	Stopped    []AllocStop
+	// Claims are the volume claims the placements would take.
+	Claims   []CSIVolumeClaimRequest
+	Failures []*PlacementFailure
+}
+
+// JobVersionsResponse lists a job's kept versions, newest first.
+type JobVersionsResponse struct {
+	Versions []*Job
+	QueryMeta
+}
+
+// JobRevertRequest runs an earlier version of a job again, as a new
+// version.
+type JobRevertRequest struct {
+	JobID   string
+	Version uint64
+	WriteRequest
 }

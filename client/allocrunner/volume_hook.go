@@ -165,6 +165,7 @@ func (r *Runner) setupVolume(ctx context.Context, alias string, req *structs.Vol
 		return mv, fmt.Errorf("volume %q: mount: %w", id, err)
 	}
 	mv.hostPath = res.HostPath
+	r.expandPending(ctx, vol, id)
 	return mv, nil
 }
 

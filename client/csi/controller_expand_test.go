@@ -23,7 +23,8 @@ func TestClient_ControllerExpandVolume_Hostpath(t *testing.T) {
 		Capability: writer[0], MountOptions: &structs.CSIMountOptions{MountFlags: []string{"noatime"}}}
 	got, err := c.ControllerExpandVolume(ctx, req)
 	must.NoError(t, err)
-	must.Eq(t, &ExpandVolumeResponse{CapacityBytes: 2 << 20}, got, must.Sprint("a directory needs no node expansion"))
+	must.Eq(t, &ExpandVolumeResponse{CapacityBytes: 2 << 20, NodeExpansionRequired: true}, got,
+		must.Sprint("a plugin with the node EXPAND_VOLUME capability asks for node expansion, as the spec has it"))
 	again, err := c.ControllerExpandVolume(ctx, req)
 	must.NoError(t, err)
 	must.Eq(t, got, again, must.Sprint("expanding to the same size again is a no-op"))

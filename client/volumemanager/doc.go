@@ -3,7 +3,9 @@
 // per allocation, and the reverse, NodeUnpublishVolume per allocation and
 // NodeUnstageVolume when the last allocation on the node is done with the
 // volume. Every call is idempotent: mounting again returns the same host
-// path, unmounting what is not mounted does nothing.
+// path, unmounting what is not mounted does nothing. ExpandVolume calls
+// NodeExpandVolume for a volume in use here, with the paths it was
+// staged and published at.
 //
 // Usage is persisted. Which allocations use which volume, the paths, and
 // the step each volume and allocation is at are written to

@@ -23,8 +23,8 @@ var (
 	ErrCorruptUsage = errors.New("volumemanager: usage file is corrupt")
 )
 
-// Error is a failed step of a mount or unmount: which volume, for which
-// allocation, with which plugin, at which step (a CSI call such as
+// Error is a failed step of a mount, unmount or expansion: which volume,
+// for which allocation (none: a step about the volume alone), with which plugin, at which step (a CSI call such as
 // NodeStageVolume, or a local one such as "record usage"), and why. It
 // unwraps to the cause, so errors.Is, csi.IsFinal and csi.CodeOf see
 // through it.
@@ -46,6 +46,9 @@ func (e *Error) Error() string {
 		if ce.GRPC {
 			msg = ce.Code.String() + ": " + ce.Message
 		}
+	}
+	if e.AllocID == "" { // a step for the volume, not an allocation (an expansion)
+		return fmt.Sprintf("volume %q: %s with plugin %q: %s", e.VolumeID, e.Step, e.PluginID, msg)
 	}
 	return fmt.Sprintf("volume %q for alloc %s: %s with plugin %q: %s", e.VolumeID, e.AllocID, e.Step, e.PluginID, msg)
 }

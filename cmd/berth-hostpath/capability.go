@@ -143,3 +143,9 @@ func (d *driver) nodeCapabilities() []csi.NodeServiceCapability_RPC_Type {
 	}
 	return caps
 }
+
+// nodeExpands reports whether the node offers EXPAND_VOLUME, and so
+// whether a controller expansion asks for NodeExpandVolume.
+func (d *driver) nodeExpands() bool {
+	return slices.Contains(d.nodeCapabilities(), csi.NodeServiceCapability_RPC_EXPAND_VOLUME)
+}

@@ -347,7 +347,7 @@ func TestControllerExpandVolume(t *testing.T) {
 	resp, err := expand(8<<20, 0)
 	must.NoError(t, err)
 	must.Eq(t, int64(8<<20), resp.CapacityBytes)
-	must.False(t, resp.NodeExpansionRequired)
+	must.True(t, resp.NodeExpansionRequired, must.Sprint("the node offers EXPAND_VOLUME: the CO must call NodeExpandVolume"))
 
 	resp, err = expand(8<<20, 0)
 	must.NoError(t, err, must.Sprint("a repeat is OK"))

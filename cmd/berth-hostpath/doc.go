@@ -21,6 +21,12 @@
 // across restarts. A state file that does not parse stops the plugin at
 // start with an error naming the file; it is never overwritten.
 //
+// Instances on several nodes may share one root (a network filesystem, or
+// one directory on a machine running several clients): each change is
+// made under a lock of the root on the state as the file holds it then,
+// and reads pick up what another instance wrote (store_shared.go). Run
+// them without -topology and with -disable-attach.
+//
 // Volumes: CreateVolume makes a directory (empty, or a copy of a snapshot
 // or of another volume); capacity is recorded and reported, not enforced.
 // Only the mount access type is served; block is INVALID_ARGUMENT (and

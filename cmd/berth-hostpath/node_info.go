@@ -52,10 +52,13 @@ func (s *nodeServer) NodeGetVolumeStats(ctx context.Context, req *csi.NodeGetVol
 	}}, nil
 }
 
-// NodeExpandVolume has nothing to grow on a directory; it checks the
-// request and reports the capacity ControllerExpandVolume recorded.
+// NodeExpandVolume has nothing to grow on a directory: it checks the
+// request (the volume staged or published at volume_path, and staged at
+// staging_target_path when one is given, as the spec asks the CO to) and
+// answers the capacity ControllerExpandVolume recorded, which must cover
+// the required bytes. It works while the volume is in use (ONLINE).
 func (s *nodeServer) NodeExpandVolume(ctx context.Context, req *csi.NodeExpandVolumeRequest) (*csi.NodeExpandVolumeResponse, error) {
-	id, path := req.GetVolumeId(), req.GetVolumePath()
+	id, path, staging := req.GetVolumeId(), req.GetVolumePath(), req.GetStagingTargetPath()
 	if id == "" {
 		return nil, status.Error(codes.InvalidArgument, "NodeExpandVolume: volume_id is missing")
 	}
@@ -74,11 +77,18 @@ func (s *nodeServer) NodeExpandVolume(ctx context.Context, req *csi.NodeExpandVo
 	if err := mountedAt(st, id, path); err != nil {
 		return nil, err
 	}
+	if staging != "" {
+		if rec, ok := st.Stages[filepath.Clean(staging)]; !ok || rec.VolumeID != id {
+			return nil, status.Errorf(codes.NotFound, "NodeExpandVolume %s: the volume is not staged at staging_target_path %s", id, staging)
+		}
+	}
 	v := st.Volumes[id]
 	if r := req.GetCapacityRange(); r.GetRequiredBytes() > v.CapacityBytes {
 		return nil, status.Errorf(codes.OutOfRange, "NodeExpandVolume %s: required %d bytes but the volume has %d; call ControllerExpandVolume first",
 			id, r.GetRequiredBytes(), v.CapacityBytes)
 	}
+	s.log.Info("volume expanded on the node", "volume_id", id, "volume_path", path, "staging_target_path", staging,
+		"capacity_bytes", v.CapacityBytes)
 	return &csi.NodeExpandVolumeResponse{CapacityBytes: v.CapacityBytes}, nil
 }
 

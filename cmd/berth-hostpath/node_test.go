@@ -126,6 +126,22 @@ func TestNode_Lifecycle(t *testing.T) {
 	_, err = f.ns.NodeExpandVolume(ctx, &csi.NodeExpandVolumeRequest{VolumeId: f.vol, VolumePath: target,
 		CapacityRange: &csi.CapacityRange{RequiredBytes: 2 << 20}})
 	mustCode(t, err, codes.OutOfRange, "call ControllerExpandVolume first")
+	// After the controller's expand, the node's answers the new capacity,
+	// at the published path with the staging path, or at the staging path.
+	grown, err := f.cs.ControllerExpandVolume(ctx, &csi.ControllerExpandVolumeRequest{VolumeId: f.vol,
+		CapacityRange: &csi.CapacityRange{RequiredBytes: 2 << 20}})
+	must.NoError(t, err)
+	must.True(t, grown.NodeExpansionRequired)
+	for _, p := range []string{target, f.staging} {
+		exp, err = f.ns.NodeExpandVolume(ctx, &csi.NodeExpandVolumeRequest{VolumeId: f.vol, VolumePath: p, StagingTargetPath: f.staging,
+			CapacityRange: &csi.CapacityRange{RequiredBytes: 2 << 20}, VolumeCapability: c})
+		must.NoError(t, err)
+		must.Eq(t, int64(2<<20), exp.CapacityBytes)
+	}
+	_, err = f.ns.NodeExpandVolume(ctx, &csi.NodeExpandVolumeRequest{VolumeId: f.vol, VolumePath: filepath.Join(f.targets, "elsewhere")})
+	mustCode(t, err, codes.NotFound, "not staged or published at")
+	_, err = f.ns.NodeExpandVolume(ctx, &csi.NodeExpandVolumeRequest{VolumeId: f.vol, VolumePath: target, StagingTargetPath: target})
+	mustCode(t, err, codes.NotFound, "not staged at staging_target_path "+target)
 
 	_, err = f.cs.DeleteVolume(ctx, &csi.DeleteVolumeRequest{VolumeId: f.vol})
 	mustCode(t, err, codes.FailedPrecondition, "staged at "+f.staging, "published at "+target)

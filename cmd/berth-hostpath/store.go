@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -21,31 +22,49 @@ const stateFileName = "state.json"
 // store keeps the state in memory and in <root>/state.json. Readers get an
 // immutable *state; update applies a change to a copy, writes it to disk
 // (temp file, fsync, rename) and only then makes it current, so a failed
-// write leaves both the file and memory as they were.
+// write leaves both the file and memory as they were. Instances on several
+// nodes may share the root (store_shared.go).
 type store struct {
 	path string
 
-	mu  sync.Mutex // guards cur and the file
-	cur *state
+	mu   sync.Mutex // guards cur, seen and the file
+	cur  *state
+	seen os.FileInfo // the file cur was read from or written as; nil if none
 }
 
 // openStore loads path, or starts empty when the file does not exist.
 func openStore(path string) (*store, error) {
-	st, err := loadState(path)
+	st, fi, err := loadState(path)
 	if err != nil {
 		return nil, err
 	}
-	return &store{path: path, cur: st}, nil
+	return &store{path: path, cur: st, seen: fi}, nil
 }
 
-func loadState(path string) (*state, error) {
-	data, err := os.ReadFile(path)
+// loadState reads the state file, and its FileInfo (nil when it does not
+// exist: the state is empty).
+func loadState(path string) (*state, os.FileInfo, error) {
+	f, err := os.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return newState(), nil
+		return newState(), nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("hostpath: read state file %s: %w", path, err)
+		return nil, nil, fmt.Errorf("hostpath: read state file %s: %w", path, err)
 	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, nil, fmt.Errorf("hostpath: read state file %s: %w", path, err)
+	}
+	data, err := io.ReadAll(f)
+	if err != nil {
+		return nil, nil, fmt.Errorf("hostpath: read state file %s: %w", path, err)
+	}
+	st, err := parseState(path, data)
+	return st, fi, err
+}
+
+func parseState(path string, data []byte) (*state, error) {
 	st := newState()
 	if err := json.Unmarshal(data, st); err != nil {
 		return nil, fmt.Errorf("%w %s: %v (move it away to start empty, or restore a backup)", errCorruptState, path, err)
@@ -69,18 +88,29 @@ func loadState(path string) (*state, error) {
 	return st, nil
 }
 
-// current returns the state; callers must not change it.
+// current returns the state, as the file holds it now (another instance
+// sharing the root may have changed it); callers must not change it.
 func (s *store) current() *state {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	_ = s.refreshLocked(false) // on failure, the last state read stands
 	return s.cur
 }
 
-// update runs fn on a copy of the state and saves the result. If fn or
-// the save fails, nothing changes.
+// update runs fn on a copy of the state, as the file holds it under the
+// root's lock, and saves the result. If fn or the save fails, nothing
+// changes.
 func (s *store) update(fn func(*state) error) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	unlock, err := lockRoot(s.path)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	if err := s.refreshLocked(true); err != nil {
+		return err
+	}
 	next := s.cur.copy()
 	if err := fn(next); err != nil {
 		return err
@@ -89,6 +119,9 @@ func (s *store) update(fn func(*state) error) error {
 		return err
 	}
 	s.cur = next
+	if fi, err := os.Stat(s.path); err == nil {
+		s.seen = fi
+	}
 	return nil
 }
 

@@ -112,9 +112,13 @@ func publishedNodes(v *volume) []string {
 	return slices.Sorted(maps.Keys(v.Attachments))
 }
 
-// ControllerExpandVolume records a larger capacity. A directory has no
-// size to grow, so there is nothing for the node to do, and it works
-// while the volume is published (ONLINE expansion).
+// ControllerExpandVolume records a larger capacity, and works while the
+// volume is published (ONLINE expansion). A directory has no size to
+// grow, but the node offers EXPAND_VOLUME, so the answer asks the CO to
+// call NodeExpandVolume on each node that has the volume (as the spec
+// requires of a plugin with that node capability that wants the call):
+// the node checks where the volume is and confirms the capacity, so that
+// a CO's node expansion is exercised for real.
 func (s *controllerServer) ControllerExpandVolume(ctx context.Context, req *csi.ControllerExpandVolumeRequest) (*csi.ControllerExpandVolumeResponse, error) {
 	id := req.GetVolumeId()
 	if id == "" {
@@ -151,7 +155,7 @@ func (s *controllerServer) ControllerExpandVolume(ctx context.Context, req *csi.
 		}
 		s.log.Info("volume expanded", "volume_id", id, "from_bytes", v.CapacityBytes, "to_bytes", capacity)
 	}
-	return &csi.ControllerExpandVolumeResponse{CapacityBytes: capacity, NodeExpansionRequired: false}, nil
+	return &csi.ControllerExpandVolumeResponse{CapacityBytes: capacity, NodeExpansionRequired: s.nodeExpands()}, nil
 }
 
 // expandTo is the capacity after an expansion to r: never smaller than

@@ -32,12 +32,14 @@ func TestREADME_DevAgent(t *testing.T) {
 }
 
 // TestREADME_Cluster runs the README's cluster walkthroughs: three
-// servers, a client with an external plugin, plugins as tasks, then
-// plugins as containers (where a Docker engine answers).
+// servers, a client with an external plugin, plugins as tasks, plugins as
+// containers (where a Docker engine answers), then day 2: a job update, a
+// node drain and a backup.
 func TestREADME_Cluster(t *testing.T) {
 	w := newReadmeWalk(t)
 	w.run("A three-server cluster on one machine", "Plugins as tasks, on a cluster")
 	w.runContainers()
+	w.run("Day 2: update a job, drain a node, back up the cluster")
 }
 
 // TestREADME_SecureCluster runs the README's secure cluster walkthrough:

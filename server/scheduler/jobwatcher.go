@@ -18,11 +18,11 @@ import (
 // The job watcher runs on the leader and places what the cluster can now
 // run without anyone asking: a system job's allocation on a node that
 // became ready, an allocation that could not be placed before (a claim
-// was held, a plugin was not healthy yet), and a replacement for an
-// allocation lost with its node. It never replaces an allocation that
-// failed or completed: a failed one was already restarted under its
-// task's restart policy (run the job again to replace it), and a
-// completed batch allocation is done.
+// was held, a plugin was not healthy yet), a replacement for an
+// allocation lost with its node, the next steps of a rolling update, and
+// the replacement of a failed allocation once its group's reschedule
+// delay is over (never beyond its attempts). A completed batch
+// allocation is done.
 //
 // It re-plans only the jobs that what changed may let place more (see
 // pass), and every job when it has seen no change for Idle, or when its
@@ -85,6 +85,12 @@ type JobWatcher struct {
 	last    uint64            // the index the last pass read changes up to
 	waiting map[jobKey]bool   // jobs whose last plan left allocations unplaced
 	system  map[jobKey]bool   // system jobs, not stopped
+	// updating are the jobs with a rolling update under way, each with
+	// when it must be looked at again though nothing is written (a
+	// replacement becomes healthy, or reaches its deadline); zero for
+	// none.
+	updating map[jobKey]time.Time
+	failed   map[jobKey]string // why a job's update stopped, logged once
 }
 
 // jobKey names a job.
@@ -99,7 +105,7 @@ func NewJobWatcher(cfg JobWatcherConfig) (*JobWatcher, error) {
 		cfg.Logger = hclog.NewNullLogger()
 	}
 	return &JobWatcher{cfg: cfg, logger: cfg.Logger.Named("jobwatcher"), planner: NewPlanner(cfg.Clock, cfg.Logger),
-		waiting: map[jobKey]bool{}, system: map[jobKey]bool{}}, nil
+		waiting: map[jobKey]bool{}, system: map[jobKey]bool{}, updating: map[jobKey]time.Time{}, failed: map[jobKey]string{}}, nil
 }
 
 // Run watches until ctx ends (leadership is lost). Its first pass looks
@@ -113,15 +119,33 @@ func (w *JobWatcher) Run(ctx context.Context) {
 			w.logger.Error("read state; looking at every job after the idle wait", "error", err)
 			w.store = nil
 		}
-		timedOut := ws.Watch(clock.After(w.cfg.Clock, w.cfg.Idle))
+		wait, due := w.cfg.Idle, false
+		if at := w.nextCheck(); !at.IsZero() {
+			if d := at.Sub(w.cfg.Clock.Now()); d < wait {
+				wait, due = max(d, 0), true
+			}
+		}
+		timedOut := ws.Watch(clock.After(w.cfg.Clock, wait))
 		if ctx.Err() != nil {
 			return
 		}
-		full = timedOut
+		full = timedOut && !due
 		select {
 		case <-ctx.Done():
 			return
 		case <-clock.After(w.cfg.Clock, w.cfg.Settle):
 		}
 	}
+}
+
+// nextCheck is the earliest time an updating job must be looked at again,
+// zero if none must.
+func (w *JobWatcher) nextCheck() time.Time {
+	var next time.Time
+	for _, at := range w.updating {
+		if !at.IsZero() && (next.IsZero() || at.Before(next)) {
+			next = at
+		}
+	}
+	return next
 }

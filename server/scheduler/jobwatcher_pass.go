@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"context"
+	"fmt"
 	"sort"
 
 	memdb "github.com/hashicorp/go-memdb"
@@ -100,6 +101,16 @@ func (w *JobWatcher) everyJob(st *state.StateStore) (map[jobKey]bool, error) {
 			delete(w.waiting, k) // purged or stopped
 		}
 	}
+	for k := range w.updating {
+		if !todo[k] {
+			delete(w.updating, k)
+		}
+	}
+	for k := range w.failed {
+		if !todo[k] {
+			delete(w.failed, k)
+		}
+	}
 	return todo, nil
 }
 
@@ -122,8 +133,10 @@ func (w *JobWatcher) changedJobs(st *state.StateStore, moved map[string]bool) (m
 			return nil, err
 		}
 		for raw := iter.Next(); raw != nil; raw = iter.Next() {
-			if a := raw.(*structs.Allocation); a.TerminalStatus() {
-				todo[jobKey{a.Namespace, a.JobID}] = true
+			a := raw.(*structs.Allocation)
+			k := jobKey{a.Namespace, a.JobID}
+			if _, updating := w.updating[k]; updating || a.TerminalStatus() {
+				todo[k] = true // an update's replacement that runs may let the next one go
 			}
 		}
 	}
@@ -134,7 +147,7 @@ func (w *JobWatcher) changedJobs(st *state.StateStore, moved map[string]bool) (m
 			return nil, err
 		}
 		for raw := iter.Next(); raw != nil && !nodeReady; raw = iter.Next() {
-			nodeReady = raw.(*structs.Node).Ready()
+			nodeReady = raw.(*structs.Node).Schedulable()
 		}
 	}
 	if nodeReady {
@@ -144,6 +157,12 @@ func (w *JobWatcher) changedJobs(st *state.StateStore, moved map[string]bool) (m
 	}
 	if nodeReady || moved[state.TableCSIPlugins] || moved[state.TableCSIVolumes] {
 		for k := range w.waiting {
+			todo[k] = true
+		}
+	}
+	now := w.cfg.Clock.Now()
+	for k, at := range w.updating {
+		if !at.IsZero() && !now.Before(at) {
 			todo[k] = true
 		}
 	}
@@ -180,6 +199,8 @@ func (w *JobWatcher) replan(k jobKey) {
 	if job == nil || job.Stop {
 		delete(w.waiting, k)
 		delete(w.system, k)
+		delete(w.updating, k)
+		delete(w.failed, k)
 		return
 	}
 	if err := job.ValidateCount(w.cfg.JobMaxCount); err != nil {
@@ -189,7 +210,7 @@ func (w *JobWatcher) replan(k jobKey) {
 		return
 	}
 	res, err := w.planner.Plan(st, job, Auto)
-	if err == nil && len(res.Plan.Allocs) > 0 {
+	if err == nil && (len(res.Plan.Allocs) > 0 || len(res.Plan.Stops) > 0) {
 		err = w.cfg.Apply(res.Plan)
 	}
 	if err != nil {
@@ -198,11 +219,41 @@ func (w *JobWatcher) replan(k jobKey) {
 		return
 	}
 	for _, a := range res.Plan.Allocs {
+		if a.PreviousAllocation != "" {
+			log.Info("rescheduled failed allocation", "alloc_id", a.ID, "node_id", a.NodeID, "name", a.Name,
+				"previous_alloc_id", a.PreviousAllocation, "reschedules", len(a.RescheduleEvents))
+			continue
+		}
 		log.Info("placed allocation", "alloc_id", a.ID, "node_id", a.NodeID, "name", a.Name)
 	}
+	for _, s := range res.Plan.Stops {
+		log.Info("stopped allocation", "alloc_id", s.AllocID, "why", s.Description)
+	}
+	w.noteUpdate(k, res)
 	if len(res.Failures) > 0 {
 		w.waiting[k] = true
 	} else {
 		delete(w.waiting, k)
 	}
+}
+
+// noteUpdate keeps the set of updating jobs up to date with a plan's
+// result, logging an update that stopped.
+func (w *JobWatcher) noteUpdate(k jobKey, res *Result) {
+	failed := ""
+	for _, g := range res.Groups {
+		if g.UpdateFailed != "" {
+			failed = fmt.Sprintf("group %q: %s", g.TaskGroup, g.UpdateFailed)
+		}
+	}
+	if failed != "" && w.failed[k] != failed {
+		w.logger.Warn("rolling update stopped; run the job again or revert it", "job_id", k.ID,
+			"namespace", k.Namespace, "why", failed)
+	}
+	w.failed[k] = failed
+	if failed != "" || (!res.Updating && res.NextCheck.IsZero()) {
+		delete(w.updating, k) // nothing will move by itself
+		return
+	}
+	w.updating[k] = res.NextCheck
 }

@@ -13,7 +13,14 @@ import (
 // fits on no node ends the group's pass, since the next one would ask the
 // same nodes the same question (the same index; nothing was added to the
 // plan) and get the same answers.
-func (p *planning) placeGroup(tg *structs.TaskGroup, live []*structs.Allocation) (*structs.PlacementFailure, error) {
+func (p *planning) placeGroup(tg *structs.TaskGroup, live, stopping []*structs.Allocation) (*structs.PlacementFailure, error) {
+	placedBefore := len(p.plan.Allocs)
+	gu := p.update(tg, live, stopping)
+	live = gu.keep
+	change := &structs.GroupChange{TaskGroup: tg.Name, Stop: len(gu.stopped), Replace: gu.replaced,
+		Outdated: gu.outdated, Unchanged: len(live) - gu.outdated, UpdateFailed: gu.failed}
+	p.groups = append(p.groups, change)
+	defer func() { change.Place = len(p.plan.Allocs) - placedBefore }()
 	idx := newIndexes()
 	onNode := map[string]bool{}
 	for _, a := range live {
@@ -22,14 +29,25 @@ func (p *planning) placeGroup(tg *structs.TaskGroup, live []*structs.Allocation)
 		}
 		onNode[a.NodeID] = true
 	}
+	if p.job.Type == structs.JobTypeSystem {
+		// A node whose allocation of the group is stopping gets its
+		// replacement once that one is over: a plugin task's socket and
+		// dirs are the node's, one instance at a time.
+		for _, a := range stopping {
+			onNode[a.NodeID] = true
+		}
+		for _, a := range gu.stopped {
+			onNode[a.NodeID] = true
+		}
+	}
 	reasons := map[string]map[string]bool{} // reason -> IDs of the nodes that gave it
 	// Only the nodes that run every driver the group's tasks use are
 	// asked; driverWhy says why the others were not.
 	nodes, driverWhy := p.driverNodes(tg)
-	// place puts the group's next allocation on the first candidate it
-	// fits, and reports whether one did.
-	place := func(candidates []*structs.Node) (*structs.Node, error) {
-		i := idx.free()
+	// placeAt puts the group's allocation of index i on the first
+	// candidate it fits, and reports whether one did; place, its next
+	// free index.
+	placeAt := func(i int, candidates []*structs.Node) (*structs.Node, error) {
 		for _, n := range candidates {
 			claims, why, err := p.fits(tg, n, i)
 			if err != nil {
@@ -47,6 +65,7 @@ func (p *planning) placeGroup(tg *structs.TaskGroup, live []*structs.Allocation)
 		}
 		return nil, nil
 	}
+	place := func(candidates []*structs.Node) (*structs.Node, error) { return placeAt(idx.free(), candidates) }
 	missing := 0
 	if p.job.Type == structs.JobTypeSystem {
 		// A system job runs on every node that can run it; it fails only
@@ -69,7 +88,11 @@ func (p *planning) placeGroup(tg *structs.TaskGroup, live []*structs.Allocation)
 		}
 	} else {
 		sp := newSpread(nodes, live)
-		for want := tg.Count - len(live); want > 0; want-- {
+		rescheduled, err := p.reschedule(tg, idx, sp, placeAt)
+		if err != nil {
+			return nil, err
+		}
+		for want := tg.Count - len(live) - rescheduled; want > 0; want-- {
 			placed, err := place(sp.order())
 			if err != nil {
 				return nil, err
@@ -84,7 +107,7 @@ func (p *planning) placeGroup(tg *structs.TaskGroup, live []*structs.Allocation)
 	if missing == 0 {
 		return nil, nil
 	}
-	f := &structs.PlacementFailure{TaskGroup: tg.Name, Missing: missing}
+	f := &structs.PlacementFailure{TaskGroup: tg.Name, Missing: missing, Replacing: gu.stopping}
 	if len(p.nodes) == 0 {
 		f.Reasons = append(f.Reasons, "no node is ready")
 	}

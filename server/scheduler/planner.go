@@ -52,6 +52,17 @@ type Result struct {
 	// Checks is how many feasibility checks the pass made (calls of
 	// fits): its work, for the log and tests.
 	Checks int
+	// Groups says what the pass does to each group: placed, stopped,
+	// replaced, left running, and how a rolling update stands.
+	Groups []*structs.GroupChange
+	// Updating: a rolling update is under way (older-version
+	// allocations are left to replace); the job watcher re-plans the job
+	// as its allocations change, and at NextCheck.
+	Updating bool
+	// NextCheck is when an allocation placed by the update becomes
+	// healthy or reaches its deadline, zero if none is waiting to: the
+	// job watcher re-plans the job then, though nothing was written.
+	NextCheck time.Time
 }
 
 // Plan plans the job's missing allocations on the nodes and volumes of
@@ -59,16 +70,18 @@ type Result struct {
 // holds one lock around the pass and that write, so that two passes never
 // plan the same claim.
 func (p *Planner) Plan(st *state.StateStore, job *structs.Job, mode Mode) (*Result, error) {
-	pl := &planning{st: st, job: job, auto: mode == Auto, now: p.clock.Now(),
+	now := p.clock.Now()
+	pl := &planning{st: st, job: job, auto: mode == Auto, now: now,
 		vols: map[string]*structs.CSIVolume{}, onNode: map[string]map[string]string{},
-		plan: &structs.PlanApplyRequest{Job: job, WriteRequest: structs.WriteRequest{Namespace: job.Namespace}}}
+		plan: &structs.PlanApplyRequest{Job: job, Timestamp: now.UnixNano(), WriteRequest: structs.WriteRequest{Namespace: job.Namespace}}}
 	failures, err := pl.run()
 	if err != nil {
 		return nil, err
 	}
 	p.logger.Trace("planned job", "job_id", job.ID, "namespace", job.Namespace,
-		"placed", len(pl.plan.Allocs), "checks", pl.checks)
-	return &Result{Plan: pl.plan, Failures: failures, Checks: pl.checks}, nil
+		"placed", len(pl.plan.Allocs), "stopped", len(pl.plan.Stops), "checks", pl.checks)
+	return &Result{Plan: pl.plan, Failures: failures, Checks: pl.checks, Groups: pl.groups,
+		Updating: pl.updating, NextCheck: pl.next}, nil
 }
 
 // planning holds one pass: the state it reads and the volumes as the plan
@@ -83,6 +96,17 @@ type planning struct {
 	auto   bool      // Mode Auto
 	now    time.Time // the claims' timestamp
 	checks int       // feasibility checks made (calls of fits)
+
+	groups   []*structs.GroupChange
+	updating bool      // a rolling update has older allocations left
+	next     time.Time // see Result.NextCheck
+	ver      *uint64   // the plan's job version, once read (see version)
+	// resched are the failed allocations the pass replaces (their
+	// reschedule delay is over).
+	resched []*structs.Allocation
+	// replacedOver are a system job's allocations stopped to be replaced
+	// by the plan's version, and over.
+	replacedOver []*structs.Allocation
 }
 
 // run makes the pass: it fills p.plan and returns why some allocations
@@ -93,12 +117,12 @@ func (p *planning) run() ([]*structs.PlacementFailure, error) {
 		return nil, err
 	}
 	for raw := iter.Next(); raw != nil; raw = iter.Next() {
-		if n := raw.(*structs.Node); n.Ready() {
+		if n := raw.(*structs.Node); n.Schedulable() {
 			p.nodes = append(p.nodes, n)
 		}
 	}
 	sort.Slice(p.nodes, func(i, j int) bool { return p.nodes[i].ID < p.nodes[j].ID })
-	live, err := p.liveAllocs()
+	live, stopping, err := p.liveAllocs()
 	if err != nil {
 		return nil, err
 	}
@@ -108,7 +132,7 @@ func (p *planning) run() ([]*structs.PlacementFailure, error) {
 	}
 	var failures []*structs.PlacementFailure
 	for _, tg := range p.job.TaskGroups {
-		f, err := p.placeGroup(tg, live[tg.Name])
+		f, err := p.placeGroup(tg, live[tg.Name], stopping[tg.Name])
 		if err != nil {
 			return nil, err
 		}
@@ -121,13 +145,14 @@ func (p *planning) run() ([]*structs.PlacementFailure, error) {
 
 // liveAllocs lists, by group, the job's allocations that hold their
 // place: those not terminal. In an auto pass, a failed or completed
-// allocation holds its place too (it is not replaced unasked) unless a
-// newer allocation of its name was placed since; only lost and stopped
-// ones leave theirs.
-func (p *planning) liveAllocs() (map[string][]*structs.Allocation, error) {
+// allocation holds its place too unless a newer allocation of its name
+// was placed since, or it failed and its reschedule delay is over (then it
+// is in p.resched); lost and stopped ones leave theirs. stopping lists, by group, the allocations stopped
+// whose tasks are not over yet.
+func (p *planning) liveAllocs() (live, stopping map[string][]*structs.Allocation, err error) {
 	iter, err := p.st.AllocsByJob(nil, p.job.Namespace, p.job.ID)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	newest := map[string]*structs.Allocation{}
 	var all []*structs.Allocation
@@ -138,15 +163,51 @@ func (p *planning) liveAllocs() (map[string][]*structs.Allocation, error) {
 			newest[a.Name] = a
 		}
 	}
-	out := map[string][]*structs.Allocation{}
+	live, stopping = map[string][]*structs.Allocation{}, map[string][]*structs.Allocation{}
 	for _, a := range all {
 		holds := !a.TerminalStatus()
 		if p.auto && newest[a.Name] == a {
 			holds = a.DesiredStatus != structs.AllocDesiredStatusStop
+			if holds && p.rescheduleNow(a) {
+				holds = false
+				p.resched = append(p.resched, a)
+			}
 		}
-		if holds {
-			out[a.TaskGroup] = append(out[a.TaskGroup], a)
+		switch {
+		case holds:
+			live[a.TaskGroup] = append(live[a.TaskGroup], a)
+		case a.DesiredStatus == structs.AllocDesiredStatusStop && !a.ClientTerminalStatus():
+			stopping[a.TaskGroup] = append(stopping[a.TaskGroup], a)
+		case p.job.Type == structs.JobTypeSystem && a.DesiredDescription == structs.UpdateDescription(p.version()):
+			// Over, replaced by this version: its node's new allocation
+			// may not be placed yet (see update).
+			p.replacedOver = append(p.replacedOver, a)
 		}
 	}
-	return out, nil
+	return live, stopping, nil
+}
+
+// rescheduleNow reports whether failed allocation a is replaced in this
+// pass: its group's reschedule policy allows another attempt and the
+// delay is over. One whose delay is not over yet has the pass look again
+// then (NextCheck).
+func (p *planning) rescheduleNow(a *structs.Allocation) bool {
+	if p.job.Type == structs.JobTypeSystem {
+		return false
+	}
+	tg := p.job.LookupTaskGroup(a.TaskGroup)
+	if tg == nil {
+		return false
+	}
+	at, _, ok := a.NextReschedule(tg.ReschedulePolicy(p.job.Type))
+	if !ok {
+		return false
+	}
+	if at.After(p.now) {
+		if p.next.IsZero() || at.Before(p.next) {
+			p.next = at
+		}
+		return false
+	}
+	return true
 }

@@ -24,8 +24,9 @@ var allowed = map[string][]string{
 	"tlsutil":                  {},
 	"tlsutil/tlsutiltest":      {"tlsutil"},
 	"rpc":                      {"structs", "tlsutil", "internal/backoff"},
-	"server":                   {"structs", "state", "fsm", "rpc", "acl", "tlsutil", "server/...", "internal/backoff"},
+	"server":                   {"structs", "state", "fsm", "rpc", "acl", "tlsutil", "server/...", "internal/backoff", "internal/clock", "internal/clock/clocktest"},
 	"server/keyring":           {"structs", "internal/atomicfile"},
+	"server/snapshotfile":      {"structs"},                                                        // the operator snapshot file: tar.gz of meta, FSM state, checksums
 	"server/scheduler":         {"structs", "state", "internal/clock", "internal/clock/clocktest"}, // the planner and the job watcher; never server
 	"server/servertest":        {"structs", "state", "fsm", "rpc", "acl", "tlsutil", "tlsutil/tlsutiltest", "server", "internal/testlog"},
 	"server/volumewatcher":     {"structs", "state", "internal/backoff", "internal/clock", "internal/clock/clocktest"}, // the leader's claim release; never server

@@ -131,6 +131,7 @@ func startServer(cfg *Config, logger hclog.Logger) (*server.Server, error) {
 	scfg.TLS = cfg.rpcTLS()
 	scfg.EncryptKey = cfg.encryptKey
 	scfg.ACLEnabled = cfg.ACL.Enabled
+	cfg.Server.applyGC(scfg)
 	scfg.Logger = logger
 	return server.New(scfg)
 }

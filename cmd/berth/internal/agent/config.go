@@ -60,6 +60,16 @@ type ServerConfig struct {
 	// Encrypt is the gossip encryption key, 32 bytes in base64 (`berth
 	// operator gossip keygen`); the same on every server.
 	Encrypt string `hcl:"encrypt,optional"`
+
+	// Garbage collection (durations such as "5m"; unset keeps the
+	// server's default): how often the leader collects, and how long it
+	// keeps allocations over on their client, stopped jobs and down
+	// nodes. Parsed into gc by checkGC.
+	GCInterval       string `hcl:"gc_interval,optional"`
+	AllocGCThreshold string `hcl:"alloc_gc_threshold,optional"`
+	JobGCThreshold   string `hcl:"job_gc_threshold,optional"`
+	NodeGCThreshold  string `hcl:"node_gc_threshold,optional"`
+	gc               gcDurations
 }
 
 // ClientConfig is the `client { }` block.
@@ -256,6 +266,9 @@ func parseConfig(args []string, stderr io.Writer) (*Config, error) {
 			return nil, fmt.Errorf("agent config: %s: %w", configFile, err)
 		}
 		if err := cfg.checkDrivers(); err != nil {
+			return nil, fmt.Errorf("agent config: %s: %w", configFile, err)
+		}
+		if err := cfg.checkGC(); err != nil {
 			return nil, fmt.Errorf("agent config: %s: %w", configFile, err)
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"slices"
 	"strconv"
+	"time"
 
 	"github.com/berth-csi/berth/api"
 	"github.com/berth-csi/berth/structs"
@@ -81,6 +82,11 @@ func (m *meta) allocInfo(c *api.Client, a *structs.Allocation, verbose bool) {
 	if a.ClientDescription != "" {
 		pairs = append(pairs, [2]string{"Client Description", oneLine(a.ClientDescription)})
 	}
+	if a.DesiredDescription != "" {
+		pairs = append(pairs, [2]string{"Desired Description", oneLine(a.DesiredDescription)})
+	}
+	pairs = append(pairs, [2]string{"Job Version", strconv.FormatUint(a.JobVersion, 10)})
+	pairs = append(pairs, rescheduleInfo(a, time.Now())...)
 	kv(m.stdout, pairs)
 
 	tg := a.LookupTaskGroup()
@@ -305,6 +311,40 @@ func quoteNames(names []string) string {
 			out += ", "
 		}
 		out += strconv.Quote(n)
+	}
+	return out
+}
+
+// rescheduleInfo says how an allocation stands with its group's
+// reschedule policy: the failed allocation it replaces and the attempts
+// made, and, for a failed one, when the leader replaces it (or that it
+// will not).
+func rescheduleInfo(a *structs.Allocation, now time.Time) [][2]string {
+	var out [][2]string
+	if a.PreviousAllocation != "" {
+		out = append(out, [2]string{"Replaces", a.PreviousAllocation})
+	}
+	tg := a.LookupTaskGroup()
+	if tg == nil || a.Job == nil {
+		return out
+	}
+	policy := tg.ReschedulePolicy(a.Job.Type)
+	if len(a.RescheduleEvents) > 0 {
+		out = append(out, [2]string{"Reschedule Attempts", fmt.Sprintf("%d (policy: %s)", len(a.RescheduleEvents), policy.AttemptsText())})
+	}
+	if a.ClientStatus != structs.AllocClientStatusFailed || a.DesiredStatus != structs.AllocDesiredStatusRun {
+		return out
+	}
+	at, attempt, ok := a.NextReschedule(policy)
+	switch {
+	case !ok:
+		out = append(out, [2]string{"Next Reschedule", "none: its reschedule policy (" + policy.AttemptsText() +
+			") is used up; run the job again to replace it"})
+	case at.After(now):
+		out = append(out, [2]string{"Next Reschedule", fmt.Sprintf("attempt %d at %s (in %s)", attempt, formatTime(at),
+			at.Sub(now).Round(time.Second))})
+	default:
+		out = append(out, [2]string{"Next Reschedule", fmt.Sprintf("attempt %d due now", attempt)})
 	}
 	return out
 }

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/shoenig/test/must"
+
+	"github.com/berth-csi/berth/structs"
 )
 
 func TestAllocStatus_Output(t *testing.T) {
@@ -31,6 +33,7 @@ Task Group         = writer
 Desired Status     = run
 Client Status      = running
 Client Description = Tasks are running
+Job Version        = 0
 
 Task "writer" is "running"
 Started At     = ` + at(2) + `
@@ -160,4 +163,24 @@ func (f *fixture) readsUnder(prefix string) []fixtureWrite {
 		}
 	}
 	return out
+}
+
+// TestRescheduleInfo: alloc status says which failed allocation this one
+// replaces and how many attempts were made, and for a failed one when the
+// leader replaces it, or that its policy is used up.
+func TestRescheduleInfo(t *testing.T) {
+	now := time.Unix(1_000_000, 0)
+	job := &structs.Job{ID: "web", Type: structs.JobTypeService, TaskGroups: []*structs.TaskGroup{{Name: "g"}}}
+	a := &structs.Allocation{Job: job, TaskGroup: "g", ClientStatus: structs.AllocClientStatusFailed,
+		DesiredStatus: structs.AllocDesiredStatusRun, FailTime: now.Add(-10 * time.Second).UnixNano(),
+		PreviousAllocation: "prev-id", RescheduleEvents: []structs.RescheduleEvent{{Time: now.Add(-time.Minute).UnixNano()}}}
+	must.Eq(t, [][2]string{
+		{"Replaces", "prev-id"},
+		{"Reschedule Attempts", "1 (policy: unlimited)"},
+		{"Next Reschedule", "attempt 2 at " + formatTime(now.Add(50*time.Second)) + " (in 50s)"},
+	}, rescheduleInfo(a, now), must.Sprint("exponential: 60 s after the second failure"))
+
+	job.TaskGroups[0].Reschedule = &structs.ReschedulePolicy{Attempts: 1, Interval: time.Hour}
+	must.Eq(t, [2]string{"Next Reschedule", "none: its reschedule policy (1 in 1h0m0s) is used up; run the job again to replace it"},
+		rescheduleInfo(a, now)[2])
 }

@@ -208,7 +208,10 @@ var jobStopCommand = &command{
 Stop Options:
 
   -purge
-    Also remove the job, so that it is no longer listed.
+    Also remove the job, so that it is no longer listed. Its allocations
+    are removed too, each once its tasks are over and the claims on its
+    volumes are freed (at once for those already so; garbage collection
+    removes the others).
 `,
 	run: runJobStop,
 }

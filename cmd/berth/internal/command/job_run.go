@@ -22,10 +22,14 @@ var jobRunCommand = &command{
   print each one's status as it changes, until all of them run (for a
   service or system job) or have completed (for a batch job), or one
   fails. The spec is checked before anything is sent. Running a job that
-  is already registered stores the new version and places what is
-  missing (a raised count, a failed or lost allocation's replacement);
-  allocations already running keep running as they are: to change them,
-  stop the job and run it again. If <file> is "-", the spec is read from
+  is already registered with a changed spec stores it as the job's next
+  version: a group whose tasks, volumes or settings changed has its
+  allocations replaced one at a time (its update block: max_parallel,
+  min_healthy_time, healthy_deadline), an old allocation stopped and its
+  volume claims freed before its replacement is placed; a changed count
+  only adds or stops allocations. The run then follows the replacement
+  until every allocation runs the new version. "berth job plan" shows
+  what a run would change. If <file> is "-", the spec is read from
   standard input.
 
   The exit status is 0 when every allocation runs or has completed, and 1
@@ -73,6 +77,9 @@ func runJobRun(ctx context.Context, m *meta, args []string) int {
 	fmt.Fprintf(m.stdout, "==> Registered job %q (%s)\n", job.ID, job.Type)
 	for _, a := range resp.Placed {
 		fmt.Fprintf(m.stdout, "    Allocation %q placed on node %q (group %q)\n", shortID(a.ID, false), shortID(a.NodeID, false), a.TaskGroup)
+	}
+	if updating(resp) {
+		return m.followUpdate(ctx, c, job, resp, wm.LastIndex, *detach)
 	}
 	if missing := m.placementFailures(resp.Failures); missing > 0 {
 		return m.fail("job %q: %s could not be placed yet (see the reasons above); the job stays registered and the servers place it when it fits (follow it with \"berth job status %s\", or stop it with \"berth job stop %s\")",

@@ -328,7 +328,8 @@ func TestApp_JobAllocAndDetachHelp(t *testing.T) {
 		wantCode int
 		want     string // in stdout, or in stderr for usage errors
 	}{
-		{"job alone lists its verbs", []string{"job"}, 2, "    run     Run a job from a job spec\n    status  Display status information about jobs\n    stop    Stop a running job\n"},
+		{"job alone lists its verbs", []string{"job"}, 2, "    run      Run a job from a job spec\n    status   Display status information about jobs\n    stop     Stop a running job\n" +
+			"    plan     Show what running a job would change\n    history  List a job's versions\n    revert   Run an earlier version of a job again\n"},
 		{"alloc alone lists its verbs", []string{"alloc"}, 2, "    status  Display the status of an allocation\n    logs    Print the logs of an allocation's task\n"},
 		{"volume lists detach", []string{"volume"}, 2, "    detach           Release a node's claims on a CSI volume\n"},
 		{"main help", []string{"-h"}, 0, "job run                       Run a job from a job spec\n"},

@@ -80,6 +80,7 @@ func (m *meta) nodeInfo(n *structs.Node, verbose bool) {
 	if n.StatusDescription != "" {
 		pairs = append(pairs, [2]string{"Status Description", n.StatusDescription})
 	}
+	pairs = append(pairs, nodeDrainPairs(n)...)
 	pairs = append(pairs, [2]string{"HTTP Addr", orNone(n.HTTPAddr)})
 	kv(m.stdout, pairs)
 

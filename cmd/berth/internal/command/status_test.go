@@ -58,7 +58,7 @@ f00dcafe  dc2  client-3  ready   0                0
 		{
 			name:     "node by prefix",
 			args:     []string{"node", "status", "8a1c2"},
-			contains: []string{"ID         = " + node1, "Status     = ready", "CSI Controller Plugins\nPlugin ID  Provider", "hostpath   hostpath.berth.io  1.0.0    healthy  a11c0002  probe ok", "Recent Events", "CSI        Plugin hostpath healthy"},
+			contains: []string{"ID          = " + node1, "Status      = ready", "Eligibility = eligible\nDrain       = false\n", "CSI Controller Plugins\nPlugin ID  Provider", "hostpath   hostpath.berth.io  1.0.0    healthy  a11c0002  probe ok", "Recent Events", "CSI        Plugin hostpath healthy"},
 		},
 		{
 			name:     "node down shows why",

@@ -41,6 +41,8 @@ func aclReplies() map[string]any {
 			Rules: `node { policy = "read" }`}, QueryMeta: meta},
 		"ACL.ListPolicies": &structs.ACLPolicyListResponse{Policies: []*structs.ACLPolicyListStub{{Name: "deploy", Description: "CI"}},
 			QueryMeta: meta},
+		"Operator.SnapshotSave": &structs.SnapshotSaveResponse{Handle: "h-1", Size: 2, WriteMeta: structs.WriteMeta{Index: 42}},
+		"Operator.SnapshotRead": &structs.SnapshotReadResponse{Data: []byte{0x1f, 0x8b}, EOF: true},
 	}
 }
 

@@ -51,6 +51,7 @@ func TestACL_RealServer_RouteWalk_ReadOnlyAndManagement(t *testing.T) {
 		"GET /v1/acl/policies":           false, // lists only the caller's own policies
 		"GET /v1/acl/token/self":         false,
 		"GET /v1/client/fs/logs/{alloc}": true, // read-logs is a write capability
+		"GET /v1/operator/snapshot":      true, // the whole state: a management token only
 	}
 	h := New(nil, nil).(*handler)
 	for _, rt := range h.table {

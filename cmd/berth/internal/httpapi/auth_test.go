@@ -71,6 +71,10 @@ var routeSamples = map[string]routeSample{
 	"GET /v1/volumes/external":          {query: "?plugin_id=hp"},
 	"PUT /v1/jobs":                      {body: `{"Job":{"ID":"web"}}`},
 	"POST /v1/jobs":                     {body: `{"Job":{"ID":"web"}}`},
+	"PUT /v1/job/{id}/plan":             {body: `{"Job":{"ID":"x-id"}}`},
+	"POST /v1/job/{id}/plan":            {body: `{"Job":{"ID":"x-id"}}`},
+	"PUT /v1/job/{id}/revert":           {body: `{"JobVersion":0}`},
+	"POST /v1/job/{id}/revert":          {body: `{"JobVersion":0}`},
 	"GET /v1/client/fs/logs/{alloc}":    {query: "?task=t"},
 	"PUT /v1/acl/token":                 {body: `{"Name":"deploy","Type":"client","Policies":["deploy"]}`},
 	"POST /v1/acl/token":                {body: `{"Name":"deploy","Type":"client","Policies":["deploy"]}`},
@@ -78,6 +82,11 @@ var routeSamples = map[string]routeSample{
 	"POST /v1/acl/token/{accessor}":     {body: `{"Name":"deploy"}`},
 	"PUT /v1/acl/policy/{name}":         {body: `{"Rules":"node { policy = \"read\" }"}`},
 	"POST /v1/acl/policy/{name}":        {body: `{"Rules":"node { policy = \"read\" }"}`},
+	"PUT /v1/operator/snapshot":         {body: "\x1f\x8b gzip magic, then not a snapshot"},
+	"PUT /v1/node/{id}/drain":           {body: `{"DrainSpec":{"Deadline":3600000000000}}`},
+	"POST /v1/node/{id}/drain":          {body: `{"DrainSpec":null}`},
+	"PUT /v1/node/{id}/eligibility":     {body: `{"Eligibility":"ineligible"}`},
+	"POST /v1/node/{id}/eligibility":    {body: `{"Eligibility":"eligible"}`},
 }
 
 // routeTarget makes a request path of a pattern: each {name} becomes

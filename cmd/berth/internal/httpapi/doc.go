@@ -5,7 +5,10 @@
 // structs request, calls one RPC on the agent's server in-process through
 // Backend, and writes the reply as JSON with the raft index in the
 // X-Berth-Index header; a task's log is the one answer written as plain
-// bytes.
+// bytes. The operator snapshot (GET and PUT /v1/operator/snapshot,
+// operator_snapshot.go) is the other exception: a file streamed out, or
+// read in (up to structs.SnapshotMaxFileSize, each chunk within
+// bodyReadTimeout), in chunks, one RPC each, to the leader that stages it.
 //
 // The caller's ACL token comes in the X-Berth-Token header. ServeHTTP puts
 // it in the request's context and the Backend is wrapped (authBackend) so

@@ -35,7 +35,7 @@ func TestHandler_JobAndAllocRoutes_CallTheirRPC(t *testing.T) {
 	testRoutes(t, replies, []routeCase{
 		{"job list", "GET", "/v1/jobs", "", "Job.List", "42", `[{"ID":"web","Namespace":"","Name":"","Type":"service","Stop":false,"Status":"running"`},
 		{"job register put", "PUT", "/v1/jobs", `{"Job":{"ID":"web"}}`, "Job.Register", "60", `{"Placed":[{"ID":"a1"`},
-		{"job register post", "POST", "/v1/jobs", `{"Job":{"ID":"web"}}`, "Job.Register", "60", `"Failures":[],"Index":60}`},
+		{"job register post", "POST", "/v1/jobs", `{"Job":{"ID":"web"}}`, "Job.Register", "60", `"Failures":[],"JobVersion":0,"Index":60}`},
 		{"job get", "GET", "/v1/job/web", "", "Job.Get", "42", `{"ID":"web"`},
 		{"job stop", "DELETE", "/v1/job/web", "", "Job.Deregister", "61", `{"Index":61}`},
 		{"job allocations", "GET", "/v1/job/web/allocations", "", "Job.Allocations", "42", `[{"ID":"a1"`},
@@ -56,7 +56,7 @@ func TestHandler_JobAndAllocRoutes_EmptyListsAreArrays(t *testing.T) {
 	t.Run("register", func(t *testing.T) {
 		rec := do(t, &fakeBackend{}, "PUT", "/v1/jobs", `{"Job":{"ID":"web"}}`)
 		must.EqOp(t, http.StatusOK, rec.Code)
-		must.EqOp(t, `{"Placed":[],"Failures":[],"Index":0}`+"\n", rec.Body.String())
+		must.EqOp(t, `{"Placed":[],"Failures":[],"JobVersion":0,"Index":0}`+"\n", rec.Body.String())
 	})
 	t.Run("detach", func(t *testing.T) {
 		rec := do(t, &fakeBackend{}, "DELETE", "/v1/volume/csi/data/detach?node=n1", "")

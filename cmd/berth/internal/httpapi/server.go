@@ -62,6 +62,7 @@ func (h *handler) routes() {
 
 	h.handle("/v1/nodes", route{http.MethodGet: h.nodeList})
 	h.handle("/v1/node/{id}", route{http.MethodGet: h.nodeGet})
+	h.nodeDrainRoutes()
 
 	h.handle("/v1/plugins", route{http.MethodGet: h.pluginList})
 	h.handle("/v1/plugin/csi/{id}", route{
@@ -99,12 +100,17 @@ func (h *handler) routes() {
 		http.MethodDelete: h.jobDeregister,
 	})
 	h.handle("/v1/job/{id}/allocations", route{http.MethodGet: h.jobAllocations})
+	h.handle("/v1/job/{id}/plan", route{http.MethodPut: h.jobPlan, http.MethodPost: h.jobPlan})
+	h.handle("/v1/job/{id}/versions", route{http.MethodGet: h.jobVersions})
+	h.handle("/v1/job/{id}/revert", route{http.MethodPut: h.jobRevert, http.MethodPost: h.jobRevert})
 	h.handle("/v1/allocations", route{http.MethodGet: h.allocList})
 	h.handle("/v1/allocation/{id}", route{http.MethodGet: h.allocGet})
 	h.handle("/v1/client/fs/logs/{alloc}", route{http.MethodGet: h.allocLogs})
 
 	h.aclRoutes()
 	h.keyringRoutes()
+	h.systemRoutes()
+	h.operatorSnapshotRoutes()
 
 	h.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, errNotFoundRoute(r))

@@ -48,7 +48,7 @@ func ParseJob(filename string, src []byte) (*structs.Job, error) {
 var (
 	jobTypes       = []string{structs.JobTypeService, structs.JobTypeBatch, structs.JobTypeSystem}
 	jobFields      = []string{"type", "name", "namespace", "group"}
-	groupFields    = []string{"count", "volume", "task", "disconnect"}
+	groupFields    = []string{"count", "volume", "task", "disconnect", "update", "reschedule", "migrate"}
 	disconnectKeys = []string{"stop_on_client"}
 	volumeReqField = []string{"type", "source", "access_mode", "attachment_mode", "read_only", "per_alloc", "mount_options"}
 )
@@ -197,6 +197,24 @@ func (p *parser) group(gf *field, name, jobType string) *structs.TaskGroup {
 			if p.once(seen, f, s) {
 				if b := p.block(f, s); b != nil {
 					tg.Disconnect = p.disconnect(b, s.sub("disconnect"))
+				}
+			}
+		case "reschedule":
+			if p.once(seen, f, s) {
+				if b := p.block(f, s); b != nil {
+					tg.Reschedule = p.reschedule(b, s.sub("reschedule"), jobType)
+				}
+			}
+		case "update":
+			if p.once(seen, f, s) {
+				if b := p.block(f, s); b != nil {
+					tg.Update = p.update(b, s.sub("update"))
+				}
+			}
+		case "migrate":
+			if p.once(seen, f, s) {
+				if b := p.block(f, s); b != nil {
+					tg.Migrate = p.migrate(b, s.sub("migrate"))
 				}
 			}
 		default:

@@ -19,7 +19,7 @@ var (
 
 	// pascalServerOwned are the job's fields the servers set; a job read
 	// back from the API carries them, and registering it ignores them.
-	pascalServerOwned = map[string]bool{"Stop": true, "CreateIndex": true, "ModifyIndex": true, "Status": true}
+	pascalServerOwned = map[string]bool{"Stop": true, "CreateIndex": true, "ModifyIndex": true, "Status": true, "Version": true, "SubmitTime": true}
 )
 
 // pascalJob returns a root holding one job block, or nil with the
@@ -86,6 +86,12 @@ func (p *parser) pascalGroup(tg *node) *node {
 			}
 		case "Disconnect":
 			g.fields = append(g.fields, &field{name: "disconnect", line: f.line, val: pascalObject(f.val, pascalDisconnect)})
+		case "Reschedule":
+			g.fields = append(g.fields, &field{name: "reschedule", line: f.line, val: pascalObject(f.val, pascalReschedule)})
+		case "Update":
+			g.fields = append(g.fields, &field{name: "update", line: f.line, val: pascalObject(f.val, pascalUpdate)})
+		case "Migrate":
+			g.fields = append(g.fields, &field{name: "migrate", line: f.line, val: pascalObject(f.val, pascalMigrate)})
 		default:
 			g.fields = append(g.fields, renamed(f, pascalGroupNames))
 		}

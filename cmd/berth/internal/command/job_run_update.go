@@ -1,0 +1,148 @@
+package command
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strconv"
+	"time"
+
+	"github.com/berth-csi/berth/api"
+	"github.com/berth-csi/berth/structs"
+)
+
+// updating reports whether a run replaces allocations: a rolling update of
+// a changed group, now or as it goes on.
+func updating(resp *structs.JobRegisterResponse) bool {
+	for _, g := range resp.Groups {
+		if g != nil && (g.Replace > 0 || g.Outdated > 0) {
+			return true
+		}
+	}
+	return false
+}
+
+// followUpdate prints a rolling update as it goes: the allocations it
+// stops and those that replace them, until every allocation of the job
+// runs its new version, or a replacement fails (the update stops there).
+func (m *meta) followUpdate(ctx context.Context, c *api.Client, job *structs.Job, resp *structs.JobRegisterResponse,
+	since uint64, detach bool) int {
+	v := resp.JobVersion
+	fmt.Fprintf(m.stdout, "==> Job %q version %d: replacing its allocations\n", job.ID, v)
+	replaced := map[string]bool{} // the groups whose allocations are replaced; the others keep theirs
+	for _, g := range resp.Groups {
+		if g.Replace > 0 || g.Outdated > 0 {
+			replaced[g.TaskGroup] = true
+			fmt.Fprintf(m.stdout, "    Group %q: %s to replace, %s at a time\n", g.TaskGroup,
+				plural(g.Replace+g.Outdated, "allocation"), strconv.Itoa(max(groupMaxParallel(job, g.TaskGroup), 1)))
+		}
+	}
+	for _, f := range resp.Failures {
+		if f != nil && f.Replacing {
+			n, verb := max(f.Missing, 1), "wait"
+			if n == 1 {
+				verb = "waits"
+			}
+			fmt.Fprintf(m.stdout, "    Group %q: %s %s for the ones they replace to stop and free their claims\n",
+				f.TaskGroup, plural(n, "allocation"), verb)
+		}
+	}
+	if missing := m.placementFailures(notReplacing(resp.Failures)); missing > 0 {
+		return m.fail("job %q: %s could not be placed (see the reasons above); the update waits, and the servers place it when it fits",
+			job.ID, plural(missing, "allocation"))
+	}
+	if detach {
+		fmt.Fprintf(m.stdout, "Follow the update with \"berth job status %s\"\n", job.ID)
+		return exitOK
+	}
+	seen := map[string]string{} // alloc ID -> what was last printed of it
+	start, lastNews := time.Now(), time.Now()
+	var index uint64
+	for {
+		allocs, qm, err := c.Jobs().Allocations(job.ID, &api.QueryOptions{WaitIndex: index, WaitTime: jobProgressEvery})
+		if err != nil {
+			if ctx.Err() != nil {
+				return m.fail("stopped following job %q; its update goes on: see \"berth job status %s\"", job.ID, job.ID)
+			}
+			return m.fail("%s", apiError("follow job "+strconv.Quote(job.ID), err))
+		}
+		sort.Slice(allocs, func(i, j int) bool { return allocs[i].CreateIndex < allocs[j].CreateIndex })
+		news, old, fresh, running := false, 0, 0, 0
+		for _, a := range allocs {
+			if !replaced[a.TaskGroup] {
+				continue
+			}
+			line := ""
+			over := a.ClientStatus == structs.AllocClientStatusComplete || a.ClientStatus == structs.AllocClientStatusFailed ||
+				a.ClientStatus == structs.AllocClientStatusLost
+			wanted := a.DesiredStatus == structs.AllocDesiredStatusRun
+			switch {
+			case a.JobVersion < v && wanted && !over:
+				old++ // to be replaced as the update goes on
+			case a.JobVersion < v && !wanted && !over:
+				line = fmt.Sprintf("Allocation %q (version %d): stopping", shortID(a.ID, false), a.JobVersion)
+			case a.JobVersion < v && !wanted && a.ModifyIndex >= since:
+				line = fmt.Sprintf("Allocation %q (version %d): stopped", shortID(a.ID, false), a.JobVersion)
+			case a.JobVersion == v && wanted:
+				fresh++
+				line = fmt.Sprintf("Allocation %q (version %d, group %q, node %q): %s", shortID(a.ID, false), v, a.TaskGroup,
+					shortID(a.NodeID, false), a.ClientStatus)
+				switch a.ClientStatus {
+				case structs.AllocClientStatusRunning:
+					running++
+				case structs.AllocClientStatusFailed, structs.AllocClientStatusLost:
+					fmt.Fprintf(m.stdout, "    %s\n", line)
+					return m.fail("job %q: allocation %q of version %d %s, so the update stopped; the allocations not yet replaced keep running. "+
+						"See \"berth alloc status %s\"; fix the job and run it again, or go back with \"berth job revert %s %d\"",
+						job.ID, shortID(a.ID, false), v, a.ClientStatus, shortID(a.ID, false), job.ID, max(int(v)-1, 0))
+				}
+			}
+			if line != "" && seen[a.ID] != line {
+				seen[a.ID] = line
+				fmt.Fprintf(m.stdout, "    %s\n", line)
+				news = true
+			}
+		}
+		if old == 0 && fresh > 0 && running == fresh {
+			fmt.Fprintf(m.stdout, "==> Job %q: version %d, %s running\n", job.ID, v, plural(running, "allocation"))
+			return exitOK
+		}
+		if news {
+			lastNews = time.Now()
+		} else if time.Since(lastNews) >= jobProgressEvery {
+			fmt.Fprintf(m.stdout, "    Still replacing: %s of version %d running, %s of older versions left (%s)\n",
+				plural(running, "allocation"), v, plural(old, "allocation"), time.Since(start).Round(time.Second))
+			lastNews = time.Now()
+		}
+		if qm.LastIndex <= index {
+			select {
+			case <-ctx.Done():
+			case <-time.After(jobFollowRetry):
+			}
+		}
+		index = qm.LastIndex
+	}
+}
+
+// notReplacing drops the failures that only wait for a replaced
+// allocation to stop.
+func notReplacing(failures []*structs.PlacementFailure) []*structs.PlacementFailure {
+	var out []*structs.PlacementFailure
+	for _, f := range failures {
+		if f != nil && !f.Replacing {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// groupMaxParallel is the group's update max_parallel, as the servers
+// default it.
+func groupMaxParallel(job *structs.Job, group string) int {
+	for _, tg := range job.TaskGroups {
+		if tg != nil && tg.Name == group {
+			return tg.UpdateStrategy().MaxParallel
+		}
+	}
+	return structs.DefaultUpdateMaxParallel
+}

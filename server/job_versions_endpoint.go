@@ -1,0 +1,140 @@
+package server
+
+import (
+	"strconv"
+
+	"github.com/hashicorp/go-memdb"
+
+	"github.com/berth-csi/berth/acl"
+	"github.com/berth-csi/berth/server/scheduler"
+	"github.com/berth-csi/berth/state"
+	"github.com/berth-csi/berth/structs"
+)
+
+// Plan says what running the job would do (place, stop, replace, claim)
+// and changes nothing.
+func (j *Job) Plan(args *structs.JobPlanRequest, reply *structs.JobPlanResponse) error {
+	if done, err := j.srv.forward("Job.Plan", args, args, reply); done {
+		return err
+	}
+	if err := j.srv.allowNamespace(args.AuthToken, args.RequestNamespace(), acl.CapSubmitJob); err != nil {
+		return err
+	}
+	if args.Job == nil {
+		return structs.NewError(structs.CodeBadRequest, "job plan: the request carries no job")
+	}
+	job, err := args.Job.ForRegister(args.RequestNamespace(), j.srv.config.JobMaxCount)
+	if err != nil {
+		return err
+	}
+	if err := j.allowJobNeeds(args.AuthToken, job); err != nil {
+		return err
+	}
+	if err := checkJobWeight(job); err != nil {
+		return err
+	}
+	job.Stop = false
+	st := j.srv.State()
+	j.srv.planMu.Lock()
+	res, err := j.srv.planner.Plan(st, job, scheduler.Run)
+	j.srv.planMu.Unlock()
+	if err != nil {
+		return err
+	}
+	stored, err := st.JobByID(nil, job.Namespace, job.ID)
+	if err != nil {
+		return err
+	}
+	reply.Changed = stored == nil || stored.Stop || structs.SpecChanged(stored, job)
+	if stored != nil {
+		reply.JobVersion = stored.Version
+		if structs.SpecChanged(stored, job) {
+			reply.JobVersion++
+		}
+	}
+	for _, a := range res.Plan.Allocs {
+		reply.Placed = append(reply.Placed, a.Stub())
+	}
+	reply.Groups, reply.Stopped, reply.Claims, reply.Failures = res.Groups, res.Plan.Stops, res.Plan.Claims, res.Failures
+	return nil
+}
+
+// Versions lists the job's kept versions, newest first.
+func (j *Job) Versions(args *structs.JobSpecificRequest, reply *structs.JobVersionsResponse) error {
+	if done, err := j.srv.forward("Job.Versions", args, args, reply); done {
+		return err
+	}
+	if err := j.srv.allowNamespace(args.AuthToken, args.RequestNamespace(), acl.CapReadJob); err != nil {
+		return err
+	}
+	return j.srv.blockingQuery(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) error {
+		versions, err := st.JobVersions(ws, args.RequestNamespace(), args.JobID)
+		if err != nil {
+			return err
+		}
+		if len(versions) == 0 {
+			return structs.NewError(structs.CodeNotFound, "job %s not found in namespace %q; check the job ID (berth job status)",
+				structs.QuoteName(args.JobID), args.RequestNamespace())
+		}
+		reply.Versions = versions
+		reply.Index, err = maxIndex(st, state.TableJobVersions)
+		return err
+	})
+}
+
+// Revert runs a kept earlier version of the job again: it becomes the
+// job's next version, and its allocations replace the running ones as
+// for any change.
+func (j *Job) Revert(args *structs.JobRevertRequest, reply *structs.JobRegisterResponse) error {
+	if done, err := j.srv.forward("Job.Revert", args, args, reply); done {
+		return err
+	}
+	if err := j.srv.allowNamespace(args.AuthToken, args.RequestNamespace(), acl.CapSubmitJob); err != nil {
+		return err
+	}
+	ns := args.RequestNamespace()
+	st := j.srv.State()
+	old, err := st.JobVersion(nil, ns, args.JobID, args.Version)
+	if err != nil {
+		return err
+	}
+	if old == nil {
+		versions, err := st.JobVersions(nil, ns, args.JobID)
+		if err != nil {
+			return err
+		}
+		if len(versions) == 0 {
+			return structs.NewError(structs.CodeNotFound, "job %s not found in namespace %q; check the job ID (berth job status)",
+				structs.QuoteName(args.JobID), ns)
+		}
+		return structs.NewError(structs.CodeNotFound, "job %s has no version %d kept; its versions are %s (berth job history %s)",
+			structs.QuoteName(args.JobID), args.Version, versionList(versions), args.JobID)
+	}
+	job, err := old.ForRegister(ns, j.srv.config.JobMaxCount)
+	if err != nil {
+		return err
+	}
+	if err := j.allowJobNeeds(args.AuthToken, job); err != nil {
+		return err
+	}
+	if err := checkJobWeight(job); err != nil {
+		return err
+	}
+	return j.register(job, reply)
+}
+
+// versionList renders versions as "3, 2 and 1".
+func versionList(versions []*structs.Job) string {
+	s := ""
+	for i, v := range versions {
+		switch {
+		case i == 0:
+		case i == len(versions)-1:
+			s += " and "
+		default:
+			s += ", "
+		}
+		s += strconv.FormatUint(v.Version, 10)
+	}
+	return s
+}
