@@ -29,20 +29,31 @@ func (j *Job) Register(args *structs.JobRegisterRequest, reply *structs.JobRegis
 	if args.Job == nil {
 		return structs.NewError(structs.CodeBadRequest, "job register: the request carries no job")
 	}
-	// Validate before anything reads the groups and tasks: a null entry
-	// is a 400 naming it, never a panic. The job goes to the namespace
-	// submit-job was checked in: one naming another is a 400.
-	job, err := args.Job.ForRegister(args.RequestNamespace(), j.srv.config.JobMaxCount)
+	job, err := j.checkJob(args.AuthToken, args.RequestNamespace(), args.Job)
 	if err != nil {
 		return err
 	}
-	if err := j.allowJobNeeds(args.AuthToken, job); err != nil {
-		return err
+	return j.register(job, reply)
+}
+
+// checkJob validates a job to run in namespace ns (submit-job was checked
+// there) and checks that the token may run what it needs and that it is
+// not too heavy to place: a copy, ready to plan.
+func (j *Job) checkJob(token, ns string, in *structs.Job) (*structs.Job, error) {
+	// Validate before anything reads the groups and tasks: a null entry
+	// is a 400 naming it, never a panic. The job goes to the namespace
+	// submit-job was checked in: one naming another is a 400.
+	job, err := in.ForRegister(ns, j.srv.config.JobMaxCount)
+	if err != nil {
+		return nil, err
+	}
+	if err := j.allowJobNeeds(token, job); err != nil {
+		return nil, err
 	}
 	if err := checkJobWeight(job); err != nil {
-		return err
+		return nil, err
 	}
-	return j.register(job, reply)
+	return job, nil
 }
 
 // register runs a checked job: it stores it and, in one raft write, places

@@ -23,14 +23,8 @@ func (j *Job) Plan(args *structs.JobPlanRequest, reply *structs.JobPlanResponse)
 	if args.Job == nil {
 		return structs.NewError(structs.CodeBadRequest, "job plan: the request carries no job")
 	}
-	job, err := args.Job.ForRegister(args.RequestNamespace(), j.srv.config.JobMaxCount)
+	job, err := j.checkJob(args.AuthToken, args.RequestNamespace(), args.Job)
 	if err != nil {
-		return err
-	}
-	if err := j.allowJobNeeds(args.AuthToken, job); err != nil {
-		return err
-	}
-	if err := checkJobWeight(job); err != nil {
 		return err
 	}
 	job.Stop = false
@@ -110,14 +104,8 @@ func (j *Job) Revert(args *structs.JobRevertRequest, reply *structs.JobRegisterR
 		return structs.NewError(structs.CodeNotFound, "job %s has no version %d kept; its versions are %s (berth job history %s)",
 			structs.QuoteName(args.JobID), args.Version, versionList(versions), args.JobID)
 	}
-	job, err := old.ForRegister(ns, j.srv.config.JobMaxCount)
+	job, err := j.checkJob(args.AuthToken, ns, old)
 	if err != nil {
-		return err
-	}
-	if err := j.allowJobNeeds(args.AuthToken, job); err != nil {
-		return err
-	}
-	if err := checkJobWeight(job); err != nil {
 		return err
 	}
 	return j.register(job, reply)

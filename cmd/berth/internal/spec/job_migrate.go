@@ -18,15 +18,9 @@ func (p *parser) migrate(b *node, s scope) *structs.MigrateStrategy {
 		}
 		switch f.name {
 		case "max_parallel":
-			n, ok := p.integer(f, s)
-			if !ok {
-				continue
+			if n, ok := p.maxParallel(f, s, "a drain moves at once"); ok {
+				m.MaxParallel = n
 			}
-			if n < 1 {
-				p.bad(f.line, s, "max_parallel", "must be 1 or more, not %d: how many of the group's allocations a drain moves at once", n)
-				continue
-			}
-			m.MaxParallel = n
 		default:
 			p.unknown(f, s, migrateKeys)
 		}

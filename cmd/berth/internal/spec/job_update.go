@@ -20,15 +20,9 @@ func (p *parser) update(b *node, s scope) *structs.UpdateStrategy {
 		}
 		switch f.name {
 		case "max_parallel":
-			n, ok := p.integer(f, s)
-			if !ok {
-				continue
+			if n, ok := p.maxParallel(f, s, "are replaced at once"); ok {
+				u.MaxParallel = n
 			}
-			if n < 1 {
-				p.bad(f.line, s, "max_parallel", "must be 1 or more, not %d: how many of the group's allocations are replaced at once", n)
-				continue
-			}
-			u.MaxParallel = n
 		case "min_healthy_time":
 			u.MinHealthyTime, _ = p.duration(f, s)
 		case "healthy_deadline":
@@ -44,4 +38,18 @@ func (p *parser) update(b *node, s scope) *structs.UpdateStrategy {
 		}
 	}
 	return u
+}
+
+// maxParallel reads an update's or migrate's max_parallel: 1 or more, how
+// many of the group's allocations what does.
+func (p *parser) maxParallel(f *field, s scope, what string) (int, bool) {
+	n, ok := p.integer(f, s)
+	if !ok {
+		return 0, false
+	}
+	if n < 1 {
+		p.bad(f.line, s, "max_parallel", "must be 1 or more, not %d: how many of the group's allocations %s", n, what)
+		return 0, false
+	}
+	return n, true
 }
