@@ -79,6 +79,10 @@ type Config struct {
 
 	// HeartbeatTTL is the TTL given to clients.
 	HeartbeatTTL time.Duration
+	// DrainPluginGrace is how long past a drain's deadline the node's CSI
+	// plugins wait for the claims on the node to be released: a release
+	// unmounts through the node plugin.
+	DrainPluginGrace time.Duration
 
 	// Raft timing. Lower values elect faster but flap on a loaded machine.
 	RaftHeartbeatTimeout   time.Duration
@@ -131,6 +135,7 @@ func DefaultConfig() *Config {
 		SerfPort:               DefaultSerfPort,
 		BootstrapExpect:        1,
 		HeartbeatTTL:           10 * time.Second,
+		DrainPluginGrace:       time.Minute,
 		RaftHeartbeatTimeout:   500 * time.Millisecond,
 		RaftElectionTimeout:    500 * time.Millisecond,
 		RaftLeaderLeaseTimeout: 250 * time.Millisecond,

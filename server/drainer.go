@@ -48,6 +48,8 @@ type drainer struct {
 	logger hclog.Logger
 	retry  backoff.Policy
 	idle   time.Duration
+	// pluginGrace is Config.DrainPluginGrace.
+	pluginGrace time.Duration
 
 	store    *state.StateStore // the store the last pass read; another one means a full look
 	last     uint64            // the index the last pass read nodes up to
@@ -77,6 +79,8 @@ func (s *Server) runDrainer(ctx context.Context) {
 		logger: s.logger.Named("drainer"),
 		retry:  backoff.Policy{Initial: 500 * time.Millisecond, Max: 30 * time.Second, Jitter: 0.2},
 		idle:   drainerIdle,
+
+		pluginGrace: s.config.DrainPluginGrace,
 	}
 	d.run(ctx)
 }

@@ -86,7 +86,10 @@ func inFlight(ws memdb.WatchSet, st *state.StateStore, job *structs.Job, tg *str
 			}
 			nodes[a.NodeID] = n
 		}
-		if !n.Draining() || a.ModifyIndex < n.DrainStrategy.StartIndex || replaced(a, group) {
+		// Stopped by this drain: by a drain of its node (an update's or a
+		// job stop's stops say so otherwise), since this one began.
+		byDrain := a.DesiredDescription == structs.DrainDescription(a.NodeID)
+		if !n.Draining() || !byDrain || a.ModifyIndex < n.DrainStrategy.StartIndex || replaced(a, group) {
 			continue
 		}
 		busy++

@@ -21,10 +21,6 @@ type nodeWork struct {
 	system  []*structs.Allocation // the other system jobs'
 }
 
-func (w *nodeWork) all() []*structs.Allocation {
-	return append(append(append([]*structs.Allocation(nil), w.first...), w.plugins...), w.system...)
-}
-
 // drainNode makes the next step of a node's drain, if one is due, and
 // returns the node's deadline while it is ahead (zero otherwise).
 func (d *drainer) drainNode(ws memdb.WatchSet, st *state.StateStore, id string, now time.Time) (time.Time, error) {
@@ -39,8 +35,11 @@ func (d *drainer) drainNode(ws memdb.WatchSet, st *state.StateStore, id string, 
 	}
 	ds := node.DrainStrategy
 	var wake time.Time
-	if !ds.DeadlinePassed(now) {
+	switch {
+	case !ds.DeadlinePassed(now):
 		wake = ds.ForceDeadline
+	case now.Before(ds.ForceDeadline.Add(d.pluginGrace)):
+		wake = ds.ForceDeadline.Add(d.pluginGrace) // the plugins' last wait for their claims
 	}
 	step, events, err := d.nextStep(ws, st, node, now)
 	if err != nil || step == nil && len(events) == 0 {
@@ -79,13 +78,7 @@ func (d *drainer) nextStep(ws memdb.WatchSet, st *state.StateStore, node *struct
 		return nil, nil, err
 	}
 	if ds.DeadlinePassed(now) {
-		left := work.all()
-		var events []*structs.NodeEvent
-		if len(left) > 0 {
-			events = append(events, &structs.NodeEvent{Message: "deadline reached: stopping the " + countAllocs(left) + " left: " + allocList(left)})
-		}
-		events = append(events, completeEvent(ds))
-		return &structs.DrainStep{StopAllocs: allocIDs(left), Complete: true}, events, nil
+		return d.deadlineStep(ws, st, node, work, now)
 	}
 	if len(work.first) > 0 {
 		chosen, err := d.chooseMigrations(ws, st, work.first)
@@ -119,6 +112,49 @@ func (d *drainer) nextStep(ws memdb.WatchSet, st *state.StateStore, node *struct
 			Message: "stopping " + countAllocs(work.system) + " of system jobs: " + allocList(work.system)}}, nil
 	}
 	return &structs.DrainStep{Complete: true}, []*structs.NodeEvent{completeEvent(ds)}, nil
+}
+
+// deadlineStep stops, past the deadline, every allocation left but the
+// CSI plugins; those go once no claim on the node is left, or once the
+// grace (Config.DrainPluginGrace) is over too: a release unmounts through
+// the node plugin, so a plugin stopped first leaves its claims stuck until
+// the node goes down. The drain completes with the last stop.
+func (d *drainer) deadlineStep(ws memdb.WatchSet, st *state.StateStore, node *structs.Node, work *nodeWork,
+	now time.Time) (*structs.DrainStep, []*structs.NodeEvent, error) {
+	ds := node.DrainStrategy
+	left := append(append([]*structs.Allocation(nil), work.first...), work.system...)
+	var events []*structs.NodeEvent
+	if len(left) > 0 {
+		events = append(events, &structs.NodeEvent{Message: "deadline reached: stopping the " + countAllocs(left) + " left: " + allocList(left)})
+	}
+	if len(work.plugins) > 0 {
+		claims, err := claimsOnNode(ws, st, node.ID)
+		if err != nil {
+			return nil, nil, err
+		}
+		switch {
+		case len(claims) == 0:
+			left = append(left, work.plugins...)
+			events = append(events, &structs.NodeEvent{Message: "no volume claim left on the node; stopping " +
+				countAllocs(work.plugins) + " of CSI plugins: " + allocList(work.plugins)})
+		case now.Before(ds.ForceDeadline.Add(d.pluginGrace)):
+			if len(left) > 0 {
+				events = append(events, &structs.NodeEvent{Message: fmt.Sprintf("the CSI plugins wait up to %s more for %d volume claim%s on the node to be released: %s",
+					d.pluginGrace, len(claims), pluralS(len(claims)), strings.Join(claims, ", "))})
+			}
+			if len(left) == 0 {
+				return nil, nil, nil
+			}
+			return &structs.DrainStep{StopAllocs: allocIDs(left)}, events, nil
+		default:
+			left = append(left, work.plugins...)
+			events = append(events, &structs.NodeEvent{Message: fmt.Sprintf("the grace past the deadline is over: stopping %s of CSI plugins with %d volume claim%s "+
+				"not released (%s); they are released once the node goes down, or by hand: berth volume detach VOLUME NODE",
+				countAllocs(work.plugins), len(claims), pluralS(len(claims)), strings.Join(claims, ", "))})
+		}
+	}
+	events = append(events, completeEvent(ds))
+	return &structs.DrainStep{StopAllocs: allocIDs(left), Complete: true}, events, nil
 }
 
 func completeEvent(ds *structs.DrainStrategy) *structs.NodeEvent {

@@ -213,9 +213,10 @@ func TestDrainer_WriterThenPluginAfterClaimThenSystem(t *testing.T) {
 	}
 }
 
-// TestDrainer_DeadlineStopsWhatRemains: a writer whose claim is never
-// freed holds the plugin back until the deadline, when the plugin and the
-// system job are stopped at once and the drain completes.
+// TestDrainer_DeadlineStopsWhatRemains: a writer whose claim is not
+// freed holds the plugin back; at the deadline the system job is stopped
+// at once, and the plugin still waits for the claim (it must unmount it),
+// then goes once it is freed.
 func TestDrainer_DeadlineStopsWhatRemains(t *testing.T) {
 	s, clk := drainWorld(t)
 	writer, plugin, system := nodeOneWorkloads(t, s)
@@ -224,16 +225,40 @@ func TestDrainer_DeadlineStopsWhatRemains(t *testing.T) {
 	waitFor(t, "the drain waiting for the claim", func() bool {
 		return hasEvent(t, s, "node-1", "waiting for 1 volume claim on the node")
 	})
-	clk.Advance(59 * time.Minute)
-	time.Sleep(100 * time.Millisecond)
 	must.False(t, stopped(t, s, plugin), must.Sprint("before the deadline the plugin waits for the claim"))
 
-	clk.Advance(time.Minute)
+	clk.Advance(time.Hour)
+	waitFor(t, "the deadline's step", func() bool {
+		return hasEvent(t, s, "node-1", "deadline reached: stopping the 1 allocation left")
+	})
+	must.True(t, stopped(t, s, system))
+	must.False(t, stopped(t, s, plugin), must.Sprint("past the deadline too, the plugin stays while the claim needs it"))
+	must.True(t, hasEvent(t, s, "node-1", "the CSI plugins wait up to 1m0s more for 1 volume claim"))
+
+	_, _, err := raftApply[[]error](s, structs.CSIVolumeClaimRequestType, &structs.CSIVolumeClaimBatchRequest{
+		Claims: []structs.CSIVolumeClaimRequest{{VolumeID: "data", AllocationID: writer, State: structs.CSIVolumeClaimStateFreed,
+			Timestamp: time.Now()}}})
+	must.NoError(t, err)
 	waitFor(t, "the drain complete", func() bool { return !nodeNow(t, s, "node-1").Draining() })
 	must.True(t, stopped(t, s, plugin))
-	must.True(t, stopped(t, s, system))
-	must.EqOp(t, allocNow(t, s, plugin).ModifyIndex, allocNow(t, s, system).ModifyIndex, must.Sprint("stopped at once, in one write"))
-	must.True(t, hasEvent(t, s, "node-1", "deadline reached: stopping the 2 allocations left"))
+}
+
+// TestDrainer_DeadlineGraceStopsThePlugin: a claim that is never released
+// keeps the plugin only for the grace past the deadline.
+func TestDrainer_DeadlineGraceStopsThePlugin(t *testing.T) {
+	s, clk := drainWorld(t)
+	writer, plugin, _ := nodeOneWorkloads(t, s)
+	startDrain(t, s, "node-1", structs.DrainSpec{Deadline: time.Hour})
+	waitFor(t, "the writer stopped", func() bool { return stopped(t, s, writer) })
+	clk.Advance(time.Hour)
+	waitFor(t, "the deadline's step", func() bool {
+		return hasEvent(t, s, "node-1", "deadline reached: stopping the 1 allocation left")
+	})
+	must.False(t, stopped(t, s, plugin))
+	clk.Advance(DefaultConfig().DrainPluginGrace)
+	waitFor(t, "the drain complete", func() bool { return !nodeNow(t, s, "node-1").Draining() })
+	must.True(t, stopped(t, s, plugin))
+	must.True(t, hasEvent(t, s, "node-1", "the grace past the deadline is over: stopping 1 allocation of CSI plugins with 1 volume claim not released"))
 }
 
 // TestDrainer_RespectsMigrateMaxParallel: three allocations of a group

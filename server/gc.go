@@ -49,8 +49,14 @@ func (s *Server) gcLoop(ctx context.Context) {
 	logger := s.logger.Named("gc")
 	keep := max(s.config.AllocGCThreshold, s.config.JobGCThreshold, s.config.NodeGCThreshold)
 	w := &gcWitness{}
+	store := s.State()
 	note := func() {
-		if index, err := s.State().LatestIndex(); err == nil {
+		if st := s.State(); st != store {
+			// A snapshot restore replaced the store: its rows' indexes are
+			// another history's, so ages count again from now.
+			w, store = &gcWitness{}, st
+		}
+		if index, err := store.LatestIndex(); err == nil {
 			w.note(index, clk.Now(), keep)
 		}
 	}

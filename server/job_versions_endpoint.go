@@ -67,6 +67,17 @@ func (j *Job) Versions(args *structs.JobSpecificRequest, reply *structs.JobVersi
 			return err
 		}
 		if len(versions) == 0 {
+			// A job stored before versions were kept (restored from an
+			// older snapshot) is its own only version.
+			job, err := st.JobByID(ws, args.RequestNamespace(), args.JobID)
+			if err != nil {
+				return err
+			}
+			if job != nil {
+				versions = []*structs.Job{job}
+			}
+		}
+		if len(versions) == 0 {
 			return structs.NewError(structs.CodeNotFound, "job %s not found in namespace %q; check the job ID (berth job status)",
 				structs.QuoteName(args.JobID), args.RequestNamespace())
 		}

@@ -53,6 +53,7 @@ func setJobVersionTxn(txn *memdb.Txn, index uint64, j, existing *structs.Job) er
 		j.Version, j.SubmitTime = existing.Version, existing.SubmitTime
 		return nil
 	}
+	j.Version = 0 // the servers number versions, whatever the request said
 	if existing != nil {
 		j.Version = existing.Version + 1
 	}

@@ -78,12 +78,9 @@ func (s *StateStore) UpdateNodeDrain(index uint64, req *structs.NodeUpdateDrainR
 		if a.NodeID != req.NodeID {
 			return errBadRequest("node %q drain: allocation %s runs on node %q, not this one", req.NodeID, id, a.NodeID)
 		}
-		changed, err := stopAllocsTxn(txn, index, []*structs.Allocation{a}, false)
+		changed, err := stopAllocsTxn(txn, index, []*structs.Allocation{a}, false, structs.DrainDescription(req.NodeID))
 		if err != nil {
 			return err
-		}
-		for _, c := range changed {
-			c.DesiredDescription = "stopped to drain node " + req.NodeID // the txn's own copy
 		}
 		stopped = append(stopped, changed...)
 	}

@@ -106,12 +106,9 @@ func applyPlanStopsTxn(txn *memdb.Txn, index uint64, job *structs.Job, req *stru
 		if existing == nil || existing.Namespace != job.Namespace || existing.JobID != job.ID {
 			return errConflict("plan for job %q: allocation %s to stop is not the job's any more; nothing was written", job.ID, st.AllocID)
 		}
-		changed, err := stopAllocsTxn(txn, index, []*structs.Allocation{existing}, false)
+		changed, err := stopAllocsTxn(txn, index, []*structs.Allocation{existing}, false, st.Description)
 		if err != nil {
 			return err
-		}
-		for _, a := range changed {
-			a.DesiredDescription = st.Description // the txn's own copy, not yet visible
 		}
 		stopped = append(stopped, changed...)
 	}

@@ -200,12 +200,12 @@ func updateAllocsFromClientTxn(txn *memdb.Txn, index uint64, allocs []*structs.A
 	return []string{TableAllocs}, nil
 }
 
-// stopAllocsTxn sets the allocations' desired status to stop and, when
-// lost is set (their node went down), their client status to lost, and
-// returns the ones it changed. An allocation already asked to stop is
-// still marked lost when its node goes down: its client can no longer
-// report its tasks dead.
-func stopAllocsTxn(txn *memdb.Txn, index uint64, allocs []*structs.Allocation, lost bool) ([]*structs.Allocation, error) {
+// stopAllocsTxn sets the allocations' desired status to stop, with why as
+// their DesiredDescription ("" leaves it), and, when lost is set (their
+// node went down), their client status to lost, and returns the ones it
+// changed. An allocation already asked to stop is still marked lost when
+// its node goes down: its client can no longer report its tasks dead.
+func stopAllocsTxn(txn *memdb.Txn, index uint64, allocs []*structs.Allocation, lost bool, why string) ([]*structs.Allocation, error) {
 	var changed []*structs.Allocation
 	for _, existing := range allocs {
 		if existing.ClientTerminalStatus() || (!lost && existing.DesiredStatus == structs.AllocDesiredStatusStop) {
@@ -215,6 +215,9 @@ func stopAllocsTxn(txn *memdb.Txn, index uint64, allocs []*structs.Allocation, l
 		// A lost alloc is stopped too: its claims are released and it
 		// may be replaced, so a client that comes back must kill it.
 		a.DesiredStatus = structs.AllocDesiredStatusStop
+		if why != "" {
+			a.DesiredDescription = why
+		}
 		if lost {
 			a.ClientStatus = structs.AllocClientStatusLost
 			a.ClientDescription = "its node went down"
@@ -278,7 +281,7 @@ func (s *StateStore) StopJob(index uint64, namespace, id string, purge bool, at 
 	if err != nil {
 		return err
 	}
-	stopped, err := stopAllocsTxn(txn, index, allocs, false)
+	stopped, err := stopAllocsTxn(txn, index, allocs, false, "its job was stopped")
 	if err != nil {
 		return err
 	}
@@ -306,7 +309,7 @@ func loseNodeAllocsTxn(txn *memdb.Txn, index uint64, nodeID string, at time.Time
 	if err != nil {
 		return err
 	}
-	lost, err := stopAllocsTxn(txn, index, allocs, true)
+	lost, err := stopAllocsTxn(txn, index, allocs, true, "")
 	if err != nil || len(lost) == 0 {
 		return err
 	}

@@ -87,3 +87,7 @@ func (d *DrainStrategy) Copy() *DrainStrategy {
 	c := *d
 	return &c
 }
+
+// DrainDescription is the DesiredDescription of an allocation a drain of
+// node nodeID stopped.
+func DrainDescription(nodeID string) string { return "stopped to drain node " + nodeID }

@@ -2,6 +2,7 @@ package structs
 
 import (
 	"fmt"
+	"math"
 	"time"
 )
 
@@ -90,6 +91,13 @@ func (tg *TaskGroup) validateReschedule(p *problems, at string) {
 	}
 }
 
+// RescheduleEventsKept is how many reschedule events an allocation carries
+// at least (its last ones; more when its policy's attempts are more):
+// enough to count the attempts in the interval and to double a delay up
+// to any sensible max_delay, without a row that grows for as long as an
+// allocation keeps failing.
+const RescheduleEventsKept = 16
+
 // RescheduleEvent is one replacement of a failed allocation.
 type RescheduleEvent struct {
 	// Time is when the replacement was placed (unix nanoseconds).
@@ -124,10 +132,12 @@ func (a *Allocation) NextReschedule(p ReschedulePolicy) (at time.Time, attempt i
 }
 
 // DelayFor is the wait before replacement number n+1 (n made before).
+// An exponential delay without max_delay stops doubling before it would
+// overflow.
 func (p ReschedulePolicy) DelayFor(n int) time.Duration {
 	d := p.Delay
 	if p.DelayFunction == DelayExponential {
-		for i := 0; i < n && (p.MaxDelay <= 0 || d < p.MaxDelay); i++ {
+		for i := 0; i < n && (p.MaxDelay <= 0 || d < p.MaxDelay) && d > 0 && d <= math.MaxInt64/2; i++ {
 			d *= 2
 		}
 	}

@@ -64,6 +64,9 @@ func (p *planning) fits(tg *structs.TaskGroup, n *structs.Node, idx int) ([]stru
 				// No node can fix it: the group asks to write a reader-only volume.
 				return nil, "", structs.NewError(structs.CodeBadRequest, "group %q, volume %q: %v", tg.Name, alias, refusal)
 			}
+			if refusal.Holder != nil && p.stoppedIDs[refusal.Holder.AllocID] {
+				p.heldByStopped[refusal.Error()] = true
+			}
 			return nil, refusal.Error(), nil
 		}
 		used, err := p.nodeVolumes(n.ID)

@@ -251,9 +251,11 @@ func (w *JobWatcher) noteUpdate(k jobKey, res *Result) {
 			"namespace", k.Namespace, "why", failed)
 	}
 	w.failed[k] = failed
-	if failed != "" || (!res.Updating && res.NextCheck.IsZero()) {
+	if res.NextCheck.IsZero() && (failed != "" || !res.Updating) {
 		delete(w.updating, k) // nothing will move by itself
 		return
 	}
+	// A failed replacement's reschedule, too, is looked at when its
+	// delay is over.
 	w.updating[k] = res.NextCheck
 }

@@ -107,7 +107,13 @@ func (p *planning) placeGroup(tg *structs.TaskGroup, live, stopping []*structs.A
 	if missing == 0 {
 		return nil, nil
 	}
-	f := &structs.PlacementFailure{TaskGroup: tg.Name, Missing: missing, Replacing: gu.stopping}
+	// Only waiting on the claims of allocations being replaced (stopped
+	// for an update, or over count) is no failure.
+	replacing := gu.stopping && len(reasons) > 0 && driverWhy == "" && len(p.nodes) > 0
+	for why := range reasons {
+		replacing = replacing && p.heldByStopped[why]
+	}
+	f := &structs.PlacementFailure{TaskGroup: tg.Name, Missing: missing, Replacing: replacing}
 	if len(p.nodes) == 0 {
 		f.Reasons = append(f.Reasons, "no node is ready")
 	}

@@ -101,6 +101,12 @@ type planning struct {
 	updating bool      // a rolling update has older allocations left
 	next     time.Time // see Result.NextCheck
 	ver      *uint64   // the plan's job version, once read (see version)
+	// stoppedIDs are the job's allocations asked to stop (before or by
+	// this plan); heldByStopped the refusals (fits' reasons) that only a
+	// claim of one of them makes: a place that waits for a replaced
+	// allocation, not a failure.
+	stoppedIDs    map[string]bool
+	heldByStopped map[string]bool
 	// resched are the failed allocations the pass replaces (their
 	// reschedule delay is over).
 	resched []*structs.Allocation
@@ -164,7 +170,11 @@ func (p *planning) liveAllocs() (live, stopping map[string][]*structs.Allocation
 		}
 	}
 	live, stopping = map[string][]*structs.Allocation{}, map[string][]*structs.Allocation{}
+	p.stoppedIDs, p.heldByStopped = map[string]bool{}, map[string]bool{}
 	for _, a := range all {
+		if a.DesiredStatus == structs.AllocDesiredStatusStop {
+			p.stoppedIDs[a.ID] = true
+		}
 		holds := !a.TerminalStatus()
 		if p.auto && newest[a.Name] == a {
 			holds = a.DesiredStatus != structs.AllocDesiredStatusStop

@@ -45,9 +45,13 @@ func (p *planning) reschedule(tg *structs.TaskGroup, idx *indexes, sp *spread,
 		alloc := p.plan.Allocs[len(p.plan.Allocs)-1]
 		policy := tg.ReschedulePolicy(p.job.Type)
 		alloc.PreviousAllocation = prev.ID
-		alloc.RescheduleEvents = append(append([]structs.RescheduleEvent(nil), prev.RescheduleEvents...),
+		events := append(append([]structs.RescheduleEvent(nil), prev.RescheduleEvents...),
 			structs.RescheduleEvent{Time: p.now.UnixNano(), PrevAllocID: prev.ID, PrevNodeID: prev.NodeID,
 				Delay: policy.DelayFor(len(prev.RescheduleEvents))})
+		if keep := max(structs.RescheduleEventsKept, policy.Attempts); len(events) > keep {
+			events = events[len(events)-keep:] // enough to count the attempts
+		}
+		alloc.RescheduleEvents = events
 	}
 	return placed, nil
 }

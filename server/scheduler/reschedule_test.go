@@ -87,3 +87,28 @@ func TestPlanner_Reschedule_Policy(t *testing.T) {
 	must.SliceEmpty(t, res.Plan.Allocs, must.Sprint("2 attempts in the hour before it failed are used"))
 	must.True(t, res.NextCheck.IsZero(), must.Sprint("nothing to wait for: it stays failed (run the job again)"))
 }
+
+// TestReschedule_Bounds: an exponential delay without max_delay does not
+// overflow, and an allocation that keeps failing carries a bounded
+// history.
+func TestReschedule_Bounds(t *testing.T) {
+	p := structs.ReschedulePolicy{Delay: time.Second, DelayFunction: structs.DelayExponential, Unlimited: true}
+	for _, n := range []int{0, 10, 40, 100} {
+		must.Positive(t, p.DelayFor(n), must.Sprintf("after %d attempts", n))
+	}
+	must.EqOp(t, 1024*time.Second, p.DelayFor(10))
+
+	w := newWorld(t)
+	w.node("node-1")
+	j := writerJob("web", "")
+	j.TaskGroups[0].Reschedule = &structs.ReschedulePolicy{Unlimited: true, Delay: time.Second, DelayFunction: structs.DelayConstant}
+	a := w.run(j).Plan.Allocs[0]
+	for i := 0; i < structs.RescheduleEventsKept+3; i++ {
+		w.clientStatus(a.ID, structs.AllocClientStatusFailed)
+		w.clock.Advance(time.Second)
+		res := w.auto("web")
+		must.SliceLen(t, 1, res.Plan.Allocs)
+		a = res.Plan.Allocs[0]
+	}
+	must.SliceLen(t, structs.RescheduleEventsKept, a.RescheduleEvents)
+}

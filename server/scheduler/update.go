@@ -138,6 +138,7 @@ func (p *planning) wake(a *structs.Allocation, u structs.UpdateStrategy) {
 // stop adds the allocation's stop to the plan.
 func (gu *groupUpdate) stop(p *planning, a *structs.Allocation, why string) {
 	p.plan.Stops = append(p.plan.Stops, structs.AllocStop{AllocID: a.ID, Description: why})
+	p.stoppedIDs[a.ID] = true
 	gu.stopped = append(gu.stopped, a)
 	gu.stopping = true
 }

@@ -268,3 +268,24 @@ func TestJobWatcher_Run_UpdateGoesOnByItself(t *testing.T) {
 		<-done
 	})
 }
+
+// TestPlanner_Update_RealFailureIsNotReplacing: a replacement that fits
+// nowhere for another reason than the old claim is a failure, though an
+// old allocation is stopping.
+func TestPlanner_Update_RealFailureIsNotReplacing(t *testing.T) {
+	w := newWorld(t)
+	w.node("node-1")
+	w.volume("data")
+	v0 := writerJob("db", "data")
+	w.run(v0)
+	w.runAll("db")
+	w.clock.Advance(time.Minute)
+
+	v1 := v0.Copy()
+	v1.TaskGroups[0].Volumes["data"].Source = "missing"
+	res := w.run(v1)
+	must.SliceLen(t, 1, res.Plan.Stops)
+	must.SliceLen(t, 1, res.Failures)
+	must.False(t, res.Failures[0].Replacing, must.Sprint("the volume is not registered: no wait makes it fit"))
+	must.StrContains(t, res.Failures[0].Reasons[0], `volume "data" (missing): not registered`)
+}

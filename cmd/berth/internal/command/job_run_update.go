@@ -30,11 +30,13 @@ func (m *meta) followUpdate(ctx context.Context, c *api.Client, job *structs.Job
 	v := resp.JobVersion
 	fmt.Fprintf(m.stdout, "==> Job %q version %d: replacing its allocations\n", job.ID, v)
 	replaced := map[string]bool{} // the groups whose allocations are replaced; the others keep theirs
+	var deadline time.Duration    // no news for longer: the servers' update stopped at its healthy_deadline
 	for _, g := range resp.Groups {
 		if g.Replace > 0 || g.Outdated > 0 {
 			replaced[g.TaskGroup] = true
+			deadline = max(deadline, groupUpdate(job, g.TaskGroup).HealthyDeadline)
 			fmt.Fprintf(m.stdout, "    Group %q: %s to replace, %s at a time\n", g.TaskGroup,
-				plural(g.Replace+g.Outdated, "allocation"), strconv.Itoa(max(groupMaxParallel(job, g.TaskGroup), 1)))
+				plural(g.Replace+g.Outdated, "allocation"), strconv.Itoa(groupUpdate(job, g.TaskGroup).MaxParallel))
 		}
 	}
 	for _, f := range resp.Failures {
@@ -56,7 +58,7 @@ func (m *meta) followUpdate(ctx context.Context, c *api.Client, job *structs.Job
 		return exitOK
 	}
 	seen := map[string]string{} // alloc ID -> what was last printed of it
-	start, lastNews := time.Now(), time.Now()
+	start, lastNews, lastChange := time.Now(), time.Now(), time.Now()
 	var index uint64
 	for {
 		allocs, qm, err := c.Jobs().Allocations(job.ID, &api.QueryOptions{WaitIndex: index, WaitTime: jobProgressEvery})
@@ -69,6 +71,9 @@ func (m *meta) followUpdate(ctx context.Context, c *api.Client, job *structs.Job
 		sort.Slice(allocs, func(i, j int) bool { return allocs[i].CreateIndex < allocs[j].CreateIndex })
 		news, old, fresh, running := false, 0, 0, 0
 		for _, a := range allocs {
+			if a.JobVersion > v {
+				return m.fail("job %q: version %d was run meanwhile; follow it with \"berth job status %s\"", job.ID, a.JobVersion, job.ID)
+			}
 			if !replaced[a.TaskGroup] {
 				continue
 			}
@@ -90,6 +95,10 @@ func (m *meta) followUpdate(ctx context.Context, c *api.Client, job *structs.Job
 				switch a.ClientStatus {
 				case structs.AllocClientStatusRunning:
 					running++
+				case structs.AllocClientStatusComplete:
+					if job.Type == structs.JobTypeBatch {
+						running++ // a batch allocation is done when complete
+					}
 				case structs.AllocClientStatusFailed, structs.AllocClientStatusLost:
 					fmt.Fprintf(m.stdout, "    %s\n", line)
 					return m.fail("job %q: allocation %q of version %d %s, so the update stopped; the allocations not yet replaced keep running. "+
@@ -108,7 +117,11 @@ func (m *meta) followUpdate(ctx context.Context, c *api.Client, job *structs.Job
 			return exitOK
 		}
 		if news {
-			lastNews = time.Now()
+			lastNews, lastChange = time.Now(), time.Now()
+		} else if time.Since(lastChange) > deadline+jobProgressEvery {
+			return m.fail("job %q: nothing changed for longer than the update's healthy_deadline (%s): the update stopped, and %s of older versions keep running. "+
+				"See \"berth job status %s\"; fix the job and run it again, or go back with \"berth job revert %s %d\"",
+				job.ID, deadline, plural(old, "allocation"), job.ID, job.ID, max(int(v)-1, 0))
 		} else if time.Since(lastNews) >= jobProgressEvery {
 			fmt.Fprintf(m.stdout, "    Still replacing: %s of version %d running, %s of older versions left (%s)\n",
 				plural(running, "allocation"), v, plural(old, "allocation"), time.Since(start).Round(time.Second))
@@ -136,13 +149,10 @@ func notReplacing(failures []*structs.PlacementFailure) []*structs.PlacementFail
 	return out
 }
 
-// groupMaxParallel is the group's update max_parallel, as the servers
-// default it.
-func groupMaxParallel(job *structs.Job, group string) int {
-	for _, tg := range job.TaskGroups {
-		if tg != nil && tg.Name == group {
-			return tg.UpdateStrategy().MaxParallel
-		}
+// groupUpdate is the group's update block, as the servers default it.
+func groupUpdate(job *structs.Job, group string) structs.UpdateStrategy {
+	if tg := job.LookupTaskGroup(group); tg != nil {
+		return tg.UpdateStrategy()
 	}
-	return structs.DefaultUpdateMaxParallel
+	return (&structs.TaskGroup{}).UpdateStrategy()
 }

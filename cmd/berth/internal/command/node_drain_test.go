@@ -28,7 +28,10 @@ const drainNodeID = "d7a1e000-1111-4c4c-8888-000000000001"
 // allocation: a drain of the node then waits for the claim.
 func drainServer(t *testing.T, busy bool) (addr string, s *servertest.TestServer) {
 	t.Helper()
-	cluster := servertest.Cluster(t, 1, func(c *server.Config) { c.HeartbeatTTL = 10 * time.Minute })
+	cluster := servertest.Cluster(t, 1, func(c *server.Config) {
+		c.HeartbeatTTL = 10 * time.Minute
+		c.DrainPluginGrace = time.Second
+	})
 	s = cluster.Servers[0]
 	srv := httptest.NewServer(httpapi.New(s.Server, nil))
 	t.Cleanup(srv.Close)
@@ -167,11 +170,13 @@ func TestNodeDrain_RealServer(t *testing.T) {
 	mustExit(t, r, exitOK, "")
 	must.StrContains(t, r.stdout, "is not draining")
 
-	// A short deadline: the plugin, held back by the claim, is stopped at
-	// the deadline and the drain completes.
+	// A short deadline: the plugin, held back by the claim, waits the
+	// grace past the deadline for it, then is stopped and the drain
+	// completes.
 	r = cli("node", "drain", "-enable", "-yes", "-deadline", "1s", "-monitor", "d7a1")
 	mustExit(t, r, exitOK, "")
-	steps := []string{"drain started: deadline 1s", "deadline reached: stopping the 1 allocation left: plugin.web[0]",
+	steps := []string{"drain started: deadline 1s",
+		"the grace past the deadline is over: stopping 1 allocation of CSI plugins with 1 volume claim not released",
 		"drain complete: no allocation left to stop"}
 	last := -1
 	lines := strings.Split(r.stdout, "\n")
