@@ -107,11 +107,12 @@ func (p *planning) placeGroup(tg *structs.TaskGroup, live, stopping []*structs.A
 	if missing == 0 {
 		return nil, nil
 	}
-	// Only waiting on the claims of allocations being replaced (stopped
-	// for an update, or over count) is no failure.
-	replacing := gu.stopping && len(reasons) > 0 && driverWhy == "" && len(p.nodes) > 0
+	// A node that refused only for the claim of an allocation being
+	// replaced (stopped for an update, or over count) takes the place once
+	// that claim is freed: a wait, not a failure.
+	replacing := false
 	for why := range reasons {
-		replacing = replacing && p.heldByStopped[why]
+		replacing = replacing || gu.stopping && p.heldByStopped[why]
 	}
 	f := &structs.PlacementFailure{TaskGroup: tg.Name, Missing: missing, Replacing: replacing}
 	if len(p.nodes) == 0 {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/shoenig/test/must"
 
+	"github.com/berth-csi/berth/state/statetest"
 	"github.com/berth-csi/berth/structs"
 )
 
@@ -288,4 +289,32 @@ func TestPlanner_Update_RealFailureIsNotReplacing(t *testing.T) {
 	must.SliceLen(t, 1, res.Failures)
 	must.False(t, res.Failures[0].Replacing, must.Sprint("the volume is not registered: no wait makes it fit"))
 	must.StrContains(t, res.Failures[0].Reasons[0], `volume "data" (missing): not registered`)
+}
+
+// TestPlanner_Update_WaitsOnOneNodeOfMany: with other nodes refusing for
+// good (the volume's topology), the node where the old claim is held is
+// enough for the update to wait rather than fail.
+func TestPlanner_Update_WaitsOnOneNodeOfMany(t *testing.T) {
+	w := newWorld(t)
+	for _, id := range []string{"node-1", "node-2"} {
+		n := statetest.NodeWithPlugin(id, "hostpath", false, true, true)
+		info := n.CSINodePlugins["hostpath"]
+		if info.NodeInfo == nil {
+			info.NodeInfo = &structs.CSINodeInfo{ID: id}
+		}
+		info.NodeInfo.AccessibleTopology = &structs.CSITopology{Segments: map[string]string{"zone": map[string]string{"node-1": "z1", "node-2": "z2"}[id]}}
+		w.upsertNode(n)
+	}
+	vol := statetest.Volume("data", "hostpath")
+	vol.Topologies = []*structs.CSITopology{{Segments: map[string]string{"zone": "z1"}}}
+	must.NoError(t, w.st.UpsertCSIVolume(w.next(), []*structs.CSIVolume{vol}))
+	v0 := writerJob("db", "data")
+	w.run(v0)
+	w.runAll("db")
+	w.clock.Advance(time.Minute)
+
+	res := w.run(changed(v0, "/bin/v1"))
+	must.SliceLen(t, 1, res.Failures)
+	must.SliceLen(t, 2, res.Failures[0].Reasons, must.Sprintf("%q", res.Failures[0].Reasons))
+	must.True(t, res.Failures[0].Replacing, must.Sprintf("%q", res.Failures[0].Reasons))
 }
