@@ -38,6 +38,7 @@ var allowed = map[string][]string{
 	"internal/atomicfile":      {}, // crash-safe file replacement, for the client's state and the servers' keys
 	"internal/backoff":         {}, // the one retry policy, for client, server and rpc
 	"internal/clock":           {}, // the leader's injected time
+	"internal/telemetry":       {}, // the agent's metrics registry
 	"internal/clock/clocktest": {"internal/clock"},
 	"internal/integration":     {"*"},
 	"internal/chaos":           {"*"},

@@ -19,6 +19,7 @@ import (
 	"github.com/berth-csi/berth/client"
 	"github.com/berth-csi/berth/client/dynamicplugins"
 	"github.com/berth-csi/berth/cmd/berth/internal/httpapi"
+	"github.com/berth-csi/berth/internal/telemetry"
 	"github.com/berth-csi/berth/server"
 	"github.com/berth-csi/berth/structs"
 )
@@ -66,6 +67,12 @@ func run(ctx context.Context, cfg *Config, stderr io.Writer, hup <-chan os.Signa
 	if cfg.Dev {
 		logger.Warn("dev mode: TLS and ACLs are off; do not expose this agent to a network")
 	}
+	// Before the server and client start: raft's and serf's metrics from
+	// their first moments go to the registry too.
+	tel, err := telemetry.New("berth")
+	if err != nil {
+		return err
+	}
 	var reload reloaders
 	if cfg.Dev && cfg.DataDir == "" {
 		dir, err := os.MkdirTemp("", "berth-dev-")
@@ -112,7 +119,7 @@ func run(ctx context.Context, cfg *Config, stderr io.Writer, hup <-chan os.Signa
 			backend = c
 		}
 	}
-	return serveHTTP(ctx, cfg, backend, logger, hup, &reload)
+	return serveHTTP(ctx, cfg, backend, logger, hup, &reload, tel)
 }
 
 func startServer(cfg *Config, logger hclog.Logger) (*server.Server, error) {
@@ -196,13 +203,13 @@ func startClient(ctx context.Context, cfg *Config, logger hclog.Logger) (*client
 }
 
 func serveHTTP(ctx context.Context, cfg *Config, backend httpapi.Backend, logger hclog.Logger,
-	hup <-chan os.Signal, reload *reloaders) error {
+	hup <-chan os.Signal, reload *reloaders, tel *telemetry.Telemetry) error {
 	httpAddr := net.JoinHostPort(cfg.BindAddr, strconv.Itoa(cfg.Ports.HTTP))
 	l, err := listenHTTP(httpAddr, cfg.TLS, reload)
 	if err != nil {
 		return fmt.Errorf("HTTP API: %w", err)
 	}
-	api := httpapi.New(backend, logger.Named("http"))
+	api := httpapi.New(backend, logger.Named("http"), httpapi.WithPrometheus(tel.Handler()))
 	if cfg.EnableDebug {
 		api = httpapi.WithDebug(api, backend)
 		logger.Warn("enable_debug: runtime profiles are served at /debug/pprof/ (with ACLs on, to management tokens only)")

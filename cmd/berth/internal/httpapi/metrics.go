@@ -4,6 +4,8 @@ import (
 	"net/http"
 	"runtime"
 	"time"
+
+	"github.com/berth-csi/berth/structs"
 )
 
 // runtimeMetrics is what GET /v1/metrics answers for now: Go runtime
@@ -21,8 +23,21 @@ type runtimeMetrics struct {
 	GOMAXPROCS   int
 }
 
-// GET /v1/metrics.
+// GET /v1/metrics: the agent's Go runtime numbers as JSON, or, with
+// ?format=prometheus, every metric of the agent in Prometheus' text
+// exposition format.
 func (h *handler) metrics(w http.ResponseWriter, r *http.Request) error {
+	switch format := r.URL.Query().Get("format"); format {
+	case "":
+	case "prometheus":
+		if h.prometheus == nil {
+			return structs.NewError(structs.CodeNotFound, "this agent serves no Prometheus metrics; ask GET /v1/metrics for its JSON")
+		}
+		h.prometheus.ServeHTTP(w, r)
+		return nil
+	default:
+		return badRequest("format %q is not one /v1/metrics serves; use format=prometheus, or leave it out for JSON", format)
+	}
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	return writeJSON(w, r, runtimeMetrics{

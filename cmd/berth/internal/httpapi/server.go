@@ -26,7 +26,17 @@ type handler struct {
 	mux     *http.ServeMux
 	started time.Time
 	table   []routeEntry // every route handle registered, in order
+	// prometheus serves GET /v1/metrics?format=prometheus; nil answers
+	// that no registry is wired (see WithPrometheus).
+	prometheus http.Handler
 }
+
+// Option sets up the handler beyond its backend.
+type Option func(*handler)
+
+// WithPrometheus serves the agent's metrics registry (its Prometheus
+// handler) at GET /v1/metrics?format=prometheus.
+func WithPrometheus(h http.Handler) Option { return func(hd *handler) { hd.prometheus = h } }
 
 // routeEntry is one registered path and the methods it accepts.
 type routeEntry struct {
@@ -36,7 +46,7 @@ type routeEntry struct {
 
 // New returns the HTTP API handler over backend. logger is used as given
 // (the agent names it "http"); nil discards the logs.
-func New(backend Backend, logger hclog.Logger) http.Handler {
+func New(backend Backend, logger hclog.Logger, opts ...Option) http.Handler {
 	if logger == nil {
 		logger = hclog.NewNullLogger()
 	}
@@ -45,6 +55,9 @@ func New(backend Backend, logger hclog.Logger) http.Handler {
 		logger:  logger,
 		mux:     http.NewServeMux(),
 		started: time.Now(),
+	}
+	for _, o := range opts {
+		o(h)
 	}
 	h.routes()
 	return h
