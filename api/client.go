@@ -293,20 +293,35 @@ func (c *Client) do(method, endpoint string, params url.Values, header http.Head
 // doOnce sends one request, with no retry: what a streaming request (a
 // log follow) must use, since a stream cut halfway cannot be sent again.
 func (c *Client) doOnce(method, endpoint string, params url.Values, header http.Header, body []byte) (*http.Response, error) {
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+		if header.Get("Content-Type") == "" {
+			header = header.Clone()
+			if header == nil {
+				header = http.Header{}
+			}
+			header.Set("Content-Type", "application/json")
+		}
+	}
+	return c.roundTrip(method, endpoint, params, header, rd, c.headerTimeout(method, params))
+}
+
+// roundTrip sends one request with body (nil for none, streamed as it is
+// read) and header added to its own, and waits wait for the answer's
+// headers. A non-2xx answer becomes an *Error; an agent that does not
+// answer, an *UnreachableError.
+func (c *Client) roundTrip(method, endpoint string, params url.Values, header http.Header, body io.Reader,
+	wait time.Duration) (*http.Response, error) {
 	// endpoint is already escaped (IDs go through escape).
 	target := c.base.String() + endpoint
 	if len(params) > 0 {
 		target += "?" + params.Encode()
 	}
-	wait := c.headerTimeout(method, params)
 	ctx, cancel := context.WithCancel(c.ctx)
 	timedOut := make(chan struct{})
 	timer := time.AfterFunc(wait, func() { close(timedOut); cancel() })
-	var rd io.Reader
-	if body != nil {
-		rd = bytes.NewReader(body)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, target, rd)
+	req, err := http.NewRequestWithContext(ctx, method, target, body)
 	if err != nil {
 		timer.Stop()
 		cancel()
@@ -316,9 +331,6 @@ func (c *Client) doOnce(method, endpoint string, params url.Values, header http.
 		for _, v := range vs {
 			req.Header.Add(k, v)
 		}
-	}
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
 	}
 	if c.token != "" {
 		req.Header.Set(HeaderToken, c.token)

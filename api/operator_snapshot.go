@@ -1,7 +1,6 @@
 package api
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -75,45 +74,9 @@ func (o *Operator) SnapshotRestore(file io.Reader) (*structs.SnapshotRestoreResp
 // client's longer write timeout) for the headers. A non-2xx answer is an
 // *Error.
 func (c *Client) snapshotOnce(method string, body io.Reader) (*http.Response, error) {
-	wait := max(SnapshotTimeout, c.timeouts.Write)
-	ctx, cancel := context.WithCancel(c.ctx)
-	timedOut := make(chan struct{})
-	timer := time.AfterFunc(wait, func() { close(timedOut); cancel() })
-	req, err := http.NewRequestWithContext(ctx, method, c.base.String()+snapshotEndpoint, body)
-	if err != nil {
-		timer.Stop()
-		cancel()
-		return nil, fmt.Errorf("api: build %s %s: %w", method, snapshotEndpoint, err)
-	}
+	var header http.Header
 	if body != nil {
-		req.Header.Set("Content-Type", "application/gzip")
+		header = http.Header{"Content-Type": []string{"application/gzip"}}
 	}
-	if c.token != "" {
-		req.Header.Set(HeaderToken, c.token)
-	}
-	resp, err := c.http.Do(req)
-	if !timer.Stop() && err == nil {
-		<-timedOut
-		_ = resp.Body.Close()
-		err = context.Canceled
-	}
-	if err != nil {
-		cancel()
-		if c.ctx.Err() != nil {
-			return nil, fmt.Errorf("api: %s %s: %w", method, snapshotEndpoint, c.ctx.Err())
-		}
-		select {
-		case <-timedOut:
-			return nil, &UnreachableError{Address: c.base.String(),
-				Err: fmt.Errorf("no answer to %s %s within %s", method, snapshotEndpoint, wait)}
-		default:
-		}
-		return nil, &UnreachableError{Address: c.base.String(), Err: unwrapURLError(err)}
-	}
-	resp.Body = cancelOnClose{resp.Body, cancel}
-	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		defer drain(resp)
-		return nil, errorFromResponse(resp)
-	}
-	return resp, nil
+	return c.roundTrip(method, snapshotEndpoint, nil, header, body, max(SnapshotTimeout, c.timeouts.Write))
 }
