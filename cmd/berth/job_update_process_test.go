@@ -71,7 +71,7 @@ func TestProcess_JobUpdate_SingleWriter(t *testing.T) {
 	must.EqOp(t, 2, code, must.Sprintf("a change is exit status 2:\n%s", out))
 	must.StrContains(t, out, `Job "writer": spec changed, version 0 -> 1`)
 	must.StrContains(t, out, `Group "g": 1 to replace now`)
-	must.StrContains(t, out, `wait for the allocations they replace to stop and free their claims`)
+	must.StrContains(t, out, `Group "g": 1 allocation waits for the ones they replace to stop and free their claims`)
 
 	out = timedCLI(t, bin, s, "job", "run", v1)
 	t.Logf("job run v1:\n%s", out)

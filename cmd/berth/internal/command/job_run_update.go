@@ -39,16 +39,7 @@ func (m *meta) followUpdate(ctx context.Context, c *api.Client, job *structs.Job
 				plural(g.Replace+g.Outdated, "allocation"), strconv.Itoa(groupUpdate(job, g.TaskGroup).MaxParallel))
 		}
 	}
-	for _, f := range resp.Failures {
-		if f != nil && f.Replacing {
-			n, verb := max(f.Missing, 1), "wait"
-			if n == 1 {
-				verb = "waits"
-			}
-			fmt.Fprintf(m.stdout, "    Group %q: %s %s for the ones they replace to stop and free their claims\n",
-				f.TaskGroup, plural(n, "allocation"), verb)
-		}
-	}
+	m.replacingWaits(resp.Failures)
 	if missing := m.placementFailures(notReplacing(resp.Failures)); missing > 0 {
 		return m.fail("job %q: %s could not be placed (see the reasons above); the update waits, and the servers place it when it fits",
 			job.ID, plural(missing, "allocation"))
@@ -134,6 +125,22 @@ func (m *meta) followUpdate(ctx context.Context, c *api.Client, job *structs.Job
 			}
 		}
 		index = qm.LastIndex
+	}
+}
+
+// replacingWaits prints the groups whose placements wait for the
+// allocations they replace to stop and free their claims.
+func (m *meta) replacingWaits(failures []*structs.PlacementFailure) {
+	for _, f := range failures {
+		if f == nil || !f.Replacing {
+			continue
+		}
+		n, verb := max(f.Missing, 1), "wait"
+		if n == 1 {
+			verb = "waits"
+		}
+		fmt.Fprintf(m.stdout, "    Group %q: %s %s for the ones they replace to stop and free their claims\n",
+			f.TaskGroup, plural(n, "allocation"), verb)
 	}
 }
 

@@ -79,12 +79,7 @@ func runJobPlan(ctx context.Context, m *meta, args []string) int {
 	for _, cl := range plan.Claims {
 		fmt.Fprintf(m.stdout, "    Claim volume %q: %s on node %q\n", cl.VolumeID, cl.Mode, shortID(cl.NodeID, false))
 	}
-	for _, f := range plan.Failures {
-		if f != nil && f.Replacing {
-			fmt.Fprintf(m.stdout, "    Group %q: %s wait for the allocations they replace to stop and free their claims\n",
-				f.TaskGroup, plural(max(f.Missing, 1), "allocation"))
-		}
-	}
+	m.replacingWaits(plan.Failures)
 	if missing := m.placementFailures(notReplacing(plan.Failures)); missing > 0 {
 		fmt.Fprintf(m.stdout, "    (a run registers the job anyway; the servers place the rest once it fits)\n")
 	}
