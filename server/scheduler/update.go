@@ -38,8 +38,25 @@ func (p *planning) update(tg *structs.TaskGroup, live, stopping []*structs.Alloc
 	u := tg.UpdateStrategy()
 	gu := &groupUpdate{stopping: len(stopping) > 0}
 	var current, outdated []*structs.Allocation
+	// Allocations of one job version run the same group: compare each
+	// version's once, not each allocation's. One placed before versions
+	// were kept (no submit time) is compared on its own.
+	type version struct {
+		v         uint64
+		submitted int64
+	}
+	changed := map[version]bool{}
 	for _, a := range live {
-		if structs.GroupChanged(a.LookupTaskGroup(), tg) {
+		key := version{v: a.JobVersion}
+		if a.Job != nil {
+			key.submitted = a.Job.SubmitTime
+		}
+		c, known := changed[key]
+		if !known || key.submitted == 0 {
+			c = structs.GroupChanged(a.LookupTaskGroup(), tg)
+			changed[key] = c
+		}
+		if c {
 			outdated = append(outdated, a)
 		} else {
 			current = append(current, a)
