@@ -96,6 +96,8 @@ func codeForStatus(status int) structs.ErrorCode {
 		return structs.CodeNotFound
 	case http.StatusConflict:
 		return structs.CodeConflict
+	case http.StatusGone:
+		return structs.CodeGone
 	case http.StatusServiceUnavailable, http.StatusBadGateway, http.StatusGatewayTimeout:
 		return structs.CodeUnavailable
 	}

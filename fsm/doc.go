@@ -7,6 +7,11 @@
 // and must reach the same tables, so nothing here reads the clock, makes
 // random values or does I/O beyond the snapshot streams raft hands it.
 //
+// It owns the event stream's broker (state/stream, Events): every state
+// store it holds publishes each write's change events into it, so the
+// broker outlives the stores a Restore replaces, and a Restore tells it
+// that the subscribers before it must list again.
+//
 // Concurrency: raft calls Apply, Snapshot and Restore from one goroutine.
 // State() may be called from any goroutine; after a Restore it returns the
 // new store, and the old one's AbandonCh is closed so blocked readers retry.

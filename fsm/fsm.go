@@ -11,6 +11,7 @@ import (
 	"github.com/hashicorp/raft"
 
 	"github.com/berth-csi/berth/state"
+	"github.com/berth-csi/berth/state/stream"
 	"github.com/berth-csi/berth/structs"
 )
 
@@ -32,6 +33,10 @@ type FSM struct {
 	mu    sync.RWMutex
 	state *state.StateStore
 
+	// events is the event stream's broker: every state store this FSM
+	// holds publishes into it, so it outlives a restore (events.go).
+	events *stream.Broker
+
 	// applied is the index of the last command entry applied, or, after a
 	// restore, the last index the restored tables record: what a read
 	// served from this state has seen (see AppliedIndex). appliedCh is
@@ -52,7 +57,9 @@ func New(logger hclog.Logger) (*FSM, error) {
 	if err != nil {
 		return nil, fmt.Errorf("fsm: new state store: %w", err)
 	}
-	return &FSM{logger: logger.Named("fsm"), state: st}, nil
+	events := stream.New(stream.DefaultSize)
+	st.SetEventSink(events)
+	return &FSM{logger: logger.Named("fsm"), state: st, events: events}, nil
 }
 
 // State returns the current state store.

@@ -129,14 +129,17 @@ func (f *FSM) Restore(rc io.ReadCloser) error {
 	if err != nil {
 		return err
 	}
+	st.SetEventSink(f.events)
 	f.mu.Lock()
 	old := f.state
 	f.state = st
 	f.mu.Unlock()
 	old.Abandon()
-	if idx, err := st.LatestIndex(); err == nil {
+	idx, err := st.LatestIndex()
+	if err == nil {
 		f.setApplied(idx)
 	}
+	f.events.Restore(idx) // 0 on error: the broker's own head stands
 	return nil
 }
 

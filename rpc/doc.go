@@ -56,8 +56,13 @@
 // FuzzReadFrame fuzzes the frame decoder; its seeds are in
 // testdata/fuzz/FuzzReadFrame and run with the other tests.
 //
+// Every method call a Server dispatches (over a connection or in process) is
+// counted and timed by method and code (metrics.go: berth_rpc_requests_total,
+// berth_rpc_request_duration_seconds).
+//
 // Imports: the standard library, external modules (yamux, the msgpack codec,
-// hclog) and berth's structs, tlsutil and internal/backoff packages only. It must never import state, fsm,
+// hclog) and berth's structs, tlsutil, internal/backoff and
+// internal/telemetry packages only. It must never import state, fsm,
 // server or client: they build on it, not the other way round.
 //
 // Concurrency: Server, Pool and Mux are safe for concurrent use. Requests on

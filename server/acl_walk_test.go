@@ -110,6 +110,8 @@ func walkRules() map[string]walkRule {
 		"Job.Revert":      {write, func() any { return &structs.JobRevertRequest{JobID: "walk-job", Version: 0} }},
 		"Alloc.List":      {read, func() any { return &structs.AllocListRequest{} }},
 		"Alloc.Get":       {read, func() any { return &structs.AllocSpecificRequest{AllocID: "alloc-1"} }},
+		// After index 1 there are walkSeed's events: it answers at once.
+		"Event.Next": {read, func() any { return &structs.EventNextRequest{Index: 1} }},
 
 		"ClientAllocations.Logs": {write, func() any {
 			return &structs.ClientAllocLogsRequest{AllocID: "alloc-1", Task: "web", Kind: "stdout"}

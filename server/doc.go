@@ -7,6 +7,17 @@
 // It composes structs, state, fsm and rpc; nothing in berth imports it but
 // cmd and servertest. The client package must never import it.
 //
+// Metrics (internal/telemetry, metrics.go and metrics_state.go): raft apply
+// latency by message type (raftApply), the FSM's apply latency (timedFSM
+// wraps the FSM raft is given: package fsm never reads the clock), new
+// leaders seen (a raft observer), heartbeat misses, and at scrape time
+// (MetricsCollector) the commit index and, on the leader only, claims by
+// state, the oldest release, plugin health and volumes by schedulability.
+//
+// The event stream (event_endpoint.go): Event.Next long-polls the FSM's
+// event broker (state/stream) on this server, never forwarded, checking
+// the caller's token against each topic at every poll.
+//
 // Concurrency: a Server owns its goroutines (the accept loop, the serf
 // event loop, the leadership monitor and what leadership starts) and stops
 // them all in Shutdown through one lifecycle context. RPC endpoints run on

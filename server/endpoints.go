@@ -17,6 +17,7 @@ func (s *Server) registerEndpoints() error {
 		"Keyring":      &Keyring{srv: s},
 		"ACL":          &ACL{srv: s},
 		"System":       &System{srv: s},
+		"Event":        &Event{srv: s},
 
 		"ClientAllocations": &ClientAllocations{srv: s},
 	}

@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/berth-csi/berth/internal/telemetry"
 	"github.com/berth-csi/berth/structs"
 )
 
@@ -97,6 +98,7 @@ func (s *Server) heartbeatExpired(nodeID string) {
 		return
 	}
 	s.logger.Warn("node missed its heartbeat; marking it down", "node_id", nodeID, "ttl", s.config.HeartbeatTTL)
+	telemetry.NodeHeartbeatMisses.Inc()
 	req := &structs.NodeUpdateStatusRequest{
 		NodeID:    nodeID,
 		Status:    structs.NodeStatusDown,

@@ -56,11 +56,12 @@ func (s *Server) setupRaft() error {
 	if err != nil {
 		return fmt.Errorf("server: read raft state: %w", err)
 	}
-	r, err := raft.NewRaft(conf, s.fsm, store, store, snaps, s.raftTransport)
+	r, err := raft.NewRaft(conf, timedFSM{s.fsm}, store, store, snaps, s.raftTransport)
 	if err != nil {
 		return fmt.Errorf("server: start raft: %w", err)
 	}
 	s.raft = r
+	s.countLeaderChanges()
 	return nil
 }
 

@@ -127,6 +127,7 @@ func raftApply[T any](s *Server, t structs.MessageType, msg any) (T, uint64, err
 	if err != nil {
 		return zero, 0, structs.NewError(structs.CodeBadRequest, "%s: %v", t, err)
 	}
+	defer observeRaftApply(t, time.Now())
 	future := s.raft.Apply(buf, raftApplyTimeout)
 	if err := future.Error(); err != nil {
 		return zero, 0, applyError(t, err)
@@ -184,7 +185,7 @@ func (s *Server) blockingQuery(opts *structs.QueryOptions, meta *structs.QueryMe
 	}
 	// Jitter spreads the wake-ups of many waiters on one change.
 	timeout += rand.N(timeout/16 + 1)
-	ctx, cancel := context.WithTimeout(s.ctx, timeout)
+	ctx, cancel := context.WithTimeout(s.queryCtx, timeout)
 	defer cancel()
 	for {
 		st := s.fsm.State()

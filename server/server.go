@@ -55,7 +55,11 @@ type Server struct {
 
 	ctx    context.Context // the server's lifetime; cancelled by Shutdown
 	cancel context.CancelFunc
-	wg     sync.WaitGroup
+	// queryCtx bounds every blocking query's wait: EndBlockingQueries
+	// cancels it (and Shutdown, through ctx), so that waiters answer at once.
+	queryCtx   context.Context
+	endQueries context.CancelFunc
+	wg         sync.WaitGroup
 
 	tls       *tlsutil.Configurator // nil without tls.rpc
 	listener  net.Listener
@@ -129,6 +133,7 @@ func New(cfg *Config) (*Server, error) {
 		reconcileCh:  make(chan struct{}, 1),
 		nodeConns:    newNodeConns(),
 	}
+	s.queryCtx, s.endQueries = context.WithCancel(ctx)
 	s.planner = scheduler.NewPlanner(scheduler.SystemClock, s.logger)
 	s.setupBatchers()
 	if s.volumeWatcher, err = s.newVolumeWatcher(); err != nil {
@@ -305,6 +310,12 @@ func (s *Server) State() *state.StateStore { return s.fsm.State() }
 func (s *Server) RPC(ctx context.Context, method string, args, reply any) error {
 	return s.rpcServer.Call(ctx, method, args, reply)
 }
+
+// EndBlockingQueries makes every blocking query waiting now, and any that
+// comes later, answer at once with what the state holds: an agent calls it
+// as it shuts down, so that its HTTP shutdown is not held for a query's
+// whole wait by an open web UI or a CLI watching a list.
+func (s *Server) EndBlockingQueries() { s.endQueries() }
 
 // IsLeader reports whether this server leads the cluster now.
 func (s *Server) IsLeader() bool { return s.isLeader() }

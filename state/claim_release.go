@@ -6,10 +6,10 @@ import (
 
 // releaseClaim moves an alloc's claim to the later state req.State and
 // records the step's outcome: LastError, NextAttemptAt and UpdatedAt, with
-// Attempts counting the failures at the current state. A released claim
-// lives in PastClaims until freed; a volume left with no claim loses its
-// modes in use. Releasing a claim that is already gone to freed returns
-// (nil, nil): nothing to write.
+// Attempts counting the failures at the current state (and, as it leaves
+// taken, ReleasedAt). A released claim lives in PastClaims until freed; a
+// volume left with no claim loses its modes in use. Releasing a claim that
+// is already gone to freed returns (nil, nil): nothing to write.
 func releaseClaim(vol *structs.CSIVolume, req *structs.CSIVolumeClaimRequest) (*structs.CSIVolume, error) {
 	allocID := req.AllocationID
 	claim := findClaim(vol, allocID)
@@ -26,6 +26,9 @@ func releaseClaim(vol *structs.CSIVolume, req *structs.CSIVolumeClaimRequest) (*
 	}
 
 	c := claim.Copy()
+	if c.State == structs.CSIVolumeClaimStateTaken && req.State > c.State {
+		c.ReleasedAt = req.Timestamp
+	}
 	if req.State > c.State {
 		c.State = req.State
 		c.Attempts = 0

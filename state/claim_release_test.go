@@ -176,6 +176,7 @@ func TestStateStore_CSIVolumeClaimBatch_Release(t *testing.T) {
 				}
 				must.Eq(t, write, c.Mode)
 				must.Eq(t, "n1", c.NodeID)
+				must.Eq(t, time.Unix(50, 0), c.ReleasedAt, must.Sprint("stamped by the step that left taken, kept by the later ones"))
 			}
 			// b1 still reads, so the modes stay in use.
 			must.Eq(t, structs.CSIVolumeAccessModeMultiNodeSingleWriter, vol.AccessMode)

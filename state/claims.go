@@ -16,7 +16,7 @@ import (
 func (s *StateStore) CSIVolumeClaimBatch(index uint64, claims []structs.CSIVolumeClaimRequest) []error {
 	errs := make([]error, len(claims))
 
-	txn := s.db.Txn(true)
+	txn := s.writeTxn(index)
 	defer txn.Abort()
 
 	wrote := false

@@ -12,6 +12,13 @@
 // (CSIPluginDenormalize, CSIVolumeDenormalize): plugin health is derived from
 // node status on every read, never stored.
 //
+// Change events (events.go): a write begun with writeTxn has memdb track
+// its changes; its commit turns them into structs.Event values at the
+// write's raft index (a claim's every change of state is an event of its
+// own, payloads sanitized as the API shows them) and hands them to the
+// store's EventSink, the FSM's broker. ACL, keyring and index writes make
+// none.
+//
 // It imports structs and go-memdb only (and the standard library); it must
 // never import fsm, server, rpc or client. Only the FSM writes to a
 // StateStore; servers read it.
@@ -20,7 +27,7 @@
 // Times and IDs arrive in the request. Every write takes the raft index
 // first and has one shape:
 //
-//	txn := s.db.Txn(true)
+//	txn := s.writeTxn(index) // s.db.Txn(true) for ACL and keyring writes
 //	defer txn.Abort()
 //	... change rows, bump the index table ...
 //	txn.Commit()

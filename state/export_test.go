@@ -16,7 +16,7 @@ import (
 // the CreateIndex of a version they replace. All or nothing. A terminal
 // allocation starts releasing its claims in the same write.
 func (s *StateStore) UpsertAllocs(index uint64, allocs []*structs.Allocation) error {
-	txn := s.db.Txn(true)
+	txn := s.writeTxn(index)
 	defer txn.Abort()
 
 	written := make([]*structs.Allocation, 0, len(allocs))
@@ -57,7 +57,7 @@ func (s *StateStore) UpsertJob(index uint64, job *structs.Job) error {
 		return errBadRequest("job: missing id")
 	}
 
-	txn := s.db.Txn(true)
+	txn := s.writeTxn(index)
 	defer txn.Abort()
 
 	plugins, err := upsertJobTxn(txn, index, job)

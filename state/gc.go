@@ -22,7 +22,7 @@ func (s *StateStore) ApplyGC(index uint64, req *structs.GCRequest) (*structs.GCR
 	if req == nil {
 		return nil, errBadRequest("gc: the request is empty")
 	}
-	txn := s.db.Txn(true)
+	txn := s.writeTxn(index)
 	defer txn.Abort()
 
 	g := &gcJudge{txn: txn, cut: req.Cutoffs, listed: &gcListed{allocs: map[string]bool{}, jobs: map[structs.GCJobKey]bool{}}}

@@ -44,7 +44,7 @@ func (s *StateStore) DeleteJob(index uint64, namespace, id string) error {
 		namespace = structs.DefaultNamespace
 	}
 
-	txn := s.db.Txn(true)
+	txn := s.writeTxn(index)
 	defer txn.Abort()
 
 	existing, err := jobByIDTxn(txn, nil, namespace, id)

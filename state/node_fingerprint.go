@@ -13,7 +13,7 @@ import (
 // appends the events, and writes the rows of only those plugins, so a
 // node update never scans the plugin table.
 func (s *StateStore) UpdateNodeFingerprint(index uint64, req *structs.NodeFingerprintRequest) error {
-	txn := s.db.Txn(true)
+	txn := s.writeTxn(index)
 	defer txn.Abort()
 
 	pluginsChanged, err := updateNodeFingerprintTxn(txn, index, req)
@@ -32,7 +32,7 @@ func (s *StateStore) UpdateNodeFingerprint(index uint64, req *structs.NodeFinger
 // transaction: the batch is then aborted and every delta answered with it.
 func (s *StateStore) UpdateNodeFingerprintBatch(index uint64, reqs []structs.NodeFingerprintRequest) []error {
 	errs := make([]error, len(reqs))
-	txn := s.db.Txn(true)
+	txn := s.writeTxn(index)
 	defer txn.Abort()
 
 	wrote, pluginsChanged := false, false

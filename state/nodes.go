@@ -25,7 +25,7 @@ func (s *StateStore) UpsertNode(index uint64, node *structs.Node) error {
 		return errBadRequest("node %q: status %q is not one of %s", node.ID, node.Status, quoteList(nodeStatuses))
 	}
 
-	txn := s.db.Txn(true)
+	txn := s.writeTxn(index)
 	defer txn.Abort()
 
 	existing, err := nodeByIDTxn(txn, nil, node.ID)
@@ -69,7 +69,7 @@ func (s *StateStore) DeleteNode(index uint64, nodeIDs []string) error {
 		return errBadRequest("node deregister: no node ids given")
 	}
 
-	txn := s.db.Txn(true)
+	txn := s.writeTxn(index)
 	defer txn.Abort()
 
 	pluginsChanged := false
@@ -109,7 +109,7 @@ func (s *StateStore) UpdateNodeStatus(index uint64, nodeID, status string, updat
 		return errBadRequest("node %q: status %q is not one of %s", nodeID, status, quoteList(nodeStatuses))
 	}
 
-	txn := s.db.Txn(true)
+	txn := s.writeTxn(index)
 	defer txn.Abort()
 
 	existing, err := nodeByIDTxn(txn, nil, nodeID)

@@ -23,7 +23,7 @@ func (s *StateStore) UpdateNodeEligibility(index uint64, req *structs.NodeUpdate
 		return errBadRequest("node %q: eligibility %q is not one of %q, %q", req.NodeID, req.Eligibility,
 			structs.NodeSchedulingEligible, structs.NodeSchedulingIneligible)
 	}
-	txn := s.db.Txn(true)
+	txn := s.writeTxn(index)
 	defer txn.Abort()
 
 	existing, err := drainNodeTxn(txn, req.NodeID)
@@ -42,7 +42,7 @@ func (s *StateStore) UpdateNodeEligibility(index uint64, req *structs.NodeUpdate
 // UpdateNodeDrain starts, replaces or cancels a node's drain, or applies
 // a step of the leader's drainer (see structs.NodeUpdateDrainRequest).
 func (s *StateStore) UpdateNodeDrain(index uint64, req *structs.NodeUpdateDrainRequest) error {
-	txn := s.db.Txn(true)
+	txn := s.writeTxn(index)
 	defer txn.Abort()
 
 	existing, err := drainNodeTxn(txn, req.NodeID)

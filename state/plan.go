@@ -13,7 +13,7 @@ import (
 // nothing: a claim that cannot be taken fails the whole plan, so two
 // placements never share a single-writer volume.
 func (s *StateStore) ApplyPlan(index uint64, req *structs.PlanApplyRequest) error {
-	txn := s.db.Txn(true)
+	txn := s.writeTxn(index)
 	defer txn.Abort()
 
 	tables := []string{}

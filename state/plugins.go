@@ -44,7 +44,7 @@ func (s *StateStore) CSIPluginsByIDPrefix(ws memdb.WatchSet, prefix string) (mem
 // node, no running job, no registered volume. Otherwise it is a Conflict
 // that names what still uses it.
 func (s *StateStore) DeleteCSIPlugin(index uint64, id string) error {
-	txn := s.db.Txn(true)
+	txn := s.writeTxn(index)
 	defer txn.Abort()
 
 	plug, err := pluginByIDTxn(txn, nil, id)

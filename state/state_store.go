@@ -9,6 +9,9 @@ import (
 // StateStore is berth's state: a go-memdb database written only by the FSM.
 type StateStore struct {
 	db *memdb.MemDB
+	// events receives the events of every write (events.go); nil for
+	// none, and always nil on a snapshot.
+	events EventSink
 
 	abandonOnce *sync.Once
 	abandonCh   chan struct{}

@@ -17,7 +17,7 @@ func (s *StateStore) CSIVolumeDeregister(index uint64, namespace string, ids []s
 		namespace = structs.DefaultNamespace
 	}
 
-	txn := s.db.Txn(true)
+	txn := s.writeTxn(index)
 	defer txn.Abort()
 
 	seen := make(map[string]bool, len(ids))

@@ -23,7 +23,7 @@ func (s *StateStore) UpsertCSIVolume(index uint64, vols []*structs.CSIVolume) er
 // is answered with its own error, the others are applied.
 func (s *StateStore) UpsertCSIVolumeBatch(index uint64, reqs [][]*structs.CSIVolume) []error {
 	errs := make([]error, len(reqs))
-	txn := s.db.Txn(true)
+	txn := s.writeTxn(index)
 	defer txn.Abort()
 
 	wrote := false

@@ -81,7 +81,7 @@ func finishAllocWrite(txn *memdb.Txn, index uint64, allocs []*structs.Allocation
 // the servers'. An allocation the servers no longer have is skipped. One
 // that becomes terminal starts releasing its claims in the same write.
 func (s *StateStore) UpdateAllocsFromClient(index uint64, allocs []*structs.Allocation, at time.Time) error {
-	txn := s.db.Txn(true)
+	txn := s.writeTxn(index)
 	defer txn.Abort()
 
 	tables, err := updateAllocsFromClientTxn(txn, index, allocs, at)
@@ -104,7 +104,7 @@ func (s *StateStore) UpdateAllocsFromClient(index uint64, allocs []*structs.Allo
 // is then aborted and every report answered with it.
 func (s *StateStore) UpdateAllocsFromClientBatch(index uint64, reqs []structs.AllocClientUpdateRequest) []error {
 	errs := make([]error, len(reqs))
-	txn := s.db.Txn(true)
+	txn := s.writeTxn(index)
 	defer txn.Abort()
 
 	changed := map[string]bool{}
@@ -252,7 +252,7 @@ func (s *StateStore) StopJob(index uint64, namespace, id string, purge bool, at 
 	if namespace == "" {
 		namespace = structs.DefaultNamespace
 	}
-	txn := s.db.Txn(true)
+	txn := s.writeTxn(index)
 	defer txn.Abort()
 
 	existing, err := jobByIDTxn(txn, nil, namespace, id)

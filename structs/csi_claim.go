@@ -83,6 +83,10 @@ type CSIVolumeClaim struct {
 	LastError     string
 	NextAttemptAt time.Time
 	UpdatedAt     time.Time // stamped by the RPC handler, never by the FSM
+	// ReleasedAt is when the claim left taken: the stamp of the request
+	// that released it (its UpdatedAt then). Zero while taken, and on a
+	// claim released before this field existed.
+	ReleasedAt time.Time `json:",omitzero"`
 }
 
 // Copy returns a copy.

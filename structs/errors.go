@@ -32,6 +32,11 @@ const (
 	// Unavailable: errors.Is(err, ErrUnavailable) holds for it, and
 	// NotApplied does not.
 	CodeIndeterminate ErrorCode = "Indeterminate"
+	// CodeGone: what the request asks for is no longer kept, and asking
+	// again will not bring it back: an event stream resumed from an index
+	// older than the events a server still holds. Re-read the objects and
+	// start again from their index. HTTP 410.
+	CodeGone ErrorCode = "Gone"
 )
 
 // Error is berth's coded error. Its Message names the object concerned and
@@ -65,6 +70,7 @@ var (
 	ErrUnavailable      = &Error{Code: CodeUnavailable, Message: "unavailable"}
 	ErrNotReady         = &Error{Code: CodeNotReady, Message: "not ready yet"}
 	ErrIndeterminate    = &Error{Code: CodeIndeterminate, Message: "the answer was lost; the request may have been applied"}
+	ErrGone             = &Error{Code: CodeGone, Message: "no longer kept"}
 )
 
 // NotApplied reports whether err says the request was not applied and may
@@ -110,7 +116,7 @@ func ToError(err error) *Error {
 func KnownErrorCode(c ErrorCode) bool {
 	switch c {
 	case CodeBadRequest, CodePermissionDenied, CodeNotFound, CodeConflict, CodeInternal, CodeUnavailable, CodeNotReady,
-		CodeIndeterminate:
+		CodeIndeterminate, CodeGone:
 		return true
 	}
 	return false

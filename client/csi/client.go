@@ -81,7 +81,7 @@ func Dial(ctx context.Context, socket string, logger hclog.Logger, opts ...Optio
 	conn, err := grpc.NewClient("unix://"+socket,
 		grpc.WithTransportCredentials(insecure.NewCredentials()),
 		grpc.WithConnectParams(reconnect),
-		grpc.WithUnaryInterceptor(c.logCall),
+		grpc.WithChainUnaryInterceptor(c.observeCall, c.logCall),
 	)
 	if err != nil {
 		return nil, wrapError(c.plugin, "dial", err)

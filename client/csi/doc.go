@@ -27,9 +27,14 @@
 // backoff.Retry(ctx, policy, csi.IsFinal, fn) (internal/backoff). Callers
 // never see a gRPC type.
 //
-// Imports: the standard library, structs, gRPC, protobuf, the CSI spec and
-// hclog. It must not import other berth packages: it is the leaf that
-// pluginmanager and volumemanager build on.
+// Every call that reaches gRPC is counted and timed by plugin ID, method
+// and gRPC code (a unary interceptor, metrics.go: berth_csi_calls_total,
+// berth_csi_call_duration_seconds).
+//
+// Imports: the standard library, structs, internal/telemetry (the call
+// metrics), gRPC, protobuf, the CSI spec and hclog. It must not import
+// other berth packages: it is the leaf that pluginmanager and
+// volumemanager build on.
 //
 // Concurrency: a *Client is safe for concurrent use. Every call takes a
 // context and runs under a per-call timeout derived from it. The only

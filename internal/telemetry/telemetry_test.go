@@ -1,31 +1,153 @@
 package telemetry_test
 
 import (
-	"io"
-	"net/http/httptest"
+	"errors"
+	"os"
+	"regexp"
+	"strconv"
 	"testing"
 
-	metrics "github.com/hashicorp/go-metrics/compat"
+	armon "github.com/armon/go-metrics"
+	hashimetrics "github.com/hashicorp/go-metrics"
 	"github.com/shoenig/test/must"
 
 	"github.com/berth-csi/berth/internal/telemetry"
+	"github.com/berth-csi/berth/internal/telemetry/telemetrytest"
 )
 
-// TestNew_ScrapesWhatLibrariesEmit: a counter emitted through the compat
-// API the libraries use (raft, serf) is in the scrape, under the service's
-// prefix, next to the Go runtime's families.
+// TestNew_ScrapesWhatLibrariesEmit: what raft, serf and memberlist emit
+// (hashicorp/go-metrics) and what raft-boltdb emits (armon/go-metrics,
+// through the compat package) are both in the scrape, under the
+// service's prefix, next to the Go runtime's families and berth's own.
 func TestNew_ScrapesWhatLibrariesEmit(t *testing.T) {
 	tel, err := telemetry.New("berth")
 	must.NoError(t, err)
-	metrics.IncrCounter([]string{"raft", "apply"}, 3)
-	metrics.SetGauge([]string{"test", "gauge"}, 7)
+	hashimetrics.IncrCounter([]string{"raft", "apply"}, 3)
+	armon.SetGauge([]string{"raft", "boltdb", "test_gauge"}, 7)
+	telemetry.NodeHeartbeatMisses.Add(0) // registered: in the scrape even at 0
 
-	rec := httptest.NewRecorder()
-	tel.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/v1/metrics?format=prometheus", nil))
-	body, err := io.ReadAll(rec.Result().Body)
+	body := telemetrytest.Scrape(t, tel.Handler())
+	must.StrContains(t, body, "berth_raft_apply 3\n")
+	must.StrContains(t, body, "berth_raft_boltdb_test_gauge 7\n")
+	must.StrContains(t, body, "# TYPE go_goroutines gauge")
+	must.StrContains(t, body, "# TYPE berth_node_heartbeat_misses_total counter")
+}
+
+// TestNew_TwoRegistries: berth's process-global metrics go into every
+// registry New makes (two agents in one test process), and each scrape
+// shows what was recorded once.
+func TestNew_TwoRegistries(t *testing.T) {
+	a, err := telemetry.New("berth")
 	must.NoError(t, err)
-	must.EqOp(t, 200, rec.Code)
-	must.StrContains(t, string(body), "berth_raft_apply 3\n")
-	must.StrContains(t, string(body), "berth_test_gauge 7\n")
-	must.StrContains(t, string(body), "# TYPE go_goroutines gauge")
+	b, err := telemetry.New("berth")
+	must.NoError(t, err)
+	telemetry.CSICalls.WithLabelValues("two-registries", "Probe", telemetry.CodeOK).Inc()
+	n := telemetrytest.Counter(t, telemetry.CSICalls, "two-registries", "Probe", telemetry.CodeOK) // -count=N: N
+	want := `berth_csi_calls_total{code="OK",method="Probe",plugin="two-registries"} ` + strconv.FormatFloat(n, 'g', -1, 64) + "\n"
+	must.StrContains(t, telemetrytest.Scrape(t, a.Handler()), want)
+	must.StrContains(t, telemetrytest.Scrape(t, b.Handler()), want)
+}
+
+// TestServerCollector: a follower reports its commit index only; the
+// leader its state gauges too, zeros included; a failed read leaves the
+// collector's metrics out of the scrape, and the rest in.
+func TestServerCollector(t *testing.T) {
+	stats := telemetry.ServerStats{CommitIndex: 42}
+	var readErr error
+	tel, err := telemetry.New("berth")
+	must.NoError(t, err)
+	must.NoError(t, tel.Registry.Register(telemetry.NewServerCollector(func() (telemetry.ServerStats, error) {
+		return stats, readErr
+	})))
+
+	follower := telemetrytest.Scrape(t, tel.Handler())
+	must.StrContains(t, follower, "berth_raft_commit_index 42\n")
+	must.StrNotContains(t, follower, "berth_csi_claims")
+	must.StrNotContains(t, follower, "berth_csi_volumes")
+
+	stats = telemetry.ServerStats{CommitIndex: 43, Leader: true,
+		ClaimsByState:        map[string]int{"taken": 2, "unpublishing": 1, "node-detached": 0},
+		OldestReleaseSeconds: 12.5,
+		Plugins:              []telemetry.PluginStats{{ID: "hostpath", ControllersHealthy: 1, ControllersExpected: 1, NodesHealthy: 2, NodesExpected: 3}},
+		Volumes: []telemetry.VolumeStats{{Plugin: "hostpath", Schedulable: true, Count: 5},
+			{Plugin: "hostpath", Schedulable: false, Count: 0}},
+	}
+	leader := telemetrytest.Scrape(t, tel.Handler())
+	for _, line := range []string{
+		`berth_raft_commit_index 43`,
+		`berth_csi_claims{state="taken"} 2`,
+		`berth_csi_claims{state="unpublishing"} 1`,
+		`berth_csi_claims{state="node-detached"} 0`,
+		`berth_csi_claim_release_oldest_seconds 12.5`,
+		`berth_csi_plugin_instances_healthy{plugin="hostpath",type="controller"} 1`,
+		`berth_csi_plugin_instances_expected{plugin="hostpath",type="controller"} 1`,
+		`berth_csi_plugin_instances_healthy{plugin="hostpath",type="node"} 2`,
+		`berth_csi_plugin_instances_expected{plugin="hostpath",type="node"} 3`,
+		`berth_csi_volumes{plugin="hostpath",schedulable="true"} 5`,
+		`berth_csi_volumes{plugin="hostpath",schedulable="false"} 0`,
+	} {
+		must.StrContains(t, leader, line+"\n")
+	}
+
+	readErr = errors.New("state store gone")
+	failed := telemetrytest.Scrape(t, tel.Handler())
+	must.StrNotContains(t, failed, "berth_raft_commit_index")
+	must.StrContains(t, failed, "# TYPE go_goroutines gauge")
+}
+
+// TestMetrics_Lint: every family berth defines, each with a series,
+// passes promtool's lint (names, units, _total, help).
+func TestMetrics_Lint(t *testing.T) {
+	tel, err := telemetry.New("berth")
+	must.NoError(t, err)
+	must.NoError(t, tel.Registry.Register(telemetry.NewServerCollector(func() (telemetry.ServerStats, error) {
+		return telemetry.ServerStats{Leader: true, ClaimsByState: map[string]int{"taken": 1},
+			Plugins: []telemetry.PluginStats{{ID: "lint"}}, Volumes: []telemetry.VolumeStats{{Plugin: "lint"}}}, nil
+	})))
+	recordOneOfEach()
+	own, _ := telemetrytest.Lint(t, telemetrytest.Scrape(t, tel.Handler()))
+	must.SliceEmpty(t, own)
+}
+
+// TestMetrics_Documented: the table of docs/metrics.md names every family
+// berth defines (those with help text of their own: not go-metrics'), and
+// only those.
+func TestMetrics_Documented(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/metrics.md")
+	must.NoError(t, err)
+	tel, err := telemetry.New("berth")
+	must.NoError(t, err)
+	must.NoError(t, tel.Registry.Register(telemetry.NewServerCollector(func() (telemetry.ServerStats, error) {
+		return telemetry.ServerStats{Leader: true, ClaimsByState: map[string]int{"taken": 0},
+			Plugins: []telemetry.PluginStats{{ID: "doc"}}, Volumes: []telemetry.VolumeStats{{Plugin: "doc"}}}, nil
+	})))
+	recordOneOfEach()
+	own := map[string]bool{}
+	for _, m := range regexp.MustCompile(`(?m)^# HELP (berth_\S+) (.*)$`).FindAllStringSubmatch(telemetrytest.Scrape(t, tel.Handler()), -1) {
+		if m[1] != m[2] {
+			own[m[1]] = true
+		}
+	}
+	must.MapLen(t, 17, own, must.Sprint("berth's own families"))
+	documented := map[string]bool{}
+	for _, m := range regexp.MustCompile("(?m)^\\| `(berth_[a-z_]+)`").FindAllStringSubmatch(string(doc), -1) {
+		documented[m[1]] = true
+	}
+	must.Eq(t, own, documented)
+}
+
+// recordOneOfEach gives every vector one series, under label values no
+// other test uses.
+func recordOneOfEach() {
+	telemetry.RPCRequests.WithLabelValues("Lint.Test", telemetry.CodeOK).Inc()
+	telemetry.RPCRequestDuration.WithLabelValues("Lint.Test", telemetry.CodeOK).Observe(.01)
+	telemetry.RaftApplyDuration.WithLabelValues("LintTest").Observe(.01)
+	telemetry.RaftLeaderChanges.Add(0)
+	telemetry.FSMApplyDuration.WithLabelValues("LintTest").Observe(.0001)
+	telemetry.CSICalls.WithLabelValues("lint", "Probe", telemetry.CodeOK).Inc()
+	telemetry.CSICallDuration.WithLabelValues("lint", "Probe", telemetry.CodeOK).Observe(.001)
+	telemetry.ClaimReleaseRetries.WithLabelValues("lint").Add(0)
+	telemetry.NodeHeartbeatMisses.Add(0)
+	telemetry.HTTPRequests.WithLabelValues("/lint", "GET", "200").Inc()
+	telemetry.HTTPRequestDuration.WithLabelValues("/lint", "GET", "200").Observe(.001)
 }

@@ -22,8 +22,12 @@
 // state store's releasing conditional index) and wakes on a change to
 // them, on Kick, or at the earliest NextAttemptAt (or after Config.Idle).
 //
-// Imports: structs, state and internal/backoff; never package server,
-// which supplies Deps and starts Run.
+// A failed step counts in berth_csi_claim_release_retries_total, by the
+// claim's state (internal/telemetry).
+//
+// Imports: structs, state, internal/backoff, internal/clock and
+// internal/telemetry; never package server, which supplies Deps and
+// starts Run.
 //
 // Concurrency: Kick is safe from any goroutine. Run must not run twice at
 // once; it makes each due claim's step on its own goroutine, at most one

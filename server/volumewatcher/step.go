@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/berth-csi/berth/internal/telemetry"
 	"github.com/berth-csi/berth/structs"
 )
 
@@ -41,6 +42,7 @@ func (w *Watcher) step(ctx context.Context, key claimKey) error {
 	if stepErr != nil {
 		log.Warn("claim release step failed; will retry", "state", claim.State.String(),
 			"attempt", claim.Attempts+1, "retry_at", req.NextAttemptAt, "error", stepErr)
+		telemetry.ClaimReleaseRetries.WithLabelValues(claim.State.String()).Inc()
 	}
 	errs, err := w.deps.ApplyClaims(ctx, &structs.CSIVolumeClaimBatchRequest{Claims: []structs.CSIVolumeClaimRequest{req}})
 	if err == nil && len(errs) == 1 {

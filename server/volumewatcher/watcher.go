@@ -9,6 +9,7 @@ import (
 	"github.com/hashicorp/go-memdb"
 
 	"github.com/berth-csi/berth/internal/backoff"
+	"github.com/berth-csi/berth/internal/telemetry"
 	"github.com/berth-csi/berth/structs"
 )
 
@@ -27,6 +28,9 @@ type Watcher struct {
 func New(cfg Config) (*Watcher, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
+	}
+	for _, st := range []structs.CSIVolumeClaimState{structs.CSIVolumeClaimStateUnpublishing, structs.CSIVolumeClaimStateNodeDetached} {
+		telemetry.ClaimReleaseRetries.WithLabelValues(st.String()) // scraped at 0 before the first retry
 	}
 	return &Watcher{
 		deps:        cfg.Deps,

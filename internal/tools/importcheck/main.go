@@ -19,18 +19,20 @@ var allowed = map[string][]string{
 	"structs":                  {},
 	"state":                    {"structs"},
 	"state/statetest":          {"structs", "state"},
-	"fsm":                      {"structs", "state"},
+	"state/stream":             {"structs"}, // the event stream's broker (the FSM owns it)
+	"fsm":                      {"structs", "state", "state/stream"},
 	"acl":                      {"structs"},
 	"tlsutil":                  {},
 	"tlsutil/tlsutiltest":      {"tlsutil"},
-	"rpc":                      {"structs", "tlsutil", "internal/backoff"},
-	"server":                   {"structs", "state", "fsm", "rpc", "acl", "tlsutil", "server/...", "internal/backoff", "internal/clock", "internal/clock/clocktest"},
+	"rpc":                      {"structs", "tlsutil", "internal/backoff", "internal/telemetry"},
+	"server":                   {"structs", "state", "fsm", "rpc", "acl", "tlsutil", "server/...", "internal/backoff", "internal/clock", "internal/clock/clocktest", "internal/telemetry"},
 	"server/keyring":           {"structs", "internal/atomicfile"},
 	"server/snapshotfile":      {"structs"},                                                        // the operator snapshot file: tar.gz of meta, FSM state, checksums
 	"server/scheduler":         {"structs", "state", "internal/clock", "internal/clock/clocktest"}, // the planner and the job watcher; never server
 	"server/servertest":        {"structs", "state", "fsm", "rpc", "acl", "tlsutil", "tlsutil/tlsutiltest", "server", "internal/testlog"},
-	"server/volumewatcher":     {"structs", "state", "internal/backoff", "internal/clock", "internal/clock/clocktest"}, // the leader's claim release; never server
+	"server/volumewatcher":     {"structs", "state", "internal/backoff", "internal/clock", "internal/clock/clocktest", "internal/telemetry"}, // the leader's claim release; never server
 	"client":                   {"structs", "rpc", "tlsutil", "client/...", "internal/atomicfile", "internal/backoff"},
+	"client/csi":               {"structs", "internal/telemetry"}, // the CSI gRPC client: a leaf but for its call metrics
 	"client/clienttest":        {"structs", "rpc", "tlsutil", "client/...", "internal/testlog"},
 	"api":                      {"structs"},
 	"cmd":                      {"*"},

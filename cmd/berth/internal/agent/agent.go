@@ -19,6 +19,7 @@ import (
 	"github.com/berth-csi/berth/client"
 	"github.com/berth-csi/berth/client/dynamicplugins"
 	"github.com/berth-csi/berth/cmd/berth/internal/httpapi"
+	"github.com/berth-csi/berth/cmd/berth/internal/ui"
 	"github.com/berth-csi/berth/internal/telemetry"
 	"github.com/berth-csi/berth/server"
 	"github.com/berth-csi/berth/structs"
@@ -98,6 +99,9 @@ func run(ctx context.Context, cfg *Config, stderr io.Writer, hup <-chan os.Signa
 			}
 		}()
 		backend = srv
+		if err := tel.Registry.Register(srv.MetricsCollector()); err != nil {
+			return fmt.Errorf("server metrics: %w", err)
+		}
 		if cfg.TLS.RPC {
 			reload.add("server", srv.PrepareReloadTLS)
 		}
@@ -214,6 +218,8 @@ func serveHTTP(ctx context.Context, cfg *Config, backend httpapi.Backend, logger
 		api = httpapi.WithDebug(api, backend)
 		logger.Warn("enable_debug: runtime profiles are served at /debug/pprof/ (with ACLs on, to management tokens only)")
 	}
+	// The web UI at /ui/ (and / redirects there); the API is unchanged.
+	api = ui.Mount(api)
 	hs := &http.Server{
 		Handler: api,
 		// A request's headers must arrive in 10 s, its body within the
@@ -250,6 +256,13 @@ wait:
 		case <-hup:
 			reload.run(logger)
 		}
+	}
+	// A server's blocking queries answer now rather than at the end of
+	// their wait, which would hold the HTTP shutdown (an open web UI always
+	// has one in flight). A client agent's are RPCs to the servers, ended
+	// by their request's context, which the signal has cancelled.
+	if q, ok := backend.(interface{ EndBlockingQueries() }); ok {
+		q.EndBlockingQueries()
 	}
 	sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
 	defer cancel()

@@ -68,6 +68,7 @@ var commands = []*command{
 	jobRevertCommand,
 	allocStatusCommand,
 	allocLogsCommand,
+	eventStreamCommand,
 	aclBootstrapCommand,
 	aclTokenCreateCommand,
 	aclTokenListCommand,

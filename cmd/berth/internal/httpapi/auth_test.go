@@ -38,6 +38,11 @@ func (b *aclBackend) RPC(ctx context.Context, method string, args, reply any) er
 	if token != mgmtToken {
 		return structs.NewError(structs.CodePermissionDenied, "permission denied: %s needs a management token", method)
 	}
+	if method == "Event.Next" && b.fakeBackend.count() > 0 {
+		// The event stream polls until its caller goes away: its second
+		// poll ends it (with an error line, after a 200).
+		return structs.NewError(structs.CodeUnavailable, "fake: the event stream ends here")
+	}
 	return b.fakeBackend.RPC(ctx, method, args, reply)
 }
 

@@ -9,6 +9,9 @@
 // operator_snapshot.go) is the other exception: a file streamed out, or
 // read in (up to structs.SnapshotMaxFileSize, each chunk within
 // bodyReadTimeout), in chunks, one RPC each, to the leader that stages it.
+// The event stream (GET /v1/event/stream, events.go) is the third: NDJSON
+// lines written as a long poll of Event.Next brings them, with heartbeat
+// lines while idle, until the caller or the agent goes away.
 //
 // The caller's ACL token comes in the X-Berth-Token header. ServeHTTP puts
 // it in the request's context and the Backend is wrapped (authBackend) so
@@ -24,8 +27,11 @@
 // objects themselves: validation and sanitizing (no secrets in answers)
 // belong to the server's endpoints. It must not add secrets back.
 //
-// Imports: structs and hclog only; never server, state or fsm (the server is
-// reached through the Backend interface).
+// Every request is counted and timed by route pattern, method and status
+// (instrument.go, internal/telemetry).
+//
+// Imports: structs, internal/telemetry and hclog only; never server, state
+// or fsm (the server is reached through the Backend interface).
 //
 // Concurrency: the handler is stateless and safe for concurrent use; each
 // request's context flows into its RPC, so a client that goes away cancels

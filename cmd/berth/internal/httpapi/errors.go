@@ -23,6 +23,7 @@ var statusOf = map[structs.ErrorCode]int{
 	// Indeterminate is a 503 too: its Code tells the caller that the
 	// write may have been applied, where Unavailable says it was not.
 	structs.CodeIndeterminate: http.StatusServiceUnavailable,
+	structs.CodeGone:          http.StatusGone,
 }
 
 // httpStatus maps err's code to a status; unknown codes are 500.

@@ -29,6 +29,9 @@ type handler struct {
 	// prometheus serves GET /v1/metrics?format=prometheus; nil answers
 	// that no registry is wired (see WithPrometheus).
 	prometheus http.Handler
+	// eventHeartbeat is how long an idle event stream waits before a
+	// heartbeat line; 0 is the default (events.go).
+	eventHeartbeat time.Duration
 }
 
 // Option sets up the handler beyond its backend.
@@ -119,6 +122,7 @@ func (h *handler) routes() {
 	h.handle("/v1/allocations", route{http.MethodGet: h.allocList})
 	h.handle("/v1/allocation/{id}", route{http.MethodGet: h.allocGet})
 	h.handle("/v1/client/fs/logs/{alloc}", route{http.MethodGet: h.allocLogs})
+	h.handle("/v1/event/stream", route{http.MethodGet: h.eventStream})
 
 	h.aclRoutes()
 	h.keyringRoutes()
@@ -153,7 +157,9 @@ func (h *handler) handle(pattern string, rt route) {
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
-	h.mux.ServeHTTP(sw, withToken(r))
+	req := withToken(r)
+	h.mux.ServeHTTP(sw, req) // sets req.Pattern
+	h.observeRequest(req, sw.status, time.Since(start))
 	h.logger.Trace("request", "method", r.Method, "path", r.URL.Path,
 		"status", sw.status, "duration", time.Since(start))
 }

@@ -1,0 +1,52 @@
+package main_test
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/shoenig/test/must"
+
+	"github.com/berth-csi/berth/client/clienttest"
+	"github.com/berth-csi/berth/client/csitest"
+	bexec "github.com/berth-csi/berth/client/drivers/exec"
+	"github.com/berth-csi/berth/structs"
+)
+
+// startDevAgent starts `berth agent -dev` with its berth-hostpath plugin,
+// and waits until the plugin is healthy. The agent's tasks and mounts go
+// with the test.
+func startDevAgent(t *testing.T) (bin string, a *agentProc) {
+	t.Helper()
+	binDir := t.TempDir()
+	bin = filepath.Join(binDir, "berth")
+	must.NoError(t, os.Rename(buildBerth(t), bin))
+	must.NoError(t, os.Rename(csitest.HostpathBinary(t), filepath.Join(binDir, "berth-hostpath")))
+	dataDir, err := os.MkdirTemp("", "bui") // short: plugin sockets live under it
+	must.NoError(t, err)
+	ports := freePorts(t, 3)
+	a = &agentProc{name: "dev", httpPort: ports[0], rpcPort: ports[1], serfPort: ports[2], dataDir: dataDir, log: &lockedBuffer{}}
+	a.cmd = exec.Command(bin, "agent", "-dev", "-data-dir", dataDir, "-http-port", strconv.Itoa(a.httpPort),
+		"-rpc-port", strconv.Itoa(a.rpcPort), "-serf-port", strconv.Itoa(a.serfPort))
+	a.cmd.Stdout, a.cmd.Stderr = a.log, a.log
+	must.NoError(t, a.cmd.Start())
+	t.Cleanup(func() {
+		_ = a.cmd.Process.Signal(syscall.SIGTERM)
+		_ = a.cmd.Wait()
+		clienttest.KillTasksUnder(dataDir)
+		_, _ = bexec.DetachMountsUnder(dataDir, nil)
+		_ = os.RemoveAll(dataDir)
+		if t.Failed() {
+			t.Logf("--- dev agent log ---\n%s", a.log.String())
+		}
+	})
+	waitUntil(t, 60*time.Second, "the dev agent's hostpath plugin healthy", func() bool {
+		var p structs.CSIPlugin
+		return fetchJSON(a.httpAddr()+"/v1/plugin/csi/hostpath", &p) == nil && p.NodesHealthy == 1 && p.ControllersHealthy == 1
+	})
+	return bin, a
+}

@@ -1,0 +1,44 @@
+package httpapi
+
+import (
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/berth-csi/berth/internal/telemetry"
+)
+
+// observeRequest records one answered request (berth_http_requests_total,
+// berth_http_request_duration_seconds) by route, method and status. The
+// route is the ServeMux pattern that served it, never the raw path: one of
+// the patterns handle registered or the catch-all "/"; anything else (the
+// mux's own redirects carry the path they redirect to) is "other", as is
+// a method no route serves. So the labels stay bounded whatever is asked.
+func (h *handler) observeRequest(r *http.Request, status int, d time.Duration) {
+	route := telemetry.Other
+	if h.registered(r.Pattern) {
+		route = r.Pattern
+	}
+	method := telemetry.Other
+	switch r.Method {
+	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
+		http.MethodDelete, http.MethodOptions:
+		method = r.Method
+	}
+	code := strconv.Itoa(status)
+	telemetry.HTTPRequests.WithLabelValues(route, method, code).Inc()
+	telemetry.HTTPRequestDuration.WithLabelValues(route, method, code).Observe(d.Seconds())
+}
+
+// registered reports whether pattern is one the handler registered.
+func (h *handler) registered(pattern string) bool {
+	if pattern == "/" {
+		return true
+	}
+	for _, e := range h.table {
+		if e.pattern == pattern {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,151 @@
+package state
+
+import (
+	"reflect"
+
+	"github.com/hashicorp/go-memdb"
+
+	"github.com/berth-csi/berth/structs"
+)
+
+// Change events: every write that goes through writeTxn has memdb track
+// its changes, and its commit turns them into events of the write's raft
+// index, handed to the store's EventSink (the FSM's event broker). The
+// nodes, jobs, allocs, csi_volumes and csi_plugins tables make events;
+// the index, job_versions, ACL and keyring tables make none. A snapshot
+// restore makes none either: the sink is told separately (fsm).
+
+// EventSink receives the events of each committed write, in raft index
+// order, on the writer's goroutine: it must not block. events may be
+// empty (a write that changed no table with events). The events and their
+// payloads are shared: never changed after Publish.
+type EventSink interface {
+	Publish(index uint64, events []structs.Event)
+}
+
+// SetEventSink makes every later write publish its events to sink (nil:
+// none). Call it from the writer's goroutine, between writes (the FSM
+// does, before the store's first write).
+func (s *StateStore) SetEventSink(sink EventSink) { s.events = sink }
+
+// writeTxn begins a write at a raft index: a memdb write transaction that,
+// when the store has an EventSink, tracks its changes and publishes them
+// once it commits (an aborted one publishes nothing). Every write that
+// changes a table with events begins with it.
+func (s *StateStore) writeTxn(index uint64) *memdb.Txn {
+	txn := s.db.Txn(true)
+	sink := s.events
+	if sink == nil {
+		return txn
+	}
+	txn.TrackChanges()
+	// Deferred functions run once Commit has swapped the new tree in;
+	// Changes stays readable after Commit. The store's only writer is
+	// the FSM's apply goroutine, so a read now sees this write's state.
+	txn.Defer(func() { sink.Publish(index, changeEvents(s.db.Txn(false), index, txn.Changes())) })
+	return txn
+}
+
+// changeEvents turns a committed transaction's changes into events, in
+// the order of the changes; read is the state after it, which volume and
+// plugin payloads are joined with, as a read of them would be.
+func changeEvents(read *memdb.Txn, index uint64, changes memdb.Changes) []structs.Event {
+	var out []structs.Event
+	for _, c := range changes {
+		switch c.Table {
+		case TableNodes:
+			out = append(out, nodeEvent(index, c))
+		case TableJobs:
+			out = append(out, jobEvent(index, c))
+		case TableAllocs:
+			out = append(out, allocEvent(index, c))
+		case TableCSIVolumes:
+			out = append(out, volumeEvents(read, index, c)...)
+		case TableCSIPlugins:
+			out = append(out, pluginEvent(read, index, c))
+		}
+	}
+	return out
+}
+
+// beforeAfter returns a change's rows as T; nil for a side that is none.
+func beforeAfter[T any](c memdb.Change) (before, after *T) {
+	before, _ = c.Before.(*T)
+	after, _ = c.After.(*T)
+	return before, after
+}
+
+func nodeEvent(index uint64, c memdb.Change) structs.Event {
+	before, after := beforeAfter[structs.Node](c)
+	ev := structs.Event{Topic: structs.TopicNode, Index: index}
+	switch {
+	case after == nil:
+		ev.Type, ev.Key, ev.Payload.Node = structs.EventNodeDeregistered, before.ID, before.Sanitized()
+		return ev
+	case before == nil:
+		ev.Type = structs.EventNodeRegistered
+	case before.Status != after.Status:
+		ev.Type = structs.EventNodeStatusUpdated
+	case !reflect.DeepEqual(before.DrainStrategy, after.DrainStrategy):
+		ev.Type = structs.EventNodeDrainUpdated
+	case before.SchedulingEligibility != after.SchedulingEligibility:
+		ev.Type = structs.EventNodeEligibilityUpdated
+	default:
+		ev.Type = structs.EventNodeUpdated
+	}
+	ev.Key, ev.Payload.Node = after.ID, after.Sanitized()
+	return ev
+}
+
+func jobEvent(index uint64, c memdb.Change) structs.Event {
+	before, after := beforeAfter[structs.Job](c)
+	ev := structs.Event{Topic: structs.TopicJob, Index: index}
+	job := after
+	switch {
+	case after == nil:
+		ev.Type, job = structs.EventJobDeregistered, before
+	case after.Stop && (before == nil || !before.Stop):
+		ev.Type = structs.EventJobStopped
+	default:
+		ev.Type = structs.EventJobRegistered
+	}
+	ev.Key, ev.Namespace, ev.Payload.Job = job.ID, job.Namespace, job
+	return ev
+}
+
+func allocEvent(index uint64, c memdb.Change) structs.Event {
+	before, after := beforeAfter[structs.Allocation](c)
+	ev := structs.Event{Topic: structs.TopicAllocation, Index: index}
+	alloc := after
+	switch {
+	case after == nil:
+		ev.Type, alloc = structs.EventAllocationDeleted, before
+	case before == nil:
+		ev.Type = structs.EventAllocationCreated
+	default:
+		ev.Type = structs.EventAllocationUpdated
+	}
+	// Without its job, which the Job topic carries: an allocation's
+	// every client update would repeat it. The row is shared and never
+	// changed, so a shallow copy is enough.
+	a := *alloc
+	a.Job = nil
+	ev.Key, ev.Namespace, ev.Payload.Allocation = a.ID, a.Namespace, &a
+	return ev
+}
+
+func pluginEvent(read *memdb.Txn, index uint64, c memdb.Change) structs.Event {
+	before, after := beforeAfter[structs.CSIPlugin](c)
+	ev := structs.Event{Topic: structs.TopicCSIPlugin, Type: structs.EventPluginUpdated, Index: index}
+	plug := after
+	if after == nil {
+		ev.Type, plug = structs.EventPluginDeleted, before
+	}
+	// With its health counts and allocations, as GET shows it; the row
+	// alone if the join fails (it reads memdb only, so it does not).
+	if joined, err := denormalizePluginTxn(read, nil, plug); err == nil {
+		plug = joined
+	}
+	ev.Key, ev.Payload.Plugin = plug.ID, plug
+	return ev
+}

@@ -1,0 +1,209 @@
+package stream
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"sync"
+
+	"github.com/berth-csi/berth/structs"
+)
+
+// DefaultSize is how many events a broker holds unless told otherwise:
+// minutes of a busy cluster's changes, a few MiB.
+const DefaultSize = 4096
+
+// Broker holds the latest events in a ring and serves them to subscribers
+// by raft index. The zero value is not usable: use New.
+type Broker struct {
+	mu   sync.Mutex
+	ring []structs.Event // len(ring) is the bound
+	// start is the ring position of the oldest event held, n how many
+	// are held, oldest first and in index order.
+	start, n int
+	// floor: the events of every index above it are held (or none were
+	// made). A subscriber may resume after any index >= floor.
+	floor uint64
+	// head is the last index published or restored.
+	head uint64
+	// restored: a restore moved the floor, which becomes final at the
+	// next publish (the first index after the snapshot's, which the
+	// FSM is not told).
+	restored bool
+	// gone says why the events at or below floor are gone.
+	gone string
+	// wake is closed and replaced by every Publish and Restore.
+	wake chan struct{}
+}
+
+// New returns a broker that holds up to size events (DefaultSize when
+// size <= 0).
+func New(size int) *Broker {
+	if size <= 0 {
+		size = DefaultSize
+	}
+	return &Broker{ring: make([]structs.Event, size), wake: make(chan struct{})}
+}
+
+// Publish adds the events of the write at index (any number, none
+// included) and wakes the waiting subscribers. Indexes never go back:
+// events of an index lower than one already published are dropped. When
+// the ring is full, the oldest index's events go, all of them; an index
+// with more events than the ring holds keeps none (its subscribers are
+// told they are behind).
+func (b *Broker) Publish(index uint64, events []structs.Event) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	defer b.signal()
+	if b.restored && index > 0 {
+		b.restored = false
+		b.floor = max(b.floor, index-1)
+	}
+	if index < b.head {
+		return
+	}
+	b.head = index
+	if len(events) > len(b.ring) {
+		b.start, b.n = 0, 0
+		clear(b.ring)
+		b.drop(index, "one write made more events than the server's event buffer holds")
+		return
+	}
+	for b.n+len(events) > len(b.ring) {
+		b.evictOldest()
+	}
+	for i := range events {
+		b.ring[(b.start+b.n)%len(b.ring)] = events[i]
+		b.n++
+	}
+}
+
+// Restore tells the broker that the state was replaced by a snapshot's,
+// latest being the last index its tables record. The change is not told
+// as events: every subscriber up to the last index published is behind it
+// at once, and must list again. Where the snapshot ends is known at the
+// next publish (the entry after it), which moves the floor again; until
+// then a subscriber from another server, ahead of this one, waits.
+func (b *Broker) Restore(latest uint64) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	clear(b.ring)
+	b.start, b.n = 0, 0
+	floor := latest
+	if b.head > 0 {
+		floor = max(floor, b.head+1) // past every index published here
+	}
+	b.head = max(b.head, latest)
+	b.drop(floor, "a snapshot restore replaced the state, which events cannot tell")
+	b.restored = true
+	b.signal()
+}
+
+// Next returns the events after index that match (nil matches all), oldest
+// first: at least one, at most limit unless the last index's events run
+// over it (an index's events are never split), and the index to ask after
+// next. When none is held it waits for one until ctx ends, then returns
+// none and the index to ask after. Index 0 starts from the latest index
+// (and answers 0 while a restore's floor is not known yet). An index
+// older than the floor is a structs.CodeGone error that names the oldest
+// index to resume from.
+func (b *Broker) Next(ctx context.Context, index uint64, limit int, match func(*structs.Event) bool) ([]structs.Event, uint64, error) {
+	fromNow, afterRestore := index == 0, false
+	for {
+		b.mu.Lock()
+		if fromNow {
+			// From now: the latest index; or, for a subscriber that came
+			// while a restore's floor was not known, that floor, so that
+			// it misses none of the events after the restore.
+			switch {
+			case b.restored:
+				afterRestore = true
+			case afterRestore:
+				index, fromNow = b.floor, false
+			default:
+				index, fromNow = b.head, false
+			}
+		}
+		if !fromNow {
+			if index < b.floor {
+				err := b.goneError(index)
+				b.mu.Unlock()
+				return nil, 0, err
+			}
+			if !b.restored && index < b.head {
+				out, next := b.collect(index, limit, match)
+				if len(out) > 0 {
+					b.mu.Unlock()
+					return out, next, nil
+				}
+				index = next
+			}
+		}
+		wake := b.wake
+		b.mu.Unlock()
+		select {
+		case <-wake:
+		case <-ctx.Done():
+			return nil, index, nil
+		}
+	}
+}
+
+// collect returns the matching events after index (at most limit, but whole
+// indexes) and the index to ask after next. b.mu is held.
+func (b *Broker) collect(index uint64, limit int, match func(*structs.Event) bool) ([]structs.Event, uint64) {
+	limit = max(limit, 1)
+	first := sort.Search(b.n, func(i int) bool { return b.at(i).Index > index })
+	var out []structs.Event
+	last := index
+	for i := first; i < b.n; i++ {
+		e := b.at(i)
+		if len(out) >= limit && e.Index != last {
+			return out, last
+		}
+		last = e.Index
+		if match == nil || match(e) {
+			out = append(out, *e)
+		}
+	}
+	return out, b.head
+}
+
+// at is the i-th event held, oldest first. b.mu is held.
+func (b *Broker) at(i int) *structs.Event { return &b.ring[(b.start+i)%len(b.ring)] }
+
+// evictOldest drops the events of the oldest index held. b.mu is held.
+func (b *Broker) evictOldest() {
+	index := b.at(0).Index
+	for b.n > 0 && b.at(0).Index == index {
+		*b.at(0) = structs.Event{} // let the payload go
+		b.start = (b.start + 1) % len(b.ring)
+		b.n--
+	}
+	b.drop(index, "the server's event buffer dropped them (it holds the latest events only)")
+}
+
+// drop records that the events up to index are gone, and why. b.mu is
+// held.
+func (b *Broker) drop(index uint64, why string) {
+	if index >= b.floor {
+		b.floor, b.gone = index, why
+	}
+}
+
+// goneError is the refusal of a subscriber behind the floor. b.mu is held.
+func (b *Broker) goneError(index uint64) error {
+	resume := fmt.Sprintf("the oldest index to resume from is %d", b.floor)
+	if b.restored {
+		resume = "the oldest index to resume from will be known at the next change"
+	}
+	return structs.NewError(structs.CodeGone,
+		"event stream: the events after index %d are gone: %s; %s. List the objects again (GET /v1/volumes, /v1/nodes, ...) "+
+			"and resume the stream after the list's index (X-Berth-Index)", index, b.gone, resume)
+}
+
+// signal wakes every waiter. b.mu is held.
+func (b *Broker) signal() {
+	close(b.wake)
+	b.wake = make(chan struct{})
+}
