@@ -38,8 +38,9 @@ type StreamEvent struct {
 // every topic the token may read), in q's namespace ("*" for all). A
 // refusal comes back at once as an *Error: BadRequest, PermissionDenied
 // naming a topic the token may not read, or Gone for an index older than
-// the server holds (list the objects again, then stream after the list's
-// LastIndex). Then the events come on the channel, oldest first; the
+// the server holds (list the objects again, then stream after the index
+// the error names, or the list's LastIndex if higher) or one the cluster
+// never reached. Then the events come on the channel, oldest first; the
 // stream's heartbeats are not passed on.
 //
 // The channel is closed when the stream ends: when ctx ends (with no

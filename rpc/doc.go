@@ -58,7 +58,8 @@
 //
 // Every method call a Server dispatches (over a connection or in process) is
 // counted and timed by method and code (metrics.go: berth_rpc_requests_total,
-// berth_rpc_request_duration_seconds).
+// berth_rpc_request_duration_seconds), its time also by whether its args
+// ask to wait for a change (a BlockingQuery method: a long poll).
 //
 // Imports: the standard library, external modules (yamux, the msgpack codec,
 // hclog) and berth's structs, tlsutil, internal/backoff and

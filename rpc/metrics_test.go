@@ -35,7 +35,7 @@ func TestServer_Metrics_InProcess(t *testing.T) {
 	counts, samples := make([]float64, len(cases)), make([]uint64, len(cases)) // before: -count=N runs again
 	for i, tc := range cases {
 		counts[i] = telemetrytest.Counter(t, telemetry.RPCRequests, tc.method, tc.code)
-		samples[i] = telemetrytest.Samples(t, telemetry.RPCRequestDuration, tc.method, tc.code)
+		samples[i] = telemetrytest.Samples(t, telemetry.RPCRequestDuration, tc.method, tc.code, telemetry.NotBlocking)
 	}
 
 	must.NoError(t, srv.Call(ctx, "MetricsInProcess.Echo", &EchoArgs{Name: "a"}, &EchoReply{}))
@@ -48,7 +48,7 @@ func TestServer_Metrics_InProcess(t *testing.T) {
 	for i, tc := range cases {
 		t.Run(tc.method+" "+tc.code, func(t *testing.T) {
 			must.Eq(t, counts[i]+float64(tc.want), telemetrytest.Counter(t, telemetry.RPCRequests, tc.method, tc.code))
-			must.Eq(t, samples[i]+uint64(tc.want), telemetrytest.Samples(t, telemetry.RPCRequestDuration, tc.method, tc.code))
+			must.Eq(t, samples[i]+uint64(tc.want), telemetrytest.Samples(t, telemetry.RPCRequestDuration, tc.method, tc.code, telemetry.NotBlocking))
 		})
 	}
 }
@@ -61,7 +61,7 @@ func TestServer_Metrics_OverTheWire(t *testing.T) {
 	pool := newPool(t)
 	echo := telemetrytest.Counter(t, telemetry.RPCRequests, "MetricsWire.Echo", telemetry.CodeOK)
 	fail := telemetrytest.Counter(t, telemetry.RPCRequests, "MetricsWire.Fail", string(structs.CodeNotFound))
-	failTimed := telemetrytest.Samples(t, telemetry.RPCRequestDuration, "MetricsWire.Fail", string(structs.CodeNotFound))
+	failTimed := telemetrytest.Samples(t, telemetry.RPCRequestDuration, "MetricsWire.Fail", string(structs.CodeNotFound), telemetry.NotBlocking)
 
 	must.NoError(t, pool.Call(testCtx(t), ts.addr, "MetricsWire.Echo", &EchoArgs{Name: "w"}, &EchoReply{}))
 	err := pool.Call(testCtx(t), ts.addr, "MetricsWire.Fail", &FailArgs{Code: structs.CodeNotFound, Message: "gone"}, &struct{}{})
@@ -69,5 +69,43 @@ func TestServer_Metrics_OverTheWire(t *testing.T) {
 
 	must.Eq(t, echo+1, telemetrytest.Counter(t, telemetry.RPCRequests, "MetricsWire.Echo", telemetry.CodeOK))
 	must.Eq(t, fail+1, telemetrytest.Counter(t, telemetry.RPCRequests, "MetricsWire.Fail", string(structs.CodeNotFound)))
-	must.Eq(t, failTimed+1, telemetrytest.Samples(t, telemetry.RPCRequestDuration, "MetricsWire.Fail", string(structs.CodeNotFound)))
+	must.Eq(t, failTimed+1, telemetrytest.Samples(t, telemetry.RPCRequestDuration, "MetricsWire.Fail", string(structs.CodeNotFound), telemetry.NotBlocking))
+}
+
+// blockingService has a method whose args are a blocking query's.
+type blockingService struct{}
+
+type blockingArgs struct{ structs.QueryOptions }
+
+func (blockingService) List(args *blockingArgs, reply *EchoReply) error { return nil }
+
+// TestServer_Metrics_BlockingAndUnknownCodes: a long poll (a query with
+// MinQueryIndex) is timed under blocking="true", apart from the others,
+// so that its wait does not pass for latency; an error code this version
+// does not know (one a peer's answer relayed) is counted as "other", never
+// as sent, so that no peer can grow the label without bound.
+func TestServer_Metrics_BlockingAndUnknownCodes(t *testing.T) {
+	srv := NewServer(testlog.Logger(t, "test"))
+	t.Cleanup(srv.Shutdown)
+	must.NoError(t, srv.Register("MetricsBlocking", blockingService{}))
+	must.NoError(t, srv.Register("MetricsCodes", &testService{}))
+	ctx := testCtx(t)
+	const list = "MetricsBlocking.List"
+	blocked := telemetrytest.Samples(t, telemetry.RPCRequestDuration, list, telemetry.CodeOK, telemetry.Blocking)
+	direct := telemetrytest.Samples(t, telemetry.RPCRequestDuration, list, telemetry.CodeOK, telemetry.NotBlocking)
+	other := telemetrytest.Counter(t, telemetry.RPCRequests, "MetricsCodes.Fail", telemetry.Other)
+
+	must.NoError(t, srv.Call(ctx, list, &blockingArgs{QueryOptions: structs.QueryOptions{MinQueryIndex: 7}}, &EchoReply{}))
+	must.NoError(t, srv.Call(ctx, list, &blockingArgs{}, &EchoReply{}))
+	must.NoError(t, srv.Call(ctx, list, nil, &EchoReply{}))
+	for _, code := range []string{"FromANewerPeer", "FromAnotherOne"} {
+		must.Error(t, srv.Call(ctx, "MetricsCodes.Fail", &FailArgs{Code: structs.ErrorCode(code), Message: "x"}, &struct{}{}))
+	}
+
+	must.Eq(t, blocked+1, telemetrytest.Samples(t, telemetry.RPCRequestDuration, list, telemetry.CodeOK, telemetry.Blocking))
+	must.Eq(t, direct+2, telemetrytest.Samples(t, telemetry.RPCRequestDuration, list, telemetry.CodeOK, telemetry.NotBlocking))
+	must.Eq(t, other+2, telemetrytest.Counter(t, telemetry.RPCRequests, "MetricsCodes.Fail", telemetry.Other))
+	tel, err := telemetry.New("berth")
+	must.NoError(t, err)
+	must.StrNotContains(t, telemetrytest.Scrape(t, tel.Handler()), "FromA")
 }

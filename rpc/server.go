@@ -353,7 +353,7 @@ func (s *Server) lookup(serviceMethod string) (*service, *methodType, error) {
 // invoke calls the method, recovering a panic into an Internal error that
 // names it, and records the call (metrics.go).
 func (s *Server) invoke(ctx context.Context, svc *service, mt *methodType, serviceMethod string, arg, reply reflect.Value) (err error) {
-	defer observe(serviceMethod, time.Now(), &err) // after the recover below
+	defer observe(serviceMethod, arg, time.Now(), &err) // after the recover below
 	defer func() {
 		if r := recover(); r != nil {
 			s.logger.Error("rpc method panicked", "method", serviceMethod, "panic", r, "stack", string(debug.Stack()))

@@ -184,3 +184,26 @@ func TestCluster_FollowerReadsSeeAcknowledgedWrites(t *testing.T) {
 	err := call(t, follower, "Status.ReadIndex", &structs.GenericRequest{}, new(uint64))
 	must.ErrorIs(t, err, structs.ErrUnavailable)
 }
+
+// TestCluster_EventNext_IndexAheadOfTheCluster: an index no server has
+// reached (from another cluster, or from this one before it was rebuilt)
+// is Gone, on the leader and on a follower (which asks the leader), not a
+// silent wait for other events at those indexes; an index the cluster has
+// reached is served everywhere.
+func TestCluster_EventNext_IndexAheadOfTheCluster(t *testing.T) {
+	c := servertest.Cluster(t, 3)
+	registerPluginNode(t, c.Leader(), "node-1", "hostpath")
+	index := registerVolume(t, c.Leader(), "data", "hostpath")
+
+	for _, s := range []*servertest.TestServer{c.Leader(), c.Followers()[0]} {
+		err := call(t, s, "Event.Next", &structs.EventNextRequest{Index: index + 1000}, &structs.EventNextResponse{})
+		must.ErrorIs(t, err, structs.ErrGone, must.Sprintf("server %s", s.Name()))
+		must.ErrorContains(t, err, fmt.Sprintf("index %d is ahead of the cluster's last index", index+1000))
+
+		var reply structs.EventNextResponse
+		must.NoError(t, call(t, s, "Event.Next", &structs.EventNextRequest{Index: index - 1, MaxWait: 10 * time.Second,
+			Topics: map[structs.EventTopic][]string{structs.TopicCSIVolume: {"data"}}}, &reply))
+		must.SliceNotEmpty(t, reply.Events, must.Sprintf("server %s", s.Name()))
+		must.EqOp(t, index, reply.Events[0].Index)
+	}
+}

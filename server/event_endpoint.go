@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"sort"
-	"strings"
 	"time"
 
 	"github.com/berth-csi/berth/acl"
@@ -22,21 +20,28 @@ const (
 
 // Event serves the event stream: a long poll of the change events this
 // server applied. Every server applies every entry, so any server answers
-// from its own buffer and nothing is forwarded; a follower may answer a
-// little behind the leader, and an index from another server resumes
-// exactly (indexes are raft's).
+// from its own buffer; a follower may answer a little behind the leader,
+// and an index from another server resumes exactly (indexes are raft's).
+// Only an index this server has not applied yet goes to the leader
+// (eventsAhead).
 type Event struct{ srv *Server }
 
 // Next answers the events after args.Index on the topics the token may
 // read, waiting up to MaxWait (at most maxEventWait) for one; a MaxWait of
 // 0 answers at once. Asking for a topic the token may not read is
 // PermissionDenied naming the topic; an index older than this server's
-// buffer holds is Gone (see state/stream). The token is checked on every
+// buffer holds is Gone (see state/stream), and so is one that no server
+// of the cluster has reached (eventsAhead). The token is checked on every
 // call, so a stream ends at the first poll after its token is revoked.
 func (e *Event) Next(ctx context.Context, args *structs.EventNextRequest, reply *structs.EventNextResponse) error {
-	match, err := e.srv.eventFilter(args)
+	match, a, err := e.srv.eventFilter(args)
 	if err != nil {
 		return err
+	}
+	if args.Index > e.srv.fsm.AppliedIndex() {
+		if done, err := e.srv.eventsAhead(ctx, args, reply); done {
+			return err
+		}
 	}
 	wctx, cancel := context.WithTimeout(ctx, min(max(args.MaxWait, 0), maxEventWait))
 	defer cancel()
@@ -44,8 +49,55 @@ func (e *Event) Next(ctx context.Context, args *structs.EventNextRequest, reply 
 	if err != nil {
 		return fmt.Errorf("server %s: %w", e.srv.config.NodeName, err)
 	}
+	readablePluginAllocs(a, events)
 	reply.Events, reply.Index = events, next
 	return nil
+}
+
+// eventsAhead answers a request for the events after an index this server
+// has not applied. An index above the leader's last log index was never
+// the cluster's: it comes from another cluster, or from this one before it
+// was rebuilt, and a subscriber would wait there, silently, while the
+// changes it missed come at lower indexes. The leader refuses it; a
+// follower, which may only be behind, passes the request on to the
+// leader, whose log has every committed index. done is false when this
+// server should answer itself.
+func (s *Server) eventsAhead(ctx context.Context, args *structs.EventNextRequest, reply *structs.EventNextResponse) (bool, error) {
+	if s.isLeader() {
+		if last := s.raft.LastIndex(); args.Index > last {
+			return true, structs.NewError(structs.CodeGone,
+				"event stream: index %d is ahead of the cluster's last index, %d: it comes from another cluster, or from this one "+
+					"before it was rebuilt. List the objects again (GET /v1/volumes, /v1/nodes, ...), then stream after the lists' "+
+					"X-Berth-Index", args.Index, last)
+		}
+		return false, nil
+	}
+	leader := s.leaderAddr()
+	if args.IsForwarded() || leader == "" || leader == s.rpcAddr {
+		return false, nil // no leader to ask (or it moved on the way): wait here, as for a lag
+	}
+	args.SetForwarded()
+	fctx, cancel := context.WithTimeout(ctx, min(max(args.MaxWait, 0), maxEventWait)+forwardTimeout)
+	defer cancel()
+	return true, s.pool.Call(fctx, leader, "Event.Next", args, reply)
+}
+
+// readablePluginAllocs cuts each plugin payload's allocations to those
+// the token may read, as CSIPlugin.Get does: a plugin runs in every
+// namespace's jobs. The broker's events are shared, so a cut plugin is a
+// copy.
+func readablePluginAllocs(a *acl.ACL, events []structs.Event) {
+	for i := range events {
+		p := events[i].Payload.Plugin
+		if p == nil {
+			continue
+		}
+		if allocs := readableAllocs(a, p.Allocations); len(allocs) < len(p.Allocations) {
+			c := *p
+			c.Allocations = allocs
+			events[i].Payload.Plugin = &c
+		}
+	}
 }
 
 // eventTopicRule is what reading a topic needs: a cluster-wide check, or
@@ -66,11 +118,11 @@ var eventTopicRules = map[structs.EventTopic]eventTopicRule{
 // eventFilter checks the request's topics against its token and returns
 // what an event must match to be sent: a topic asked for and readable, a
 // key asked for, and the request's namespace (with namespace "*", any the
-// token may read the topic in).
-func (s *Server) eventFilter(args *structs.EventNextRequest) (func(*structs.Event) bool, error) {
+// token may read the topic in); and the token's ACL.
+func (s *Server) eventFilter(args *structs.EventNextRequest) (func(*structs.Event) bool, *acl.ACL, error) {
 	a, _, err := s.resolveToken(args.AuthToken)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	ns := args.RequestNamespace()
 	allNS := ns == "*"
@@ -95,10 +147,10 @@ func (s *Server) eventFilter(args *structs.EventNextRequest) (func(*structs.Even
 			continue
 		}
 		if _, ok := eventTopicRules[t]; !ok {
-			return nil, structs.NewError(structs.CodeBadRequest, "event stream: topic %q is not one of %s, or * for all", t, topicNames())
+			return nil, nil, structs.NewError(structs.CodeBadRequest, "event stream: topic %q is not one of %s, or * for all", t, structs.EventTopicNames())
 		}
 		if ok, need := allowed(t); !ok {
-			return nil, errPermission("token lacks %s, which topic %s needs", need, t)
+			return nil, nil, errPermission("token lacks %s, which topic %s needs", need, t)
 		}
 		if slices.Contains(ks, "*") || len(ks) == 0 {
 			keys[t] = nil
@@ -113,7 +165,7 @@ func (s *Server) eventFilter(args *structs.EventNextRequest) (func(*structs.Even
 			}
 		}
 		if len(keys) == 0 {
-			return nil, errPermission("token may read none of the event topics (%s)", topicNames())
+			return nil, nil, errPermission("token may read none of the event topics (%s)", structs.EventTopicNames())
 		}
 	}
 	return func(e *structs.Event) bool {
@@ -127,14 +179,5 @@ func (s *Server) eventFilter(args *structs.EventNextRequest) (func(*structs.Even
 			return a.AllowNamespaceOperation(e.Namespace, eventTopicRules[e.Topic].nsCap)
 		}
 		return e.Namespace == ns
-	}, nil
-}
-
-func topicNames() string {
-	names := make([]string, len(structs.EventTopics))
-	for i, t := range structs.EventTopics {
-		names[i] = string(t)
-	}
-	sort.Strings(names)
-	return strings.Join(names, ", ")
+	}, a, nil
 }

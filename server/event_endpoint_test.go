@@ -1,11 +1,14 @@
 package server
 
 import (
+	"maps"
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/shoenig/test/must"
 
+	"github.com/berth-csi/berth/state/statetest"
 	"github.com/berth-csi/berth/structs"
 )
 
@@ -139,4 +142,48 @@ func TestEvent_Next_ACL(t *testing.T) {
 		Topics:       map[structs.EventTopic][]string{structs.TopicCSIVolume: nil},
 		QueryOptions: structs.QueryOptions{Namespace: "*"}}, &reply))
 	must.SliceEmpty(t, reply.Events, must.Sprint("the only volume is in default"))
+}
+
+// A plugin's event shows only the allocations the token may read, as
+// CSIPlugin.Get does: a plugin runs the jobs of every namespace.
+func TestEvent_Next_PluginAllocsOfReadableNamespaces(t *testing.T) {
+	s, mgmt := aclServer(t)
+	nodes := map[string]string{"node-1": "plugin-default", "node-2": "plugin-prod"}
+	register := func(healthy bool) {
+		for id, alloc := range nodes {
+			node := statetest.NodeWithPlugin(id, "hostpath", false, true, healthy)
+			node.CSINodePlugins["hostpath"].AllocID = alloc
+			must.NoError(t, callAs(t, s, id+"-secret", "Node.Register", &structs.NodeRegisterRequest{Node: node}, &structs.NodeUpdateResponse{}))
+		}
+	}
+	register(true)
+	placeAllocs(t, s,
+		volumeAlloc("plugin-default", "node-1", structs.DefaultNamespace, 0, "", false),
+		volumeAlloc("plugin-prod", "node-2", "prod", 0, "", false))
+	register(false) // the plugin's rows change now that its allocations exist
+	defaultReader := makeToken(t, s, mgmt, "default-reader",
+		"plugin {\n  policy = \"read\"\n}\nnamespace \"default\" {\n  policy = \"read\"\n}\n")
+
+	cases := []struct {
+		name, token string
+		want        []string
+	}{
+		{"read-job in default", defaultReader, []string{"plugin-default"}},
+		{"management", mgmt, []string{"plugin-default", "plugin-prod"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var reply structs.EventNextResponse
+			must.NoError(t, callAs(t, s, tc.token, "Event.Next", &structs.EventNextRequest{Index: 1,
+				Topics: map[structs.EventTopic][]string{structs.TopicCSIPlugin: nil}}, &reply))
+			seen := map[string]bool{}
+			for _, e := range reply.Events {
+				for _, a := range e.Payload.Plugin.Allocations {
+					seen[a.ID] = true
+				}
+			}
+			got := slices.Sorted(maps.Keys(seen))
+			must.Eq(t, tc.want, got)
+		})
+	}
 }

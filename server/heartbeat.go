@@ -98,7 +98,6 @@ func (s *Server) heartbeatExpired(nodeID string) {
 		return
 	}
 	s.logger.Warn("node missed its heartbeat; marking it down", "node_id", nodeID, "ttl", s.config.HeartbeatTTL)
-	telemetry.NodeHeartbeatMisses.Inc()
 	req := &structs.NodeUpdateStatusRequest{
 		NodeID:    nodeID,
 		Status:    structs.NodeStatusDown,
@@ -115,5 +114,9 @@ func (s *Server) heartbeatExpired(nodeID string) {
 			// Try again on the next TTL rather than leave the node up.
 			s.resetHeartbeat(nodeID, s.config.HeartbeatTTL)
 		}
+		return
 	}
+	// Counted once marked down: a failed write tried again on the next
+	// TTL is still one miss.
+	telemetry.NodeHeartbeatMisses.Inc()
 }

@@ -80,12 +80,15 @@ func clusterStats(store *state.StateStore, now time.Time, st telemetry.ServerSta
 		}
 		st.ClaimsByState[structs.CSIVolumeClaimStateTaken.String()] += len(v.ReadClaims) + len(v.WriteClaims)
 		for _, claim := range v.PastClaims {
+			if claim == nil || claim.State >= structs.CSIVolumeClaimStateFreed {
+				continue // freed before freed claims were dropped; the GC removes it
+			}
 			st.ClaimsByState[claim.State.String()]++
 			released := claim.ReleasedAt
 			if released.IsZero() { // released before ReleasedAt was kept
 				released = claim.UpdatedAt
 			}
-			if oldest.IsZero() || released.Before(oldest) {
+			if !released.IsZero() && (oldest.IsZero() || released.Before(oldest)) {
 				oldest = released
 			}
 		}

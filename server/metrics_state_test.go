@@ -1,6 +1,7 @@
 package server
 
 import (
+	"fmt"
 	"strconv"
 	"testing"
 	"time"
@@ -108,6 +109,40 @@ func TestClusterStats_Empty(t *testing.T) {
 	must.Eq(t, 0, st.OldestReleaseSeconds)
 	must.SliceEmpty(t, st.Plugins)
 	must.SliceEmpty(t, st.Volumes)
+}
+
+// TestClusterStats_RestoredClaims: claims from a state written before
+// freed claims were dropped and ReleasedAt was kept, as a snapshot restores
+// them: a freed claim still in PastClaims is neither counted nor aged (the
+// GC removes it), a claim being released without ReleasedAt is aged from
+// its last step, and one with no time at all is counted, not aged.
+func TestClusterStats_RestoredClaims(t *testing.T) {
+	t0 := time.Date(2026, 11, 21, 7, 0, 0, 0, time.UTC)
+	s := statetest.New(t)
+	vol := statetest.Volume("v1", "hostpath")
+	vol.CreateIndex, vol.ModifyIndex = 1, 1
+	vol.PastClaims = map[string]*structs.CSIVolumeClaim{
+		"a1": {AllocID: "a1", NodeID: "n1", Mode: structs.CSIVolumeClaimWrite,
+			State: structs.CSIVolumeClaimStateFreed, UpdatedAt: t0.Add(-time.Hour)},
+		"a2": {AllocID: "a2", NodeID: "n1", Mode: structs.CSIVolumeClaimWrite,
+			State: structs.CSIVolumeClaimStateNodeDetached, UpdatedAt: t0},
+	}
+	r, err := s.Restore()
+	must.NoError(t, err)
+	must.NoError(t, r.Insert(state.TableCSIVolumes, vol))
+	for i := range 8 { // volumes are read in ID order: unstamped ones before and after v1
+		v := statetest.Volume(fmt.Sprintf("v%d%d", i%2*2, i), "hostpath")
+		v.CreateIndex, v.ModifyIndex = 1, 1
+		v.PastClaims = map[string]*structs.CSIVolumeClaim{"u": {AllocID: "u", NodeID: "n1", Mode: structs.CSIVolumeClaimWrite,
+			State: structs.CSIVolumeClaimStateUnpublishing}}
+		must.NoError(t, r.Insert(state.TableCSIVolumes, v))
+	}
+	r.Commit()
+
+	st, err := clusterStats(s, t0.Add(100*time.Second), telemetry.ServerStats{})
+	must.NoError(t, err)
+	must.Eq(t, map[string]int{"taken": 0, "unpublishing": 8, "node-detached": 1, "controller-detached": 0}, st.ClaimsByState)
+	must.Eq(t, 100, st.OldestReleaseSeconds)
 }
 
 // BenchmarkClusterStats measures one scrape's read of the state store:

@@ -16,8 +16,8 @@
 // its changes; its commit turns them into structs.Event values at the
 // write's raft index (a claim's every change of state is an event of its
 // own, payloads sanitized as the API shows them) and hands them to the
-// store's EventSink, the FSM's broker. ACL, keyring and index writes make
-// none.
+// store's EventSink, the FSM's broker. ACL, root key and index changes
+// make none (a key rotation's rekeyed volumes do).
 //
 // It imports structs and go-memdb only (and the standard library); it must
 // never import fsm, server, rpc or client. Only the FSM writes to a
@@ -27,7 +27,7 @@
 // Times and IDs arrive in the request. Every write takes the raft index
 // first and has one shape:
 //
-//	txn := s.writeTxn(index) // s.db.Txn(true) for ACL and keyring writes
+//	txn := s.writeTxn(index) // s.db.Txn(true) for ACL writes
 //	defer txn.Abort()
 //	... change rows, bump the index table ...
 //	txn.Commit()

@@ -247,13 +247,34 @@ func TestStateStore_Events_AllocWithoutItsJob(t *testing.T) {
 func TestStateStore_Events_NoneForACLKeyringOrRefusedWrites(t *testing.T) {
 	s, rec := recordedStore(t)
 	must.NoError(t, s.UpsertACLPolicies(10, []*structs.ACLPolicy{{Name: "readers", Rules: `node { policy = "read" }`}}))
-	_, err := s.UpsertRootKey(11, &structs.RootKeyMeta{KeyID: "k1", State: structs.RootKeyStateActive}, nil)
-	must.NoError(t, err)
 	must.ErrorIs(t, s.UpdateNodeStatus(12, "ghost", structs.NodeStatusDown, 100, nil), structs.ErrNotFound)
+	_, err := s.UpsertRootKey(13, &structs.RootKeyMeta{KeyID: "k1", State: structs.RootKeyStateActive}, nil)
+	must.NoError(t, err)
 	rec.mu.Lock()
 	defer rec.mu.Unlock()
 	must.SliceEmpty(t, rec.events)
-	must.SliceEmpty(t, rec.indexes, must.Sprint("ACL and keyring writes do not publish, nor do refused ones"))
+	must.Eq(t, []uint64{13}, rec.indexes, must.Sprint("ACL writes do not publish, nor do refused ones; a key alone publishes no event"))
+}
+
+// A root key rotation that moves a volume's secrets onto the new key
+// changes the volume's row (its ModifyIndex): VolumeUpdated, without the
+// secrets.
+func TestStateStore_Events_RekeyedVolumeIsUpdated(t *testing.T) {
+	s, rec := recordedStore(t)
+	upsertNodes(t, s, 10, statetest.NodeWithPlugin("n1", plugID, false, true, true))
+	upsertVolumes(t, s, 11, statetest.Volume("data", plugID))
+	_, err := s.UpsertRootKey(12, &structs.RootKeyMeta{KeyID: "k2", State: structs.RootKeyStateActive}, nil)
+	must.NoError(t, err)
+	rec.take()
+
+	n, err := s.UpsertRootKey(13, nil, []*structs.CSIVolumeRekey{{Namespace: structs.DefaultNamespace, ID: "data",
+		ModifyIndex: 11, EncryptedSecrets: &structs.EncryptedSecrets{KeyID: "k2", Ciphertext: []byte("sealed-secret-XYZ")}}})
+	must.NoError(t, err)
+	must.EqOp(t, 1, n)
+	evs := rec.take()
+	must.Eq(t, []kind{{structs.TopicCSIVolume, structs.EventVolumeUpdated, "data", 13}}, kinds(evs))
+	must.EqOp(t, 13, evs[0].Payload.Volume.ModifyIndex)
+	must.Nil(t, evs[0].Payload.Volume.EncryptedSecrets)
 }
 
 type discardSink struct{ events int }

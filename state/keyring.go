@@ -32,7 +32,9 @@ func (s *StateStore) UpsertRootKey(index uint64, key *structs.RootKeyMeta, rekey
 	if key == nil && len(rekey) == 0 {
 		return 0, errBadRequest("root key upsert: the request carries no key and no volume")
 	}
-	txn := s.db.Txn(true)
+	// writeTxn: a rekeyed volume changes (its ModifyIndex), an event
+	// (its secrets are never in one); a key alone makes none.
+	txn := s.writeTxn(index)
 	defer txn.Abort()
 
 	if key != nil {

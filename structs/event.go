@@ -113,13 +113,16 @@ type CSIVolumeClaimEvent struct {
 }
 
 // Sanitized returns a copy fit for an API response: without the hash of
-// the node's secret.
+// the node's secret. The copy is shallow (its maps and lists are n's), as
+// a payload of a row read from state, which nobody changes, needs: a deep
+// copy would cost every node write a copy of its plugins and events.
 func (n *Node) Sanitized() *Node {
-	c := n.Copy()
-	if c != nil {
-		c.SecretHash = ""
+	if n == nil {
+		return nil
 	}
-	return c
+	c := *n
+	c.SecretHash = ""
+	return &c
 }
 
 // EventNextRequest asks a server for the events after Index on Topics,
@@ -149,7 +152,7 @@ func ParseEventTopic(s string) (EventTopic, string, error) {
 	name, key, hasKey := strings.Cut(s, ":")
 	t := EventTopic(name)
 	if t != TopicAll && !slices.Contains(EventTopics, t) {
-		return "", "", NewError(CodeBadRequest, "topic %q is not one of %s, or * for all", name, topicList())
+		return "", "", NewError(CodeBadRequest, "topic %q is not one of %s, or * for all", name, EventTopicNames())
 	}
 	if hasKey && key == "" {
 		return "", "", NewError(CodeBadRequest, "topic %q names an empty key; give Topic or Topic:key", s)
@@ -163,7 +166,8 @@ func ParseEventTopic(s string) (EventTopic, string, error) {
 	return t, key, nil
 }
 
-func topicList() string {
+// EventTopicNames lists the topics for a message: "Node, Job, ...".
+func EventTopicNames() string {
 	names := make([]string, len(EventTopics))
 	for i, t := range EventTopics {
 		names[i] = string(t)

@@ -72,3 +72,18 @@ func TestClaimEventType(t *testing.T) {
 	must.EqOp(t, EventClaimFreed, ClaimEventType(CSIVolumeClaimStateFreed))
 	must.EqOp(t, "ClaimCSIVolumeClaimState(9)", ClaimEventType(9))
 }
+
+// A node's payload leaves out the hash of its secret and shares the row's
+// maps and lists (rows read from state are never changed): a node's every
+// write would otherwise copy its plugins and events for the event alone.
+func TestNode_Sanitized_ShallowWithoutTheSecret(t *testing.T) {
+	n := &Node{ID: "n1", SecretHash: "hash-XYZ", CSINodePlugins: map[string]*CSIInfo{"p": {PluginID: "p"}},
+		Events: []*NodeEvent{{Message: "registered"}}}
+	c := n.Sanitized()
+	must.EqOp(t, "", c.SecretHash)
+	must.EqOp(t, "hash-XYZ", n.SecretHash, must.Sprint("the row keeps it"))
+	must.EqOp(t, "n1", c.ID)
+	must.True(t, c.CSINodePlugins["p"] == n.CSINodePlugins["p"], must.Sprint("the plugins are the row's, not copies"))
+	must.True(t, c.Events[0] == n.Events[0], must.Sprint("the events are the row's, not copies"))
+	must.Nil(t, (*Node)(nil).Sanitized())
+}

@@ -5,6 +5,9 @@ import (
 	"testing"
 
 	"github.com/shoenig/test/must"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/berth-csi/berth/client/csitest"
 	"github.com/berth-csi/berth/internal/telemetry"
@@ -53,4 +56,22 @@ func TestClient_Metrics_MockDriver(t *testing.T) {
 			must.Eq(t, samples[i]+uint64(tc.want), telemetrytest.Samples(t, telemetry.CSICallDuration, plugin, tc.method, tc.code))
 		})
 	}
+}
+
+// TestClient_Metrics_UnknownCode: a code outside gRPC's (a plugin may send
+// any number) is counted as "other", never as the number, so that a
+// plugin cannot grow the label without bound; gRPC's own codes are kept.
+func TestClient_Metrics_UnknownCode(t *testing.T) {
+	const plugin, method = "metrics-codes", "/csi.v1.Node/NodeGetInfo"
+	c := &Client{plugin: plugin}
+	other := telemetrytest.Counter(t, telemetry.CSICalls, plugin, "NodeGetInfo", telemetry.Other)
+	unauth := telemetrytest.Counter(t, telemetry.CSICalls, plugin, "NodeGetInfo", "Unauthenticated")
+	for _, code := range []codes.Code{999, 1 << 20, codes.Unauthenticated} {
+		invoke := func(context.Context, string, any, any, *grpc.ClientConn, ...grpc.CallOption) error {
+			return status.Error(code, "refused")
+		}
+		must.Error(t, c.observeCall(context.Background(), method, nil, nil, nil, invoke))
+	}
+	must.Eq(t, other+2, telemetrytest.Counter(t, telemetry.CSICalls, plugin, "NodeGetInfo", telemetry.Other))
+	must.Eq(t, unauth+1, telemetrytest.Counter(t, telemetry.CSICalls, plugin, "NodeGetInfo", "Unauthenticated"))
 }

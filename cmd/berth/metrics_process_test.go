@@ -57,15 +57,15 @@ func TestProcess_DevAgentMetrics(t *testing.T) {
 		must.StrContains(t, scrape, "# TYPE "+f+" ", must.Sprintf("family %s", f))
 	}
 	for series, atLeast := range map[string]float64{
-		`berth_csi_calls_total{code="OK",method="CreateVolume",plugin="hostpath"}`:          1,
-		`berth_csi_calls_total{code="OK",method="NodePublishVolume",plugin="hostpath"}`:     1,
-		`berth_csi_call_duration_seconds_count{code="OK",method="Probe",plugin="hostpath"}`: 1,
-		`berth_rpc_requests_total{code="OK",method="CSIVolume.Create"}`:                     1,
-		`berth_rpc_requests_total{code="OK",method="Job.Register"}`:                         1,
-		`berth_rpc_request_duration_seconds_count{code="OK",method="Node.Register"}`:        1,
-		`berth_fsm_apply_duration_seconds_count{type="CSIVolumeRegister"}`:                  1,
-		`berth_fsm_apply_duration_seconds_count{type="PlanApply"}`:                          1, // the claim is taken with the placement
-		`berth_raft_apply_duration_seconds_count{type="PlanApply"}`:                         1,
+		`berth_csi_calls_total{code="OK",method="CreateVolume",plugin="hostpath"}`:                    1,
+		`berth_csi_calls_total{code="OK",method="NodePublishVolume",plugin="hostpath"}`:               1,
+		`berth_csi_call_duration_seconds_count{code="OK",method="Probe",plugin="hostpath"}`:           1,
+		`berth_rpc_requests_total{code="OK",method="CSIVolume.Create"}`:                               1,
+		`berth_rpc_requests_total{code="OK",method="Job.Register"}`:                                   1,
+		`berth_rpc_request_duration_seconds_count{blocking="false",code="OK",method="Node.Register"}`: 1,
+		`berth_fsm_apply_duration_seconds_count{type="CSIVolumeRegister"}`:                            1,
+		`berth_fsm_apply_duration_seconds_count{type="PlanApply"}`:                                    1, // the claim is taken with the placement
+		`berth_raft_apply_duration_seconds_count{type="PlanApply"}`:                                   1,
 		`berth_raft_commit_index`:         1,
 		`berth_raft_leader_changes_total`: 1,
 		`berth_http_requests_total{method="PUT",route="/v1/volume/csi/{id}/create",status="200"}`: 1,

@@ -13,15 +13,39 @@ const (
 	// error; CSI: gRPC's OK).
 	CodeOK = "OK"
 	// Other stands for a label value outside the bounded set (an HTTP
-	// method no route serves, a path no route matched).
+	// method no route serves, a path no route matched, an error code or
+	// a gRPC code this version does not know).
 	Other = "other"
 )
 
+// Label values of the blocking label: whether a request was a long poll
+// (a blocking query with an index, Event.Next with a wait, the event
+// stream), whose duration is mostly its wait for a change, not work.
+const (
+	Blocking    = "true"
+	NotBlocking = "false"
+)
+
+// BlockingLabel is the blocking label's value for blocking.
+func BlockingLabel(blocking bool) string {
+	if blocking {
+		return Blocking
+	}
+	return NotBlocking
+}
+
 var (
-	// requestBuckets are the latency buckets of requests and calls, RPC,
-	// HTTP, raft applies and CSI: 1 ms to a minute (CreateVolume on a
-	// cloud provider can take that).
-	requestBuckets = []float64{.001, .005, .025, .1, .25, 1, 2.5, 10, 60}
+	// requestBuckets are the latency buckets of RPC and HTTP requests:
+	// 500 µs (a read from memory) to two minutes (a server's call to a
+	// client's CSI controller, a long poll's wait).
+	requestBuckets = []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 10, 30, 120}
+	// raftBuckets are the raft apply's: 1 ms (a quorum on one host) to its
+	// 30 s timeout.
+	raftBuckets = []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30}
+	// csiBuckets are the CSI calls': 1 ms (Probe) to two minutes (the
+	// servers' bound on a controller call; CreateVolume or
+	// ControllerPublishVolume on a cloud provider can take minutes).
+	csiBuckets = []float64{.001, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 120}
 	// fsmBuckets are the FSM apply's: 100 µs to a second.
 	fsmBuckets = []float64{.0001, .00025, .0005, .001, .0025, .005, .01, .025, .1, 1}
 )
@@ -37,14 +61,14 @@ var (
 	}, []string{"method", "code"})
 	RPCRequestDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Namespace: Namespace, Subsystem: "rpc", Name: "request_duration_seconds",
-		Help:    "Time this agent's RPC methods took, from dispatch to their answer, by method and code (as berth_rpc_requests_total). A blocking query counts its wait.",
+		Help:    `Time this agent's RPC methods took, from dispatch to their answer, by method, code (as berth_rpc_requests_total) and blocking: "true" for a long poll (a blocking query with MinQueryIndex, Event.Next with a wait), whose time is mostly its wait; select blocking="false" for latency.`,
 		Buckets: requestBuckets,
-	}, []string{"method", "code"})
+	}, []string{"method", "code", "blocking"})
 
 	RaftApplyDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Namespace: Namespace, Subsystem: "raft", Name: "apply_duration_seconds",
 		Help:    "Time a write took on the leader from raft.Apply until the FSM answered it (committed by a quorum and applied), by message type; failed applies included.",
-		Buckets: requestBuckets,
+		Buckets: raftBuckets,
 	}, []string{"type"})
 	RaftLeaderChanges = prometheus.NewCounter(prometheus.CounterOpts{
 		Namespace: Namespace, Subsystem: "raft", Name: "leader_changes_total",
@@ -64,7 +88,7 @@ var (
 	CSICallDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Namespace: Namespace, Subsystem: "csi", Name: "call_duration_seconds",
 		Help:    "Time a CSI gRPC call to a plugin took, as the client agent saw it, by plugin ID, method and gRPC code.",
-		Buckets: requestBuckets,
+		Buckets: csiBuckets,
 	}, []string{"plugin", "method", "code"})
 
 	ClaimReleaseRetries = prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -83,9 +107,9 @@ var (
 	}, []string{"route", "method", "status"})
 	HTTPRequestDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Namespace: Namespace, Subsystem: "http", Name: "request_duration_seconds",
-		Help:    "Time this agent took to answer an HTTP API request, by route pattern, method and status code. A blocking query counts its wait.",
+		Help:    `Time this agent took to answer an HTTP API request, by route pattern, method, status code and blocking: "true" for a long poll (a blocking query, ?index=, or the event stream), whose time is mostly its wait; select blocking="false" for latency.`,
 		Buckets: requestBuckets,
-	}, []string{"route", "method", "status"})
+	}, []string{"route", "method", "status", "blocking"})
 )
 
 // berthCollectors are the process-global metrics above, registered into every

@@ -2,13 +2,18 @@ package telemetry_test
 
 import (
 	"errors"
+	"maps"
+	"math"
 	"os"
 	"regexp"
+	"slices"
 	"strconv"
 	"testing"
 
 	armon "github.com/armon/go-metrics"
 	hashimetrics "github.com/hashicorp/go-metrics"
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 	"github.com/shoenig/test/must"
 
 	"github.com/berth-csi/berth/internal/telemetry"
@@ -136,11 +141,48 @@ func TestMetrics_Documented(t *testing.T) {
 	must.Eq(t, own, documented)
 }
 
+// TestHistograms_BucketsFitWhatTheyMeasure: a histogram tells apart the
+// durations its metric takes: a CSI controller call of 90 s (the servers
+// allow two minutes) lands below +Inf, as a raft apply of 20 s (its timeout
+// is 30 s) does; RPC reads from memory of 300 µs and 800 µs land in
+// different buckets.
+func TestHistograms_BucketsFitWhatTheyMeasure(t *testing.T) {
+	upper := func(h prometheus.Observer, v float64) float64 { // the smallest bucket holding v
+		t.Helper()
+		before := buckets(t, h.(prometheus.Metric))
+		h.Observe(v)
+		after := buckets(t, h.(prometheus.Metric))
+		for _, le := range slices.Sorted(maps.Keys(after)) {
+			if after[le] > before[le] {
+				return le
+			}
+		}
+		return math.Inf(1)
+	}
+	csi := telemetry.CSICallDuration.WithLabelValues("buckets", "ControllerPublishVolume", telemetry.CodeOK)
+	must.Eq(t, 120, upper(csi, 90))
+	must.Eq(t, 30, upper(telemetry.RaftApplyDuration.WithLabelValues("BucketsTest"), 20))
+	rpc := telemetry.RPCRequestDuration.WithLabelValues("Buckets.Test", telemetry.CodeOK, telemetry.NotBlocking)
+	must.NotEq(t, upper(rpc, .0003), upper(rpc, .0008))
+}
+
+// buckets are a histogram's cumulative counts by upper bound.
+func buckets(t *testing.T, m prometheus.Metric) map[float64]uint64 {
+	t.Helper()
+	var out dto.Metric
+	must.NoError(t, m.Write(&out))
+	counts := map[float64]uint64{}
+	for _, b := range out.GetHistogram().GetBucket() {
+		counts[b.GetUpperBound()] = b.GetCumulativeCount()
+	}
+	return counts
+}
+
 // recordOneOfEach gives every vector one series, under label values no
 // other test uses.
 func recordOneOfEach() {
 	telemetry.RPCRequests.WithLabelValues("Lint.Test", telemetry.CodeOK).Inc()
-	telemetry.RPCRequestDuration.WithLabelValues("Lint.Test", telemetry.CodeOK).Observe(.01)
+	telemetry.RPCRequestDuration.WithLabelValues("Lint.Test", telemetry.CodeOK, telemetry.NotBlocking).Observe(.01)
 	telemetry.RaftApplyDuration.WithLabelValues("LintTest").Observe(.01)
 	telemetry.RaftLeaderChanges.Add(0)
 	telemetry.FSMApplyDuration.WithLabelValues("LintTest").Observe(.0001)
@@ -149,5 +191,5 @@ func recordOneOfEach() {
 	telemetry.ClaimReleaseRetries.WithLabelValues("lint").Add(0)
 	telemetry.NodeHeartbeatMisses.Add(0)
 	telemetry.HTTPRequests.WithLabelValues("/lint", "GET", "200").Inc()
-	telemetry.HTTPRequestDuration.WithLabelValues("/lint", "GET", "200").Observe(.001)
+	telemetry.HTTPRequestDuration.WithLabelValues("/lint", "GET", "200", telemetry.NotBlocking).Observe(.001)
 }

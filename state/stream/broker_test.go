@@ -102,7 +102,9 @@ func TestBroker_Publish_RingDropsTheOldestEntriesWhole(t *testing.T) {
 	must.ErrorIs(t, err, structs.ErrGone)
 	must.ErrorContains(t, err, "after index 9 are gone")
 	must.ErrorContains(t, err, "the oldest index to resume from is 10")
-	must.ErrorContains(t, err, "X-Berth-Index")
+	// A list's index is its tables' last change, often below the oldest
+	// index held: the refusal must not send the subscriber there alone.
+	must.ErrorContains(t, err, "then resume the stream after index 10, or after the lists' X-Berth-Index if higher")
 
 	b.Publish(13, entry(13, "f", "g", "h", "i", "j")) // more than the ring holds
 	_, _, err = now(t, b, 12, 100, nil)
@@ -263,4 +265,51 @@ func TestBroker_Publish_IndexNeverGoesBack(t *testing.T) {
 	must.NoError(t, err)
 	must.Eq(t, []string{"10/a"}, seen(evs))
 	must.EqOp(t, 10, next)
+}
+
+// pluginEntry is one entry's event about a plugin with instances node
+// instances: a payload that grows with the cluster.
+func pluginEntry(index uint64, instances int) []structs.Event {
+	p := &structs.CSIPlugin{ID: "p", Nodes: map[string]*structs.CSIInfo{}}
+	for i := range instances {
+		p.Nodes[strconv.Itoa(i)] = &structs.CSIInfo{PluginID: "p", Healthy: true}
+	}
+	return []structs.Event{{Topic: structs.TopicCSIPlugin, Type: structs.EventPluginUpdated, Key: "p", Index: index,
+		Payload: structs.EventPayload{Plugin: p}}}
+}
+
+// The ring is bounded by what its payloads hold too, not only by how many
+// events: a large cluster's plugin events keep fewer entries, and whoever
+// is behind them is told so. An answer carries a quarter of the bound at
+// most, so that it fits in one RPC message; a heavier entry is not kept.
+func TestBroker_Publish_LargePayloadsDropTheOldestEntries(t *testing.T) {
+	b := New(8)
+	quarter := 8 * objectsPerEvent / answerShare
+	for i := uint64(10); i < 15; i++ {
+		b.Publish(i, pluginEntry(i, quarter-1)) // each weighs a quarter
+	}
+	_, _, err := now(t, b, 9, 100, nil)
+	must.ErrorIs(t, err, structs.ErrGone, must.Sprint("five quarters do not fit: the first went"))
+	must.ErrorContains(t, err, "resume from is 10")
+	evs, next, err := now(t, b, 10, 100, nil)
+	must.NoError(t, err)
+	must.Eq(t, []string{"11/p"}, seen(evs), must.Sprint("an answer weighs a quarter at most"))
+	must.EqOp(t, 11, next)
+	evs, next, err = now(t, b, next, 100, nil)
+	must.NoError(t, err)
+	must.Eq(t, []string{"12/p"}, seen(evs))
+	must.EqOp(t, 12, next)
+
+	b.Publish(15, pluginEntry(15, quarter)) // heavier than an answer
+	_, _, err = now(t, b, 14, 100, nil)
+	must.ErrorIs(t, err, structs.ErrGone)
+	must.ErrorContains(t, err, "or larger ones")
+
+	// Once the heavy ones are gone, small events fill the ring again.
+	for i := uint64(16); i < 24; i++ {
+		b.Publish(i, entry(i, "a"))
+	}
+	evs, _, err = now(t, b, 15, 100, nil)
+	must.NoError(t, err)
+	must.SliceLen(t, 8, evs)
 }

@@ -24,7 +24,7 @@ var eventStreamCommand = &command{
 
   A stream that fell behind what the servers keep ends with an error that
   says from which index it can resume; list the objects again, then
-  resume after the list's index.
+  resume after that index (or the list's, if higher).
 
 Event Stream Options:
 

@@ -27,7 +27,8 @@
 // objects themselves: validation and sanitizing (no secrets in answers)
 // belong to the server's endpoints. It must not add secrets back.
 //
-// Every request is counted and timed by route pattern, method and status
+// Every request is counted and timed by route pattern, method and status,
+// its time also by whether it was a long poll (?index=, the event stream)
 // (instrument.go, internal/telemetry).
 //
 // Imports: structs, internal/telemetry and hclog only; never server, state

@@ -59,7 +59,14 @@ func (h *handler) eventStream(w http.ResponseWriter, r *http.Request) error {
 	}
 	w.Header().Set("Content-Type", "application/x-ndjson")
 	w.Header().Set("Cache-Control", "no-cache")
-	setIndex(w, reply.Index)
+	// The index the stream starts after: the one asked for, or, from now,
+	// the server's latest (not the first answer's last event, which the
+	// body has yet to bring).
+	start := req.Index
+	if start == 0 {
+		start = reply.Index
+	}
+	setIndex(w, start)
 	w.WriteHeader(http.StatusOK)
 	out := &lineWriter{w: w, rc: http.NewResponseController(w)}
 	if len(reply.Events) == 0 {

@@ -231,6 +231,8 @@ func TestEventStream_GoneMidStreamIsAnErrorLine(t *testing.T) {
 	resp, sc, _ := openStream(t, srv, "/v1/event/stream?topic=CSIVolume:data&index=3")
 	must.EqOp(t, http.StatusOK, resp.StatusCode)
 
+	must.EqOp(t, "3", resp.Header.Get("X-Berth-Index"), must.Sprint("the stream starts after the index asked for"))
+
 	_, l := nextLine(t, sc)
 	must.EqOp(t, structs.EventClaimTaken, l.Type)
 	must.EqOp(t, 5, l.Index)

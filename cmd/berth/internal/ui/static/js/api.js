@@ -48,11 +48,18 @@ export async function get(path, signal) {
   throw err;
 }
 
-// sleep waits ms, or until signal aborts.
+// sleep waits ms, or until signal aborts. Its abort listener goes with
+// it: a page polls for as long as it is open, on one signal.
 export function sleep(ms, signal) {
   return new Promise((resolve) => {
-    const t = setTimeout(resolve, ms);
-    if (signal) signal.addEventListener('abort', () => { clearTimeout(t); resolve(); }, { once: true });
+    if (signal && signal.aborted) { resolve(); return; }
+    const done = () => {
+      clearTimeout(t);
+      if (signal) signal.removeEventListener('abort', done);
+      resolve();
+    };
+    const t = setTimeout(done, ms);
+    if (signal) signal.addEventListener('abort', done, { once: true });
   });
 }
 

@@ -47,9 +47,11 @@ function route() {
 // run keeps a page's watches going until signal aborts. A page is
 // {title, watches(st) -> {key: path}, render(st) -> Node}; its first
 // watch is its primary object. st holds, by watch key, the last answer
-// (data), the 404 (gone) and the failure being retried (errors).
+// (data), the 404 (gone), the failure being retried (errors) and the 403
+// of a part of the page the token may not read (hidden); a 403 on the
+// primary object is the whole page's (denied).
 function run(page, signal) {
-  const st = { data: {}, gone: {}, errors: {}, denied: null, primary: '' };
+  const st = { data: {}, gone: {}, errors: {}, hidden: {}, denied: null, primary: '' };
   const running = new Map(); // key -> {path, ctl}
   let scheduled = false;
 
@@ -60,7 +62,7 @@ function run(page, signal) {
       if (want[k] === w.path) continue;
       w.ctl.abort();
       running.delete(k);
-      delete st.data[k]; delete st.gone[k]; delete st.errors[k];
+      delete st.data[k]; delete st.gone[k]; delete st.errors[k]; delete st.hidden[k];
     }
     for (const [k, path] of Object.entries(want)) {
       if (running.has(k) || !path) continue;
@@ -83,7 +85,14 @@ function run(page, signal) {
   const handlers = (k) => ({
     data(body) { st.data[k] = body; delete st.gone[k]; delete st.errors[k]; conn(true); changed(); },
     gone(err) { delete st.data[k]; delete st.errors[k]; st.gone[k] = err; conn(true); changed(); },
-    denied(err) { st.denied = err; conn(true); showToken(err.message); changed(); },
+    denied(err) {
+      if (k === st.primary) {
+        st.denied = err;
+        showToken(err.message);
+      } else st.hidden[k] = err; // the rest of the page still shows
+      conn(true);
+      changed();
+    },
     error(err, ms) { st.errors[k] = { err, until: Date.now() + ms }; conn(err.status !== 0, err); changed(); },
   });
   sync();
@@ -107,9 +116,13 @@ function draw(page, st) {
     view = e ? failure(e) : h('p', { class: 'loading' }, 'Loading…');
   } else {
     const failing = Object.values(st.errors);
+    const hidden = Object.values(st.hidden);
     view = h('div', null,
       failing.length ? h('div', { class: 'panel warn stale' },
         h('strong', null, 'Showing the last answer. '), failing[0].err.message, ' Retrying ', when(new Date(failing[0].until)), '.') : null,
+      hidden.length ? h('div', { class: 'panel info hidden-parts' },
+        h('strong', null, 'Part of this page is hidden: '), hidden[0].message, ' ',
+        h('button', { type: 'button', onclick: () => showToken(hidden[0].message) }, 'Enter a token')) : null,
       rendered(page, st));
   }
   main.replaceChildren(view);

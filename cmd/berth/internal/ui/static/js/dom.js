@@ -88,6 +88,12 @@ export function kv(pairs) {
     h('dt', null, k), h('dd', null, v === '' || v === null ? none() : v)]));
 }
 
+// pending stands for the part of a page that st (the page's state) has no
+// answer for under key: loading, or hidden when the token may not read it.
+export const pending = (st, key) => (st.hidden[key]
+  ? h('p', { class: 'empty hidden-part' }, `Not shown: ${st.hidden[key].message}`)
+  : h('p', { class: 'loading' }, 'Loading…'));
+
 // section is a titled part of a page; card is one without a title.
 export const section = (title, ...body) =>
   h('section', { class: 'card' }, h('h2', null, title), ...body);

@@ -100,6 +100,7 @@ function claims(a, st) {
     let c = null;
     let state = i < maxVolumeWatches ? h('span', { class: 'muted' }, 'loading…') : h('span', { class: 'muted' }, 'see the volume');
     if (st.gone[`vol:${v.id}`]) state = badge('volume not found', 'bad');
+    if (st.hidden[`vol:${v.id}`]) state = h('span', { class: 'muted', title: st.hidden[`vol:${v.id}`].message }, 'not shown: the token may not read the volume');
     if (vol) {
       c = [vol.WriteClaims, vol.ReadClaims, vol.PastClaims].map((m) => (m || {})[a.ID]).find(Boolean) || null;
       state = c ? badge(c.State, statusKind(c.State)) : h('span', { class: 'muted' }, 'not claimed (freed, or not yet taken)');

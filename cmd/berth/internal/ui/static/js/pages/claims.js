@@ -6,15 +6,22 @@
 // shows "freed". A claimTracker remembers the claims this page has seen:
 // one that leaves the volume was freed (the only way out of PastClaims),
 // and is shown as freed, with the states seen on the way, until the page
-// is left.
+// is left; only the last maxFreed freed claims are kept, so that a page
+// left open on a volume whose claims come and go does not grow.
+// (GET /v1/event/stream?topic=CSIVolume:ID now says ClaimFreed itself; the
+// tracker predates it.)
 
 import { h, badge, idLink, none, table, when } from '../dom.js';
 import { claimStates, statusKind } from '../format.js';
 
+// maxFreed is how many freed claims a volume's page remembers.
+export const maxFreed = 20;
+
 export class claimTracker {
   constructor() {
-    this.seen = new Map(); // alloc ID -> {claim, held, stub, history: [{state, at}], freedAt}
+    this.seen = new Map(); // alloc ID -> {claim, held, stub, history: [{state, at}], freedAt, freedSeq}
     this.modifyIndex = -1;
+    this.freedSeq = 0; // orders the freed claims, newest last
   }
 
   // update takes a volume answer; an answer already taken is a no-op.
@@ -38,10 +45,13 @@ export class claimTracker {
     for (const [id, s] of this.seen) {
       if (now.has(id) || s.freedAt) continue;
       s.freedAt = new Date();
+      s.freedSeq = ++this.freedSeq;
       s.held = 'past';
       s.claim = { ...s.claim, State: 'freed', LastError: '', NextAttemptAt: '' };
       s.history.push({ state: 'freed', at: s.freedAt });
     }
+    const freed = [...this.seen].filter(([, s]) => s.freedAt).sort(([, x], [, y]) => y.freedSeq - x.freedSeq);
+    for (const [id] of freed.slice(maxFreed)) this.seen.delete(id);
   }
 
   // rows of one kind: "write", "read" or "past" (freed ones last).
@@ -67,7 +77,7 @@ export function claimsSection(tracker, nodeName) {
     part('past', 'Past claims', 'No claim is being released.'),
     h('p', { class: 'note' },
       'A released claim moves taken → unpublishing → node-detached → controller-detached → freed. ',
-      'The servers drop a claim once it is freed; this page shows the ones it saw go, until you leave it.'));
+      `The servers drop a claim once it is freed; this page shows the last ${maxFreed} it saw go, until you leave it.`));
 }
 
 function claimRow(id, s, nodeName) {

@@ -1,7 +1,7 @@
 // Jobs: the list, and one job with its groups, their volumes and tasks,
 // and its allocations.
 
-import { h, card, badge, idLink, kv, none, pageHead, section, table, when } from '../dom.js';
+import { h, card, badge, idLink, kv, none, pageHead, pending, section, table, when } from '../dom.js';
 import { byKey, statusKind } from '../format.js';
 import { allocTable } from './allocs.js';
 
@@ -45,7 +45,7 @@ export function jobPage(id) {
     }),
     render(st) {
       const j = st.data.job;
-      const allocs = [...(st.data.allocs || [])].sort((a, b) => b.CreateIndex - a.CreateIndex);
+      const allocs = st.data.allocs && [...st.data.allocs].sort((a, b) => b.CreateIndex - a.CreateIndex);
       return h('div', { 'data-job': j.ID },
         pageHead('Job', j.ID, jobStatus(j, st.data.allocs), badge(j.Type, 'neutral')),
         section('Job', kv([
@@ -58,7 +58,7 @@ export function jobPage(id) {
           ['Stopped', j.Stop ? 'yes: its allocations stop and release their volumes' : 'no'],
         ])),
         (j.TaskGroups || []).map((g) => group(g)),
-        section('Allocations', allocTable(allocs, 'The job has no allocation.', { job: false })));
+        section('Allocations', allocs ? allocTable(allocs, 'The job has no allocation.', { job: false }) : pending(st, 'allocs')));
     },
   };
 }

@@ -2,7 +2,7 @@
 // its CSI plugins with their health, the volumes in use there, its
 // allocations and its events.
 
-import { h, card, badge, healthBadge, idLink, kv, none, or, pageHead, section, table, when } from '../dom.js';
+import { h, card, badge, healthBadge, idLink, kv, none, or, pageHead, pending, section, table, when } from '../dom.js';
 import { byKey, duration, segments, statusKind } from '../format.js';
 import { volumeTable } from './volumes.js';
 import { allocTable } from './allocs.js';
@@ -51,7 +51,7 @@ export function nodePage(id) {
     }),
     render(st) {
       const n = st.data.node;
-      const allocs = (st.data.allocs || []).filter((a) => a.NodeID === n.ID).sort((a, b) => b.CreateIndex - a.CreateIndex);
+      const allocs = st.data.allocs && st.data.allocs.filter((a) => a.NodeID === n.ID).sort((a, b) => b.CreateIndex - a.CreateIndex);
       return h('div', { 'data-node': n.ID },
         pageHead('Node', n.Name || n.ID, status(n.Status, n.StatusDescription), eligibility(n.SchedulingEligibility),
           n.DrainStrategy ? badge('draining', 'warn') : null),
@@ -69,8 +69,8 @@ export function nodePage(id) {
           ])),
           section('Task drivers', drivers(n.Drivers))),
         section('CSI plugins', plugins(n)),
-        section('Volumes in use', st.data.volumes ? volumeTable(st.data.volumes, 'No volume is claimed on this node.') : h('p', { class: 'loading' }, 'Loading…')),
-        section('Allocations', allocTable(allocs, 'No allocation is placed on this node.', { node: false })),
+        section('Volumes in use', st.data.volumes ? volumeTable(st.data.volumes, 'No volume is claimed on this node.') : pending(st, 'volumes')),
+        section('Allocations', allocs ? allocTable(allocs, 'No allocation is placed on this node.', { node: false }) : pending(st, 'allocs')),
         section('Events', events(n.Events)));
     },
   };

@@ -1,7 +1,7 @@
 // Plugins: the list, and one plugin with its health per node, the
 // controller/node split, its allocations and its volumes.
 
-import { h, card, badge, healthBadge, healthCount, idLink, kv, none, or, pageHead, section, table, when } from '../dom.js';
+import { h, card, badge, healthBadge, healthCount, idLink, kv, none, or, pageHead, pending, section, table, when } from '../dom.js';
 import { byKey, segments } from '../format.js';
 import { nodeNamer, volumeTable } from './volumes.js';
 import { allocTable } from './allocs.js';
@@ -51,7 +51,7 @@ export function pluginPage(id) {
           section('Controllers', instances(p.Controllers, name, 'controller', 'No controller instance runs.')),
           section('Node instances', instances(p.Nodes, name, 'node', 'No node instance runs.'))),
         section('Allocations', allocTable(p.Allocations || [], 'No allocation runs this plugin: it is run by the agents\' config.')),
-        section('Volumes', st.data.volumes ? volumeTable(st.data.volumes, 'No volume uses this plugin.') : h('p', { class: 'loading' }, 'Loading…')));
+        section('Volumes', st.data.volumes ? volumeTable(st.data.volumes, 'No volume uses this plugin.') : pending(st, 'volumes')));
     },
   };
 }
