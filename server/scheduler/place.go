@@ -116,7 +116,7 @@ func (p *planning) placeGroup(tg *structs.TaskGroup, live, stopping []*structs.A
 	}
 	f := &structs.PlacementFailure{TaskGroup: tg.Name, Missing: missing, Replacing: replacing}
 	if len(p.nodes) == 0 {
-		f.Reasons = append(f.Reasons, "no node is ready")
+		f.Reasons = append(f.Reasons, noNodeReason(p.unschedulable))
 	}
 	if driverWhy != "" {
 		f.Reasons = append(f.Reasons, driverWhy)

@@ -87,15 +87,18 @@ func (p *Planner) Plan(st *state.StateStore, job *structs.Job, mode Mode) (*Resu
 // planning holds one pass: the state it reads and the volumes as the plan
 // has claimed them so far.
 type planning struct {
-	st     *state.StateStore
-	job    *structs.Job
-	nodes  []*structs.Node
-	vols   map[string]*structs.CSIVolume // copies, with the plan's claims added
-	onNode map[string]map[string]string  // node -> volumes (namespace/ID) claimed there, any job's, plan included -> plugin
-	plan   *structs.PlanApplyRequest
-	auto   bool      // Mode Auto
-	now    time.Time // the claims' timestamp
-	checks int       // feasibility checks made (calls of fits)
+	st    *state.StateStore
+	job   *structs.Job
+	nodes []*structs.Node
+	// unschedulable are the nodes left out of nodes: not ready, or
+	// ineligible (see noNodeReason).
+	unschedulable []*structs.Node
+	vols          map[string]*structs.CSIVolume // copies, with the plan's claims added
+	onNode        map[string]map[string]string  // node -> volumes (namespace/ID) claimed there, any job's, plan included -> plugin
+	plan          *structs.PlanApplyRequest
+	auto          bool      // Mode Auto
+	now           time.Time // the claims' timestamp
+	checks        int       // feasibility checks made (calls of fits)
 
 	groups   []*structs.GroupChange
 	updating bool      // a rolling update has older allocations left
@@ -123,9 +126,12 @@ func (p *planning) run() ([]*structs.PlacementFailure, error) {
 		return nil, err
 	}
 	for raw := iter.Next(); raw != nil; raw = iter.Next() {
-		if n := raw.(*structs.Node); n.Schedulable() {
+		n := raw.(*structs.Node)
+		if n.Schedulable() {
 			p.nodes = append(p.nodes, n)
+			continue
 		}
+		p.unschedulable = append(p.unschedulable, n)
 	}
 	sort.Slice(p.nodes, func(i, j int) bool { return p.nodes[i].ID < p.nodes[j].ID })
 	live, stopping, err := p.liveAllocs()
