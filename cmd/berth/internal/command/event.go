@@ -2,6 +2,7 @@ package command
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -66,9 +67,16 @@ func runEventStream(ctx context.Context, m *meta, args []string) int {
 	if err != nil {
 		return m.fail("%s", apiError("stream events", err))
 	}
+	last := *index
 	for item := range events {
 		if item.Err != nil {
-			return m.fail("%s", apiError("stream events", item.Err))
+			if errors.Is(item.Err, structs.ErrGone) || last == 0 {
+				return m.fail("%s", apiError("stream events", item.Err))
+			}
+			return m.fail("%s; to go on from the last event shown, run again with -index %d", apiError("stream events", item.Err), last)
+		}
+		if item.Event.Index > last {
+			last = item.Event.Index
 		}
 		if *asJSON {
 			_, err = fmt.Fprintf(m.stdout, "%s\n", item.Raw)
@@ -85,7 +93,11 @@ func runEventStream(ctx context.Context, m *meta, args []string) int {
 // writeEventLine writes one event for people: index, topic, type, key and
 // what changed.
 func writeEventLine(w io.Writer, e *structs.Event) error {
-	line := fmt.Sprintf("%-8d %-10s %-23s %-12s %s", e.Index, e.Topic, e.Type, e.Key, eventSummary(e))
+	key := e.Key
+	if e.Topic == structs.TopicNode || e.Topic == structs.TopicAllocation {
+		key = shortID(key, false) // a UUID, as every table shows it
+	}
+	line := fmt.Sprintf("%-8d %-10s %-23s %-12s %s", e.Index, e.Topic, e.Type, key, eventSummary(e))
 	_, err := io.WriteString(w, strings.TrimRight(line, " ")+"\n")
 	return err
 }

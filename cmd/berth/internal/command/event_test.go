@@ -114,7 +114,7 @@ func TestEventStream_PrintsOneLinePerEventUntilInterrupted(t *testing.T) {
 		"41       CSIVolume  ClaimTaken              data         alloc a11c0001 node 8a1c2f3e write taken",
 		"45       CSIVolume  ClaimReleaseRetry       data         alloc a11c0001 node 8a1c2f3e write unpublishing, attempt 1 failed: node detach on node " +
 			node1 + ": unreachable; next at <none>",
-		"46       Node       NodeStatusUpdated       " + node1 + " client-1 down eligible",
+		"46       Node       NodeStatusUpdated       " + node1[:8] + "     client-1 down eligible",
 	}, lines)
 	must.Eq(t, []string{"index=40&topic=CSIVolume%3Adata&topic=Node"}, f.queries)
 }
@@ -142,7 +142,8 @@ func TestEventStream_Errors(t *testing.T) {
 			"Error: event stream: the events after index 3 are gone: ...; the oldest index to resume from is 9. List the objects again\n"},
 		{"fell behind while streaming", http.StatusOK, []string{eventLine(t, streamTaken), `{"Error":` + gone + `}`}, nil, 1,
 			"resume from is 9"},
-		{"the agent hung up", http.StatusOK, []string{eventLine(t, streamTaken)}, nil, 1, "the agent ended the stream"},
+		{"the agent hung up", http.StatusOK, []string{eventLine(t, streamTaken)}, nil, 1,
+			"the agent ended the stream: unexpected EOF; to go on from the last event shown, run again with -index 41"},
 		{"an unknown topic", http.StatusOK, nil, []string{"-topic", "Volumes"}, 2, `-topic: topic "Volumes" is not one of`},
 		{"an argument", http.StatusOK, nil, []string{"data"}, 2, "this command takes"},
 	}
