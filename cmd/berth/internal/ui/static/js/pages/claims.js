@@ -104,7 +104,9 @@ function claimRow(id, s, nodeName) {
 // states this page saw on hover.
 function stateCell(state, history) {
   const at = claimStates.indexOf(state);
-  const seen = history.map((x) => x.state).join(' → ');
+  // Steps can pass faster than a read: this is what the page saw, not
+  // every step the claim went through (the bar shows those).
+  const seen = 'seen here: ' + history.map((x) => x.state).join(' → ');
   return h('div', null,
     h('span', { class: 'claim-state' },
       badge(state, statusKind(state)),
