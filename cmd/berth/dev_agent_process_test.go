@@ -50,3 +50,31 @@ func startDevAgent(t *testing.T) (bin string, a *agentProc) {
 	})
 	return bin, a
 }
+
+// devWriterJob writes the time to the volume "data" and to its stdout
+// once, then sleeps; it stops at once on SIGTERM.
+const devWriterJob = `
+job "writer" {
+  type = "service"
+  group "writer" {
+    volume "data" {
+      type            = "csi"
+      source          = "data"
+      access_mode     = "single-node-writer"
+      attachment_mode = "file-system"
+    }
+    task "writer" {
+      driver       = "exec"
+      kill_timeout = "2s"
+      config {
+        command = "/bin/sh"
+        args    = ["-c", "date -u +%FT%TZ | tee -a /data/out.txt; exec sleep 3600"]
+      }
+      volume_mount {
+        volume      = "data"
+        destination = "/data"
+      }
+    }
+  }
+}
+`

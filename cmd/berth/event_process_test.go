@@ -137,7 +137,7 @@ func TestProcess_EventStream_ClaimLife(t *testing.T) {
 	human := startEventStream(t, bin, a, "-topic", "CSIVolume:data", "-index", from)
 
 	timedCLI(t, bin, a, "volume", "create", writeSpec(t, "data.hcl", volumeSpec("data", "")))
-	timedCLI(t, bin, a, "job", "run", writeSpec(t, "writer.hcl", eventWriterJob))
+	timedCLI(t, bin, a, "job", "run", writeSpec(t, "writer.hcl", devWriterJob))
 	allocs := running(jobAllocs(t, bin, a, "writer"))
 	must.SliceLen(t, 1, allocs)
 	stop := time.Now()
@@ -181,31 +181,3 @@ func TestProcess_EventStream_ClaimLife(t *testing.T) {
 		must.EqOp(t, "", p.stderr())
 	}
 }
-
-// eventWriterJob writes to the volume "data" once, then sleeps; it stops
-// at once on SIGTERM.
-const eventWriterJob = `
-job "writer" {
-  type = "service"
-  group "writer" {
-    volume "data" {
-      type            = "csi"
-      source          = "data"
-      access_mode     = "single-node-writer"
-      attachment_mode = "file-system"
-    }
-    task "writer" {
-      driver       = "exec"
-      kill_timeout = "2s"
-      config {
-        command = "/bin/sh"
-        args    = ["-c", "date -u +%FT%TZ >> /data/out.txt; exec sleep 3600"]
-      }
-      volume_mount {
-        volume      = "data"
-        destination = "/data"
-      }
-    }
-  }
-}
-`

@@ -40,31 +40,6 @@ capability {
 }
 `
 
-const uiJobSpec = `job "writer" {
-  type = "service"
-  group "writer" {
-    count = 1
-    volume "data" {
-      type            = "csi"
-      source          = "data"
-      access_mode     = "single-node-writer"
-      attachment_mode = "file-system"
-    }
-    task "writer" {
-      driver = "exec"
-      config {
-        command = "/bin/sh"
-        args    = ["-c", "date -u +%FT%TZ | tee -a /data/out.txt; exec sleep 3600"]
-      }
-      volume_mount {
-        volume      = "data"
-        destination = "/data"
-      }
-    }
-  }
-}
-`
-
 // browser starts headless Chromium for the test, or skips it, saying why,
 // where Chromium is missing or cannot start. JavaScript exceptions on the
 // page are collected: exceptions() returns them.
@@ -126,7 +101,7 @@ func TestProcess_WebUI_VolumeClaimGoesToFreed(t *testing.T) {
 
 	dir := t.TempDir()
 	must.NoError(t, os.WriteFile(filepath.Join(dir, "data.hcl"), []byte(uiVolumeSpec), 0o644))
-	must.NoError(t, os.WriteFile(filepath.Join(dir, "writer.hcl"), []byte(uiJobSpec), 0o644))
+	must.NoError(t, os.WriteFile(filepath.Join(dir, "writer.hcl"), []byte(devWriterJob), 0o644))
 	out, errOut, code := berthCLI(t, bin, a, "volume", "create", filepath.Join(dir, "data.hcl"))
 	must.Zero(t, code, must.Sprintf("volume create: %s%s", out, errOut))
 	out, errOut, code = berthCLI(t, bin, a, "job", "run", filepath.Join(dir, "writer.hcl"))
