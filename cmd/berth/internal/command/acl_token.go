@@ -165,13 +165,9 @@ func runACLTokenUpdate(ctx context.Context, m *meta, args []string) int {
 	if !set["name"] && !set["type"] && !set["policy"] {
 		return m.usageError("nothing to change; give -name, -type or -policy")
 	}
-	c, err := m.client(ctx)
-	if err != nil {
-		return m.fail("%v", err)
-	}
-	id, err := aclTokenSpec.resolve(c, pos[0])
-	if err != nil {
-		return m.fail("%s", err)
+	c, id, code := aclTokenSpec.connect(ctx, m, pos[0])
+	if c == nil {
+		return code
 	}
 	token, _, err := c.ACLTokens().Info(id, nil)
 	if err != nil {
@@ -216,13 +212,9 @@ func runACLTokenDelete(ctx context.Context, m *meta, args []string) int {
 	if !ok {
 		return status
 	}
-	c, err := m.client(ctx)
-	if err != nil {
-		return m.fail("%v", err)
-	}
-	id, err := aclTokenSpec.resolve(c, pos[0])
-	if err != nil {
-		return m.fail("%s", err)
+	c, id, code := aclTokenSpec.connect(ctx, m, pos[0])
+	if c == nil {
+		return code
 	}
 	if _, err := c.ACLTokens().Delete(id); err != nil {
 		return m.fail("%s", apiError("delete token "+strconv.Quote(id), err))

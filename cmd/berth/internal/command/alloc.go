@@ -249,13 +249,9 @@ func runAllocLogs(ctx context.Context, m *meta, args []string) int {
 	if !ok {
 		return status
 	}
-	c, err := m.client(ctx)
-	if err != nil {
-		return m.fail("%v", err)
-	}
-	id, err := allocStatus.resolve(c, pos[0])
-	if err != nil {
-		return m.fail("%s", err)
+	c, id, code := allocStatus.connect(ctx, m, pos[0])
+	if c == nil {
+		return code
 	}
 	named := ""
 	if len(pos) == 2 {

@@ -223,13 +223,9 @@ func runJobStop(ctx context.Context, m *meta, args []string) int {
 	if !ok {
 		return status
 	}
-	c, err := m.client(ctx)
-	if err != nil {
-		return m.fail("%v", err)
-	}
-	id, err := jobStatus.resolve(c, pos[0])
-	if err != nil {
-		return m.fail("%s", err)
+	c, id, code := jobStatus.connect(ctx, m, pos[0])
+	if c == nil {
+		return code
 	}
 	if _, err := c.Jobs().Deregister(id, *purge); err != nil {
 		return m.fail("%s", apiError("stop job "+strconv.Quote(id), err))

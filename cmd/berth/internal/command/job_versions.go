@@ -136,13 +136,9 @@ func runJobHistory(ctx context.Context, m *meta, args []string) int {
 	if !ok {
 		return status
 	}
-	c, err := m.client(ctx)
-	if err != nil {
-		return m.fail("%v", err)
-	}
-	id, err := jobStatus.resolve(c, pos[0])
-	if err != nil {
-		return m.fail("%s", err)
+	c, id, code := jobStatus.connect(ctx, m, pos[0])
+	if c == nil {
+		return code
 	}
 	versions, _, err := c.Jobs().Versions(id, nil)
 	if err != nil {
@@ -209,13 +205,9 @@ func runJobRevert(ctx context.Context, m *meta, args []string) int {
 	if err != nil {
 		return m.usageError("version %q is not a version number; see \"berth job history %s\"", pos[1], pos[0])
 	}
-	c, err := m.client(ctx)
-	if err != nil {
-		return m.fail("%v", err)
-	}
-	id, err := jobStatus.resolve(c, pos[0])
-	if err != nil {
-		return m.fail("%s", err)
+	c, id, code := jobStatus.connect(ctx, m, pos[0])
+	if c == nil {
+		return code
 	}
 	resp, wm, err := c.Jobs().Revert(id, version)
 	if err != nil {

@@ -113,13 +113,9 @@ func runNodeDrain(ctx context.Context, m *meta, args []string) int {
 	if msg := f.check(); msg != "" {
 		return m.usageError("%s", msg)
 	}
-	c, err := m.client(ctx)
-	if err != nil {
-		return m.fail("%v", err)
-	}
-	id, err := nodeStatus.resolve(c, pos[0])
-	if err != nil {
-		return m.fail("%s", err)
+	c, id, code := nodeStatus.connect(ctx, m, pos[0])
+	if c == nil {
+		return code
 	}
 	node, _, err := c.Nodes().Info(id, nil)
 	if err != nil {
@@ -279,13 +275,9 @@ func runNodeEligibility(ctx context.Context, m *meta, args []string) int {
 	if enable == disable {
 		return m.usageError("give -enable or -disable, exactly one")
 	}
-	c, err := m.client(ctx)
-	if err != nil {
-		return m.fail("%v", err)
-	}
-	id, err := nodeStatus.resolve(c, pos[0])
-	if err != nil {
-		return m.fail("%s", err)
+	c, id, code := nodeStatus.connect(ctx, m, pos[0])
+	if c == nil {
+		return code
 	}
 	if _, _, err := c.Nodes().UpdateEligibility(id, enable); err != nil {
 		return m.fail("%s", apiError("set the eligibility of node "+id, err))

@@ -69,6 +69,20 @@ func runStatus[L, O any](ctx context.Context, m *meta, args []string, s statusSp
 		})
 }
 
+// connect opens the command's client and resolves given, an ID or the
+// unique prefix of one, to the object's full ID. On failure it has printed
+// why, and c is nil: return code.
+func (s statusSpec[L, O]) connect(ctx context.Context, m *meta, given string) (c *api.Client, id string, code int) {
+	c, err := m.client(ctx)
+	if err != nil {
+		return nil, "", m.fail("%v", err)
+	}
+	if id, err = s.resolve(c, given); err != nil {
+		return nil, "", m.fail("%s", err)
+	}
+	return c, id, exitOK
+}
+
 // resolve finds the object whose ID is id or starts with it.
 func (s statusSpec[L, O]) resolve(c *api.Client, id string) (string, error) {
 	item, err := s.find(c, id)

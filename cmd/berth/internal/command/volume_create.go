@@ -121,13 +121,9 @@ func runVolumeDelete(ctx context.Context, m *meta, args []string) int {
 	if !ok {
 		return status
 	}
-	c, err := m.client(ctx)
-	if err != nil {
-		return m.fail("%v", err)
-	}
-	id, err := volumeStatus.resolve(c, pos[0])
-	if err != nil {
-		return m.fail("%s", err)
+	c, id, code := volumeStatus.connect(ctx, m, pos[0])
+	if c == nil {
+		return code
 	}
 	if _, err := c.CSIVolumes().Delete(id, secrets.m); err != nil {
 		return m.fail("%s", apiError("delete volume "+strconv.Quote(id), err))

@@ -36,13 +36,9 @@ func runVolumeDetach(ctx context.Context, m *meta, args []string) int {
 	if !ok {
 		return status
 	}
-	c, err := m.client(ctx)
-	if err != nil {
-		return m.fail("%v", err)
-	}
-	volID, err := volumeStatus.resolve(c, pos[0])
-	if err != nil {
-		return m.fail("%s", err)
+	c, volID, code := volumeStatus.connect(ctx, m, pos[0])
+	if c == nil {
+		return code
 	}
 	vol, _, err := c.CSIVolumes().Info(volID, nil)
 	if err != nil {

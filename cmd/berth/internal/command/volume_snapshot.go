@@ -255,13 +255,9 @@ func runVolumeSnapshotDelete(ctx context.Context, m *meta, args []string) int {
 	if !ok {
 		return status
 	}
-	c, err := m.client(ctx)
-	if err != nil {
-		return m.fail("%v", err)
-	}
-	pluginID, err := pluginStatus.resolve(c, pos[0])
-	if err != nil {
-		return m.fail("%s", err)
+	c, pluginID, code := pluginStatus.connect(ctx, m, pos[0])
+	if c == nil {
+		return code
 	}
 	snapshotID := pos[1]
 	if _, err := c.CSIVolumes().DeleteSnapshot(pluginID, snapshotID, secrets.m); err != nil {
