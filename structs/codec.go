@@ -11,13 +11,23 @@ import (
 // MsgpackHandle is the one msgpack handle for raft entries, snapshots and
 // RPC bodies. Maps decode as map[string]any so decoded values round-trip
 // through JSON.
-var MsgpackHandle = func() *codec.MsgpackHandle {
+var MsgpackHandle = newMsgpackHandle()
+
+// canonicalHandle is MsgpackHandle with map keys written in order, so that
+// equal values encode to equal bytes (sameSpec).
+var canonicalHandle = func() *codec.MsgpackHandle {
+	h := newMsgpackHandle()
+	h.Canonical = true
+	return h
+}()
+
+func newMsgpackHandle() *codec.MsgpackHandle {
 	h := &codec.MsgpackHandle{}
 	h.RawToString = true
 	h.WriteExt = true
 	h.MapType = reflect.TypeOf(map[string]any(nil))
 	return h
-}()
+}
 
 // Encode writes a raft log entry: one MessageType byte, then msg in msgpack.
 func Encode(t MessageType, msg any) ([]byte, error) {

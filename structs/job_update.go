@@ -1,10 +1,12 @@
 package structs
 
 import (
-	"encoding/json"
+	"bytes"
 	"fmt"
 	"slices"
 	"time"
+
+	"github.com/ugorji/go/codec"
 )
 
 // UpdateStrategy is a group's `update` block: how a change of the group's
@@ -102,13 +104,13 @@ func (tg *TaskGroup) singleWriterVolume() (string, *VolumeRequest) {
 // allocations run or where they may run (tasks, volumes, disconnect),
 // which replaces them; count and the lifecycle blocks (update,
 // reschedule, migrate) do not.
-// It compares the groups' JSON, so a config decoded as []any equals one
-// written as []string.
+// It compares the groups' canonical msgpack (sameSpec), so a config
+// decoded as []any equals one written as []string.
 func GroupChanged(a, b *TaskGroup) bool {
 	if a == nil || b == nil {
 		return a != b
 	}
-	return !sameJSON(placementSpec(a), placementSpec(b))
+	return !sameSpec(placementSpec(a), placementSpec(b))
 }
 
 // placementSpec is the group without what changes no allocation.
@@ -124,7 +126,7 @@ func SpecChanged(a, b *Job) bool {
 	if a == nil || b == nil {
 		return a != b
 	}
-	return !sameJSON(userSpec(a), userSpec(b))
+	return !sameSpec(userSpec(a), userSpec(b))
 }
 
 func userSpec(j *Job) *Job {
@@ -133,10 +135,15 @@ func userSpec(j *Job) *Job {
 	return &c
 }
 
-func sameJSON(a, b any) bool {
-	ja, errA := json.Marshal(a)
-	jb, errB := json.Marshal(b)
-	return errA == nil && errB == nil && string(ja) == string(jb)
+// sameSpec reports whether a and b encode to the same canonical msgpack:
+// what raft would store, map keys in order. Not JSON, which redacts mount
+// flags (a change of them would not be seen) and writes a config's []any
+// and []string alike only by chance of its encoder.
+func sameSpec(a, b any) bool {
+	var ba, bb []byte
+	errA := codec.NewEncoderBytes(&ba, canonicalHandle).Encode(a)
+	errB := codec.NewEncoderBytes(&bb, canonicalHandle).Encode(b)
+	return errA == nil && errB == nil && bytes.Equal(ba, bb)
 }
 
 // Healthy reports whether the allocation has run for at least minHealthy

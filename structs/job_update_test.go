@@ -23,6 +23,18 @@ func TestGroupChanged(t *testing.T) {
 	c.Volumes["data"].ReadOnly = true
 	must.True(t, GroupChanged(a, c), must.Sprint("a volume change replaces"))
 
+	// Mount flags are redacted in JSON ("[REDACTED]"): a change of them is
+	// a change all the same.
+	f := a.Copy()
+	f.Volumes["data"].MountOptions = &CSIMountOptions{FSType: "ext4", MountFlags: []string{"noatime"}}
+	g := f.Copy()
+	g.Volumes["data"].MountOptions.MountFlags = []string{"ro", "nodev"}
+	must.True(t, GroupChanged(f, g), must.Sprint("a mount flag change replaces"))
+	must.False(t, GroupChanged(f, f.Copy()), must.Sprint("the same mount flags are no change"))
+	fj, gj := validJob(), validJob()
+	fj.TaskGroups[0], gj.TaskGroups[0] = f, g
+	must.True(t, SpecChanged(fj, gj), must.Sprint("a mount flag change is a new version"))
+
 	j := validJob()
 	k := j.Copy()
 	k.Version, k.SubmitTime, k.ModifyIndex, k.Stop = 4, 99, 7, true
