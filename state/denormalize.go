@@ -80,15 +80,6 @@ func denormalizeVolumeTxn(txn *memdb.Txn, ws memdb.WatchSet, vol *structs.CSIVol
 	if vol == nil {
 		return nil, nil
 	}
-	out := vol.Copy()
-	var err error
-	if out.ReadAllocs, err = claimAllocs(txn, ws, vol.ReadClaims); err != nil {
-		return nil, err
-	}
-	if out.WriteAllocs, err = claimAllocs(txn, ws, vol.WriteClaims); err != nil {
-		return nil, err
-	}
-
 	raw, err := pluginByIDTxn(txn, ws, vol.PluginID)
 	if err != nil {
 		return nil, err
@@ -98,6 +89,22 @@ func denormalizeVolumeTxn(txn *memdb.Txn, ws memdb.WatchSet, vol *structs.CSIVol
 		if plug, err = denormalizePluginTxn(txn, ws, raw); err != nil {
 			return nil, err
 		}
+	}
+	return joinVolumeTxn(txn, ws, vol, plug)
+}
+
+// joinVolumeTxn is denormalizeVolumeTxn with vol's plugin denormalized
+// already (nil: there is none), for a caller that joins many volumes to
+// one plugin (the change events of a commit): a copy of vol with its
+// claims' allocations, joined with plug.
+func joinVolumeTxn(txn *memdb.Txn, ws memdb.WatchSet, vol *structs.CSIVolume, plug *structs.CSIPlugin) (*structs.CSIVolume, error) {
+	out := vol.Copy()
+	var err error
+	if out.ReadAllocs, err = claimAllocs(txn, ws, vol.ReadClaims); err != nil {
+		return nil, err
+	}
+	if out.WriteAllocs, err = claimAllocs(txn, ws, vol.WriteClaims); err != nil {
+		return nil, err
 	}
 	out.JoinPlugin(plug)
 	return out, nil

@@ -51,6 +51,7 @@ func (s *StateStore) writeTxn(index uint64) *memdb.Txn {
 // plugin payloads are joined with, as a read of them would be.
 func changeEvents(read *memdb.Txn, index uint64, changes memdb.Changes) []structs.Event {
 	var out []structs.Event
+	join := &eventJoin{read: read}
 	for _, c := range changes {
 		switch c.Table {
 		case TableNodes:
@@ -60,12 +61,49 @@ func changeEvents(read *memdb.Txn, index uint64, changes memdb.Changes) []struct
 		case TableAllocs:
 			out = append(out, allocEvent(index, c))
 		case TableCSIVolumes:
-			out = append(out, volumeEvents(read, index, c)...)
+			out = append(out, volumeEvents(join, index, c)...)
 		case TableCSIPlugins:
-			out = append(out, pluginEvent(read, index, c))
+			out = append(out, pluginEvent(join, index, c))
 		}
 	}
 	return out
+}
+
+// eventJoin is the state after a commit (read), with each plugin that its
+// events read denormalized once: a key rotation or a batch register
+// rewrites N volumes of one plugin in one commit, on every server inside
+// the FSM apply, and each volume's payload needs only its plugin's counts,
+// not N copies of the plugin with a node read per instance (as
+// server/metrics_state.go joins volumes for a scrape). Used on the
+// writer's goroutine only, for one commit; the plugins it hands out are
+// shared by that commit's payloads and never changed.
+type eventJoin struct {
+	read    *memdb.Txn
+	plugins map[string]joinedPlugin // by ID, as read holds it
+}
+
+type joinedPlugin struct {
+	row  *structs.CSIPlugin // as stored; nil when none
+	plug *structs.CSIPlugin // row denormalized
+	err  error
+}
+
+// plugin returns the plugin id as read holds it: denormalized, or nil when
+// there is none.
+func (j *eventJoin) plugin(id string) joinedPlugin {
+	if p, ok := j.plugins[id]; ok {
+		return p
+	}
+	var p joinedPlugin
+	p.row, p.err = pluginByIDTxn(j.read, nil, id)
+	if p.err == nil && p.row != nil {
+		p.plug, p.err = denormalizePluginTxn(j.read, nil, p.row)
+	}
+	if j.plugins == nil {
+		j.plugins = map[string]joinedPlugin{}
+	}
+	j.plugins[id] = p
+	return p
 }
 
 // beforeAfter returns a change's rows as T; nil for a side that is none.
@@ -134,7 +172,7 @@ func allocEvent(index uint64, c memdb.Change) structs.Event {
 	return ev
 }
 
-func pluginEvent(read *memdb.Txn, index uint64, c memdb.Change) structs.Event {
+func pluginEvent(join *eventJoin, index uint64, c memdb.Change) structs.Event {
 	before, after := beforeAfter[structs.CSIPlugin](c)
 	ev := structs.Event{Topic: structs.TopicCSIPlugin, Type: structs.EventPluginUpdated, Index: index}
 	plug := after
@@ -143,7 +181,14 @@ func pluginEvent(read *memdb.Txn, index uint64, c memdb.Change) structs.Event {
 	}
 	// With its health counts and allocations, as GET shows it; the row
 	// alone if the join fails (it reads memdb only, so it does not).
-	if joined, err := denormalizePluginTxn(read, nil, plug); err == nil {
+	// memdb keeps a row's last change only, so after is the row read
+	// holds, which the commit's volumes are joined with too; a deleted
+	// plugin's last row is joined on its own.
+	if p := join.plugin(plug.ID); p.row == plug {
+		if p.err == nil {
+			plug = p.plug
+		}
+	} else if joined, err := denormalizePluginTxn(join.read, nil, plug); err == nil {
 		plug = joined
 	}
 	ev.Key, ev.Payload.Plugin = plug.ID, plug

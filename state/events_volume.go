@@ -13,7 +13,7 @@ import (
 // else one event per claim whose state moved (or whose release step
 // failed again), else, when no claim moved, VolumeUpdated. A claim moved
 // twice within one write (one raft entry) shows its last state only.
-func volumeEvents(read *memdb.Txn, index uint64, c memdb.Change) []structs.Event {
+func volumeEvents(join *eventJoin, index uint64, c memdb.Change) []structs.Event {
 	before, after := beforeAfter[structs.CSIVolume](c)
 	vol := after
 	typ := structs.EventVolumeUpdated
@@ -29,8 +29,11 @@ func volumeEvents(read *memdb.Txn, index uint64, c memdb.Change) []structs.Event
 	}
 	// Joined with its plugin's health and its claims' allocations, as GET
 	// shows it (the row alone if the join fails: it reads memdb only).
-	if joined, err := denormalizeVolumeTxn(read, nil, vol); err == nil {
-		vol = joined
+	// The plugin is denormalized once for the commit's every volume.
+	if p := join.plugin(vol.PluginID); p.err == nil {
+		if joined, err := joinVolumeTxn(join.read, nil, vol, p.plug); err == nil {
+			vol = joined
+		}
 	}
 	return []structs.Event{{Topic: structs.TopicCSIVolume, Type: typ, Key: vol.ID, Namespace: vol.Namespace,
 		Index: index, Payload: structs.EventPayload{Volume: vol.Sanitized()}}}
