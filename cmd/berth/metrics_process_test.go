@@ -31,8 +31,9 @@ var ownFamilies = []string{
 // moved with the work (the CSI calls to the built-in hostpath plugin, the
 // RPCs and HTTP requests behind the commands, the raft and FSM applies,
 // the claim taken), raft's own go-metrics are there beside them, and
-// promtool finds nothing to say about berth's. Then the job stops, and the
-// claim's release shows: CSIVolumeClaim entries applied, no claim left.
+// the lint (promlint, and promtool where installed) finds nothing to say
+// about berth's. Then the job stops, and the claim's release shows:
+// CSIVolumeClaim entries applied, no claim left.
 func TestProcess_DevAgentMetrics(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("needs root: the job's task mounts the volume in its own mount namespace")
@@ -84,8 +85,8 @@ func TestProcess_DevAgentMetrics(t *testing.T) {
 	t.Logf("berth's own families after volume create and job run:\n%s", ownLines(scrape))
 
 	own, goMetrics := telemetrytest.Lint(t, scrape)
-	must.SliceEmpty(t, own, must.Sprint("promtool on berth's own families"))
-	t.Logf("promtool on the libraries' go-metrics families (their names, left as they are): %d complaints, e.g. %q",
+	must.SliceEmpty(t, own, must.Sprint("the lint of berth's own families"))
+	t.Logf("the lint of the libraries' go-metrics families (their names, left as they are): %d complaints, e.g. %q",
 		len(goMetrics), first(goMetrics))
 
 	out, errOut, code = berthCLI(t, bin, a, "job", "stop", "writer")

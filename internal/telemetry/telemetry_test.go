@@ -101,7 +101,8 @@ func TestServerCollector(t *testing.T) {
 }
 
 // TestMetrics_Lint: every family berth defines, each with a series,
-// passes promtool's lint (names, units, _total, help).
+// passes the lint of `promtool check metrics` (names, units, _total,
+// help): promlint's, and promtool's where it is installed.
 func TestMetrics_Lint(t *testing.T) {
 	tel, err := telemetry.New("berth")
 	must.NoError(t, err)
