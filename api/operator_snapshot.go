@@ -1,7 +1,6 @@
 package api
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -63,8 +62,8 @@ func (o *Operator) SnapshotRestore(file io.Reader) (*structs.SnapshotRestoreResp
 	}
 	defer drain(resp)
 	var out structs.SnapshotRestoreResponse
-	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
-		return nil, nil, fmt.Errorf("api: decode answer of %s: %w", snapshotEndpoint, err)
+	if err := decodeBody(resp, snapshotEndpoint, &out); err != nil {
+		return nil, nil, err
 	}
 	return &out, &WriteMeta{LastIndex: headerIndex(resp)}, nil
 }

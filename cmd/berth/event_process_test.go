@@ -131,7 +131,7 @@ func TestProcess_EventStream_ClaimLife(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("needs root: the dev agent runs a task with a volume in a mount namespace")
 	}
-	bin, a := startDevAgent(t) // ui_browser_process_test.go
+	bin, a := startDevAgent(t) // dev_agent_process_test.go
 	from := strconv.FormatUint(volumesIndex(t, a), 10)
 	raw := startEventStream(t, bin, a, "-json", "-topic", "CSIVolume:data", "-index", from)
 	human := startEventStream(t, bin, a, "-topic", "CSIVolume:data", "-index", from)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/shoenig/test/must"
+	"github.com/shoenig/test/wait"
 
 	"github.com/berth-csi/berth/client/csitest"
 	"github.com/berth-csi/berth/structs"
@@ -71,7 +72,7 @@ func TestProcess_JobUpdate_SingleWriter(t *testing.T) {
 	must.EqOp(t, 2, code, must.Sprintf("a change is exit status 2:\n%s", out))
 	must.StrContains(t, out, `Job "writer": spec changed, version 0 -> 1`)
 	must.StrContains(t, out, `Group "g": 1 to replace now`)
-	must.StrContains(t, out, `Group "g": 1 allocation waits for the ones they replace to stop and free their claims`)
+	must.StrContains(t, out, `Group "g": 1 allocation waits for the one it replaces to stop and free its claims`)
 
 	out = timedCLI(t, bin, s, "job", "run", v1)
 	t.Logf("job run v1:\n%s", out)
@@ -109,6 +110,7 @@ func TestProcess_Reschedule(t *testing.T) {
 	s := servers[0]
 	startWorkloadClient(t, bin, servers, "c1")
 	readyNodes(t, bin, s, 1, 30*time.Second)
+	const delay = time.Second // the policy's, constant
 	spec := writeSpec(t, "failing.hcl", `
 job "failing" {
   type = "service"
@@ -116,7 +118,7 @@ job "failing" {
     reschedule {
       attempts       = 2
       interval       = "1h"
-      delay          = "1s"
+      delay          = "`+delay.String()+`"
       delay_function = "constant"
     }
     task "t" {
@@ -148,6 +150,14 @@ job "failing" {
 		return failed == 3
 	})
 	must.SliceLen(t, 3, allocs, must.Sprint("no more than the policy's 2 attempts"))
+	// A wrongful fourth would come one reschedule delay after the third
+	// failed (the leader marks no decision not to replace it): watch over
+	// three delays from here that none comes.
+	must.Wait(t, wait.ContinualSuccess(wait.BoolFunc(func() bool {
+		allocs = jobAllocs(t, bin, s, "failing")
+		return len(allocs) == 3
+	}), wait.Timeout(3*delay), wait.Gap(100*time.Millisecond)),
+		must.Sprint("no fourth allocation within 3 reschedule delays of the third failure: the policy allows 2 attempts"))
 	newest := allocs[0]
 	for _, a := range allocs {
 		if a.CreateIndex > newest.CreateIndex {

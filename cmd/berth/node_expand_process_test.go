@@ -1,7 +1,6 @@
 package main_test
 
 import (
-	"encoding/json"
 	"os"
 	"strings"
 	"testing"
@@ -34,9 +33,8 @@ func TestProcess_NodeExpansion(t *testing.T) {
 	readyNodes(t, bin, s, 1, 30*time.Second)
 	timedCLI(t, bin, s, "job", "run", writeSpec(t, "plugin.hcl", csitest.HostpathPluginJob(hostpath, pluginRoot, "hostpath")))
 	waitUntil(t, 30*time.Second, "hostpath healthy", func() bool {
-		out, _, code := berthCLI(t, bin, s, "plugin", "status", "-json", "hostpath")
-		var p structs.CSIPlugin
-		return code == 0 && json.Unmarshal([]byte(out), &p) == nil && p.NodesHealthy == 1 && p.ControllersHealthy == 1
+		p := pluginJSON(t, bin, s, "hostpath")
+		return p != nil && p.NodesHealthy == 1 && p.ControllersHealthy == 1
 	})
 	nodeExpansions := func() int { return strings.Count(c1.log.String(), "volume expanded on the node") }
 

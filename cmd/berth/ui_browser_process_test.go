@@ -148,13 +148,18 @@ func TestProcess_WebUI_VolumeClaimGoesToFreed(t *testing.T) {
 	must.NoError(t, err)
 	must.EqOp(t, "same page", mark)
 
+	// The screenshot goes into the test's temp dir; the file read back is
+	// a PNG of the page's size.
 	shot, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
 	must.NoError(t, err)
-	img, err := png.DecodeConfig(bytes.NewReader(shot))
+	shotPath := filepath.Join(t.TempDir(), "ui-volume.png")
+	must.NoError(t, os.WriteFile(shotPath, shot, 0o644))
+	written, err := os.ReadFile(shotPath)
+	must.NoError(t, err)
+	img, err := png.DecodeConfig(bytes.NewReader(written))
 	must.NoError(t, err)
 	must.EqOp(t, uiWidth, img.Width)
 	must.EqOp(t, uiHeight, img.Height)
-	must.NoError(t, os.WriteFile(filepath.Join(t.TempDir(), "ui-volume.png"), shot, 0o644))
 	if path := os.Getenv(uiScreenshotEnv); path != "" {
 		must.NoError(t, os.WriteFile(path, shot, 0o644))
 		t.Logf("wrote the volume page's screenshot to %s", path)

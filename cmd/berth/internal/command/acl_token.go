@@ -2,7 +2,6 @@ package command
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"slices"
@@ -322,11 +321,7 @@ var aclTokenSpec = statusSpec[*structs.ACLTokenListStub, *structs.ACLToken]{
 // else its fields, with the Secret ID if withSecret.
 func (m *meta) printToken(token *structs.ACLToken, asJSON, withSecret bool) int {
 	if asJSON {
-		raw, err := json.Marshal(token)
-		if err != nil {
-			return m.fail("encode the token: %v", err)
-		}
-		return m.printRaw(raw)
+		return m.printValue(token)
 	}
 	m.tokenInfo(token, withSecret)
 	return exitOK

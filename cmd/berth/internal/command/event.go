@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
 
 	"github.com/berth-csi/berth/structs"
@@ -133,18 +132,10 @@ func eventSummary(e *structs.Event) string {
 		v := p.Volume
 		return fmt.Sprintf("plugin %s claims %d", v.PluginID, len(v.ReadClaims)+len(v.WriteClaims)+len(v.PastClaims))
 	case p.Plugin != nil:
-		return fmt.Sprintf("controllers %s nodes %s", instanceCount(p.Plugin.Controllers), instanceCount(p.Plugin.Nodes))
+		// The counts the state's join filled in (an instance counts as
+		// healthy only on a ready node), as plugin status shows them.
+		pl := p.Plugin
+		return fmt.Sprintf("controllers %d/%d nodes %d/%d", pl.ControllersHealthy, pl.ControllersExpected, pl.NodesHealthy, pl.NodesExpected)
 	}
 	return ""
-}
-
-// instanceCount shows a plugin's instances as "healthy/all".
-func instanceCount(m map[string]*structs.CSIInfo) string {
-	healthyN := 0
-	for _, info := range m {
-		if info != nil && info.Healthy {
-			healthyN++
-		}
-	}
-	return strconv.Itoa(healthyN) + "/" + strconv.Itoa(len(m))
 }

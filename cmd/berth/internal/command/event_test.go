@@ -155,3 +155,19 @@ func TestEventStream_Errors(t *testing.T) {
 		})
 	}
 }
+
+// A plugin event's counts are the ones the state's join filled in (an
+// instance on a node that is not ready is not healthy), the same counts
+// plugin status shows, not a count of the instances' own Healthy flags.
+func TestEventStream_PluginCountsAreTheJoinedOnes(t *testing.T) {
+	plugin := structs.Event{Topic: structs.TopicCSIPlugin, Type: structs.EventPluginUpdated, Key: "hostpath", Index: 50,
+		Payload: structs.EventPayload{Plugin: &structs.CSIPlugin{ID: "hostpath",
+			Controllers:        map[string]*structs.CSIInfo{node1: {Healthy: true}},
+			Nodes:              map[string]*structs.CSIInfo{node1: {Healthy: true}, node2: {Healthy: true}},
+			ControllersHealthy: 1, ControllersExpected: 1, NodesHealthy: 1, NodesExpected: 2}}}
+	f := newStreamFixture(t, http.StatusOK, []string{eventLine(t, plugin)}, false)
+	lines, code, stderr := streamRun(t, f.srv.URL, 1, "event", "stream")
+	must.EqOp(t, 0, code, must.Sprint(stderr))
+	must.Eq(t, []string{"50       CSIPlugin  PluginUpdated           hostpath     controllers 1/1 nodes 1/2"}, lines,
+		must.Sprint("node2's instance says healthy but its node is not ready: 1/2, as plugin status shows"))
+}

@@ -2,6 +2,7 @@ package command
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"sort"
@@ -250,6 +251,24 @@ func (m *meta) readJobSpec(path string) (*structs.Job, error) {
 	}
 	job, err := spec.ParseJob("<stdin>", src)
 	return job, specError("job", err)
+}
+
+// openJobSpec is the start of job run and job plan: it parses args with
+// fs (one argument, the spec file or "-"), reads the job spec and opens
+// the client. A nil client means stop, with code the exit status.
+func (m *meta) openJobSpec(ctx context.Context, fs *flag.FlagSet, args []string) (job *structs.Job, c *api.Client, code int) {
+	pos, status, ok := m.parse(fs, args, 1, 1)
+	if !ok {
+		return nil, nil, status
+	}
+	job, err := m.readJobSpec(pos[0])
+	if err != nil {
+		return nil, nil, m.fail("%v", err)
+	}
+	if c, err = m.client(ctx); err != nil {
+		return nil, nil, m.fail("%v", err)
+	}
+	return job, c, exitOK
 }
 
 func sortedKeys[V any](m map[string]V) []string {

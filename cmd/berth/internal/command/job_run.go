@@ -58,17 +58,9 @@ var (
 func runJobRun(ctx context.Context, m *meta, args []string) int {
 	fs := m.flagSet()
 	detach := fs.Bool("detach", false, "")
-	pos, status, ok := m.parse(fs, args, 1, 1)
-	if !ok {
-		return status
-	}
-	job, err := m.readJobSpec(pos[0])
-	if err != nil {
-		return m.fail("%v", err)
-	}
-	c, err := m.client(ctx)
-	if err != nil {
-		return m.fail("%v", err)
+	job, c, code := m.openJobSpec(ctx, fs, args)
+	if c == nil {
+		return code
 	}
 	resp, wm, err := c.Jobs().Register(job)
 	if err != nil {
@@ -206,16 +198,8 @@ func (m *meta) followJob(ctx context.Context, c *api.Client, job *structs.Job, p
 	}
 	fmt.Fprintf(m.stdout, "==> Following the allocations of job %q...\n", job.ID)
 	start, lastNews := time.Now(), time.Now()
-	var index uint64
 	first := true
-	for {
-		allocs, qm, err := c.Jobs().Allocations(job.ID, &api.QueryOptions{WaitIndex: index, WaitTime: jobProgressEvery})
-		if err != nil {
-			if ctx.Err() != nil {
-				return m.fail("stopped following job %q; it stays registered: see \"berth job status %s\"", job.ID, job.ID)
-			}
-			return m.fail("%s", apiError("follow job "+strconv.Quote(job.ID), err))
-		}
+	return m.watchJobAllocs(ctx, c, job.ID, "it stays registered", func(allocs []*structs.AllocListStub) (int, bool) {
 		var mine []*structs.AllocListStub
 		for _, a := range allocs {
 			// This run's: those placed, those made since (replacements),
@@ -231,7 +215,7 @@ func (m *meta) followJob(ctx context.Context, c *api.Client, job *structs.Job, p
 		first = false
 		sort.Slice(mine, func(i, j int) bool { return mine[i].ID < mine[j].ID })
 		if code, done := f.step(mine); done {
-			return code
+			return code, true
 		}
 		if f.news {
 			lastNews = time.Now()
@@ -240,16 +224,8 @@ func (m *meta) followJob(ctx context.Context, c *api.Client, job *structs.Job, p
 				time.Since(start).Round(time.Second))
 			lastNews = time.Now()
 		}
-		if qm.LastIndex <= index {
-			// The index did not move: do not spin on a server that answers
-			// at once.
-			select {
-			case <-ctx.Done():
-			case <-time.After(jobFollowRetry):
-			}
-		}
-		index = qm.LastIndex
-	}
+		return 0, false
+	})
 }
 
 // goal is the client status every allocation should reach.
@@ -364,16 +340,6 @@ func eventText(e *structs.TaskEvent) string {
 		return e.Type
 	}
 	return e.Type + ": " + oneLine(e.Message)
-}
-
-// isTerminal reports whether an allocation has stopped or will not run
-// again.
-func isTerminal(a *structs.AllocListStub) bool {
-	switch a.ClientStatus {
-	case structs.AllocClientStatusComplete, structs.AllocClientStatusFailed, structs.AllocClientStatusLost:
-		return true
-	}
-	return a.DesiredStatus == structs.AllocDesiredStatusStop
 }
 
 // plural shows a count of things: "1 allocation", "2 allocations".

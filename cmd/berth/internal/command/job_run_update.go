@@ -50,27 +50,18 @@ func (m *meta) followUpdate(ctx context.Context, c *api.Client, job *structs.Job
 	}
 	seen := map[string]string{} // alloc ID -> what was last printed of it
 	start, lastNews, lastChange := time.Now(), time.Now(), time.Now()
-	var index uint64
-	for {
-		allocs, qm, err := c.Jobs().Allocations(job.ID, &api.QueryOptions{WaitIndex: index, WaitTime: jobProgressEvery})
-		if err != nil {
-			if ctx.Err() != nil {
-				return m.fail("stopped following job %q; its update goes on: see \"berth job status %s\"", job.ID, job.ID)
-			}
-			return m.fail("%s", apiError("follow job "+strconv.Quote(job.ID), err))
-		}
+	return m.watchJobAllocs(ctx, c, job.ID, "its update goes on", func(allocs []*structs.AllocListStub) (int, bool) {
 		sort.Slice(allocs, func(i, j int) bool { return allocs[i].CreateIndex < allocs[j].CreateIndex })
 		news, old, fresh, running := false, 0, 0, 0
 		for _, a := range allocs {
 			if a.JobVersion > v {
-				return m.fail("job %q: version %d was run meanwhile; follow it with \"berth job status %s\"", job.ID, a.JobVersion, job.ID)
+				return m.fail("job %q: version %d was run meanwhile; follow it with \"berth job status %s\"", job.ID, a.JobVersion, job.ID), true
 			}
 			if !replaced[a.TaskGroup] {
 				continue
 			}
 			line := ""
-			over := a.ClientStatus == structs.AllocClientStatusComplete || a.ClientStatus == structs.AllocClientStatusFailed ||
-				a.ClientStatus == structs.AllocClientStatusLost
+			over := clientTerminal(a.ClientStatus)
 			wanted := a.DesiredStatus == structs.AllocDesiredStatusRun
 			switch {
 			case a.JobVersion < v && wanted && !over:
@@ -94,7 +85,7 @@ func (m *meta) followUpdate(ctx context.Context, c *api.Client, job *structs.Job
 					fmt.Fprintf(m.stdout, "    %s\n", line)
 					return m.fail("job %q: allocation %q of version %d %s, so the update stopped; the allocations not yet replaced keep running. "+
 						"See \"berth alloc status %s\"; fix the job and run it again, or go back with \"berth job revert %s %d\"",
-						job.ID, shortID(a.ID, false), v, a.ClientStatus, shortID(a.ID, false), job.ID, max(int(v)-1, 0))
+						job.ID, shortID(a.ID, false), v, a.ClientStatus, shortID(a.ID, false), job.ID, max(int(v)-1, 0)), true
 				}
 			}
 			if line != "" && seen[a.ID] != line {
@@ -105,27 +96,21 @@ func (m *meta) followUpdate(ctx context.Context, c *api.Client, job *structs.Job
 		}
 		if old == 0 && fresh > 0 && running == fresh {
 			fmt.Fprintf(m.stdout, "==> Job %q: version %d, %s running\n", job.ID, v, plural(running, "allocation"))
-			return exitOK
+			return exitOK, true
 		}
 		if news {
 			lastNews, lastChange = time.Now(), time.Now()
 		} else if time.Since(lastChange) > deadline+jobProgressEvery {
 			return m.fail("job %q: nothing changed for longer than the update's healthy_deadline (%s): the update stopped, and %s of older versions keep running. "+
 				"See \"berth job status %s\"; fix the job and run it again, or go back with \"berth job revert %s %d\"",
-				job.ID, deadline, plural(old, "allocation"), job.ID, job.ID, max(int(v)-1, 0))
+				job.ID, deadline, plural(old, "allocation"), job.ID, job.ID, max(int(v)-1, 0)), true
 		} else if time.Since(lastNews) >= jobProgressEvery {
 			fmt.Fprintf(m.stdout, "    Still replacing: %s of version %d running, %s of older versions left (%s)\n",
 				plural(running, "allocation"), v, plural(old, "allocation"), time.Since(start).Round(time.Second))
 			lastNews = time.Now()
 		}
-		if qm.LastIndex <= index {
-			select {
-			case <-ctx.Done():
-			case <-time.After(jobFollowRetry):
-			}
-		}
-		index = qm.LastIndex
-	}
+		return 0, false
+	})
 }
 
 // replacingWaits prints the groups whose placements wait for the
@@ -135,12 +120,11 @@ func (m *meta) replacingWaits(failures []*structs.PlacementFailure) {
 		if f == nil || !f.Replacing {
 			continue
 		}
-		n, verb := max(f.Missing, 1), "wait"
+		n, rest := max(f.Missing, 1), "wait for the ones they replace to stop and free their claims"
 		if n == 1 {
-			verb = "waits"
+			rest = "waits for the one it replaces to stop and free its claims"
 		}
-		fmt.Fprintf(m.stdout, "    Group %q: %s %s for the ones they replace to stop and free their claims\n",
-			f.TaskGroup, plural(n, "allocation"), verb)
+		fmt.Fprintf(m.stdout, "    Group %q: %s %s\n", f.TaskGroup, plural(n, "allocation"), rest)
 	}
 }
 

@@ -1,10 +1,11 @@
 package command
 
 import (
+	"cmp"
 	"context"
-	"encoding/json"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/berth-csi/berth/structs"
@@ -29,18 +30,9 @@ var jobPlanCommand = &command{
 }
 
 func runJobPlan(ctx context.Context, m *meta, args []string) int {
-	fs := m.flagSet()
-	pos, status, ok := m.parse(fs, args, 1, 1)
-	if !ok {
-		return status
-	}
-	job, err := m.readJobSpec(pos[0])
-	if err != nil {
-		return m.fail("%v", err)
-	}
-	c, err := m.client(ctx)
-	if err != nil {
-		return m.fail("%v", err)
+	job, c, code := m.openJobSpec(ctx, m.flagSet(), args)
+	if c == nil {
+		return code
 	}
 	plan, err := c.Jobs().Plan(job)
 	if err != nil {
@@ -68,7 +60,7 @@ func runJobPlan(ctx context.Context, m *meta, args []string) int {
 		add(g.Outdated, "to replace as the update goes on")
 		add(g.Unchanged, "unchanged")
 		changes += g.Outdated
-		fmt.Fprintf(m.stdout, "    Group %q: %s\n", g.TaskGroup, joinOr(parts, "nothing to do"))
+		fmt.Fprintf(m.stdout, "    Group %q: %s\n", g.TaskGroup, cmp.Or(strings.Join(parts, ", "), "nothing to do"))
 		if g.UpdateFailed != "" {
 			fmt.Fprintf(m.stdout, "      the update stopped: %s\n", g.UpdateFailed)
 		}
@@ -98,18 +90,6 @@ func countGroup(allocs []*structs.AllocListStub, group string) int {
 		}
 	}
 	return n
-}
-
-// joinOr joins parts with ", ", or is empty when there are none.
-func joinOr(parts []string, empty string) string {
-	if len(parts) == 0 {
-		return empty
-	}
-	s := parts[0]
-	for _, p := range parts[1:] {
-		s += ", " + p
-	}
-	return s
 }
 
 var jobHistoryCommand = &command{
@@ -145,14 +125,7 @@ func runJobHistory(ctx context.Context, m *meta, args []string) int {
 		return m.fail("%s", apiError("read the versions of job "+strconv.Quote(id), err))
 	}
 	if *asJSON {
-		raw, err := json.Marshal(versions)
-		if err == nil {
-			err = printJSON(m.stdout, raw)
-		}
-		if err != nil {
-			return m.fail("%v", err)
-		}
-		return exitOK
+		return m.printValue(versions)
 	}
 	rows := make([][]string, 0, len(versions))
 	for _, v := range versions {
@@ -174,7 +147,7 @@ func groupSummary(j *structs.Job) string {
 			parts = append(parts, fmt.Sprintf("%s x%d", tg.Name, tg.Count))
 		}
 	}
-	return joinOr(parts, "-")
+	return cmp.Or(strings.Join(parts, ", "), "-")
 }
 
 var jobRevertCommand = &command{

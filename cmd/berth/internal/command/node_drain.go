@@ -207,25 +207,23 @@ func stdinIsTerminal(r io.Reader) bool {
 }
 
 // monitorDrain prints the node's drain events, by blocking queries on the
-// node, until its drain is over (complete or cancelled). It shows the
+// node (blockingReads: never spinning on a server that answers at once), until its drain is over (complete or cancelled). It shows the
 // events of the latest drain: from when it started (its strategy says,
 // or, once it is over, its "drain started" event).
 func (m *meta) monitorDrain(ctx context.Context, c *api.Client, id string) int {
 	var (
-		index uint64
 		since time.Time
 		seen  = map[string]bool{}
 		last  string
 	)
-	for {
+	return blockingReads(ctx, pauseRetry, func(index uint64) (uint64, int, bool) {
 		node, qm, err := c.Nodes().Info(id, &api.QueryOptions{WaitIndex: index, WaitTime: 5 * time.Minute})
 		if err != nil {
 			if ctx.Err() != nil {
-				return m.fail("stopped following the drain of node %q; it goes on (berth node drain -monitor %s)", id, shortID(id, false))
+				return 0, m.fail("stopped following the drain of node %q; it goes on (berth node drain -monitor %s)", id, shortID(id, false)), true
 			}
-			return m.fail("%s", apiError("follow the drain of node "+id, err))
+			return 0, m.fail("%s", apiError("follow the drain of node "+id, err)), true
 		}
-		index = qm.LastIndex
 		if since.IsZero() {
 			since = drainStart(node)
 		}
@@ -241,12 +239,13 @@ func (m *meta) monitorDrain(ctx context.Context, c *api.Client, id string) int {
 		if node.DrainStrategy == nil {
 			if strings.HasPrefix(last, "drain complete") {
 				fmt.Fprintf(m.stdout, "Node %q drain complete\n", id)
-				return exitOK
+				return 0, exitOK, true
 			}
 			fmt.Fprintf(m.stdout, "Node %q is no longer draining\n", id)
-			return exitOK
+			return 0, exitOK, true
 		}
-	}
+		return qm.LastIndex, 0, false
+	})
 }
 
 // drainStart is when the node's latest drain began: its strategy's

@@ -2,7 +2,6 @@ package command
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 
 	"github.com/berth-csi/berth/api"
@@ -83,11 +82,7 @@ func runKeyringRotate(ctx context.Context, m *meta, args []string) int {
 		return m.fail("%s", apiError("rotate the root key", err))
 	}
 	if *asJSON {
-		raw, err := json.Marshal(resp)
-		if err != nil {
-			return m.fail("encode the answer: %v", err)
-		}
-		return m.printRaw(raw)
+		return m.printValue(resp)
 	}
 	if resp.Key == nil {
 		return m.fail("rotate the root key: the servers answered without the new key")

@@ -2,7 +2,6 @@ package command
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -146,11 +145,7 @@ func runSnapshotRestore(ctx context.Context, m *meta, args []string) int {
 		return m.fail("%s", apiError("restore a snapshot", err))
 	}
 	if *asJSON {
-		raw, err := json.Marshal(resp)
-		if err != nil {
-			return m.fail("encode the answer: %v", err)
-		}
-		return m.printRaw(raw)
+		return m.printValue(resp)
 	}
 	if resp.Meta != nil {
 		fmt.Fprintf(m.stdout, "Restored the snapshot of index %d (saved %s) at raft index %d\n\n",
@@ -207,11 +202,7 @@ func runSnapshotInspect(_ context.Context, m *meta, args []string) int {
 		return m.fail("inspect a snapshot: %s: %v", path, err)
 	}
 	if *asJSON {
-		raw, err := json.Marshal(snapshotInspection{Meta: meta, Tables: info.Tables})
-		if err != nil {
-			return m.fail("encode the answer: %v", err)
-		}
-		return m.printRaw(raw)
+		return m.printValue(snapshotInspection{Meta: meta, Tables: info.Tables})
 	}
 	kv(m.stdout, [][2]string{
 		{"ID", meta.ID},

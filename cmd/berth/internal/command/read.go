@@ -122,6 +122,16 @@ func (m *meta) printRaw(raw json.RawMessage) int {
 	return exitOK
 }
 
+// printValue prints v as JSON for -json, indented as printRaw prints the
+// API's: for what the command got by a call that is not a plain read.
+func (m *meta) printValue(v any) int {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return m.fail("encode the answer as JSON: %v", err)
+	}
+	return m.printRaw(raw)
+}
+
 // rawGet reads an endpoint's JSON as it is, for -json. IDs in endpoint
 // must be escaped with url.PathEscape.
 func rawGet(c *api.Client, endpoint string, params url.Values) (json.RawMessage, error) {

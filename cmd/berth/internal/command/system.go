@@ -2,7 +2,6 @@ package command
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 
 	"github.com/berth-csi/berth/structs"
@@ -45,11 +44,7 @@ func runSystemGC(ctx context.Context, m *meta, args []string) int {
 		return m.fail("%s", apiError("collect garbage", err))
 	}
 	if *asJSON {
-		raw, err := json.Marshal(resp)
-		if err != nil {
-			return m.fail("encode the answer: %v", err)
-		}
-		return m.printRaw(raw)
+		return m.printValue(resp)
 	}
 	fmt.Fprintln(m.stdout, gcSummary(resp.Removed))
 	return exitOK

@@ -2,6 +2,7 @@ package command
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -47,6 +48,10 @@ func TestSystemGC_RealServer(t *testing.T) {
 	r := cli("system", "gc")
 	mustExit(t, r, 0, "")
 	must.EqOp(t, "Garbage collection removed 0 allocations, 0 jobs, 1 node and 0 past claims\n", r.stdout)
+	gone, err := s.State().NodeByID(nil, "node-2")
+	must.NoError(t, err)
+	must.Nil(t, gone, must.Sprint("the down node is removed"))
+	mustExit(t, cli("node", "status", "node-2"), exitError, `node "node-2" not found`)
 
 	// A purge removes the job; its allocation, still running, stays
 	// until its client reports it over, then goes at the next collection.
@@ -64,6 +69,10 @@ func TestSystemGC_RealServer(t *testing.T) {
 	r = cli("system", "gc", "-json")
 	mustExit(t, r, 0, "")
 	must.StrContains(t, r.stdout, "\"Removed\": {\n        \"Allocs\": 1,")
+	var out structs.SystemGCResponse
+	must.NoError(t, json.Unmarshal([]byte(r.stdout), &out))
+	must.Eq(t, structs.GCResult{Allocs: 1}, out.Removed)
+	must.Positive(t, out.Index, must.Sprint("the collection's raft index"))
 	a, err = s.State().AllocByID(nil, allocID)
 	must.NoError(t, err)
 	must.Nil(t, a)

@@ -2,7 +2,6 @@ package command
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"math"
@@ -88,11 +87,7 @@ func runVolumeSnapshotCreate(ctx context.Context, m *meta, args []string) int {
 		return m.fail("%s", apiError("snapshot volume "+strconv.Quote(vol.ID), err))
 	}
 	if *asJSON {
-		raw, err := json.Marshal(snap)
-		if err != nil {
-			return m.fail("encode the snapshot: %v", err)
-		}
-		return m.printRaw(raw)
+		return m.printValue(snap)
 	}
 
 	fmt.Fprintf(m.stdout, "    Snapshot %q taken in %s\n\n", snap.ID, took)
@@ -197,11 +192,7 @@ func runVolumeSnapshotList(ctx context.Context, m *meta, args []string) int {
 	list.Snapshots = nonNilSnapshots(list.Snapshots)
 
 	if *asJSON {
-		raw, err := json.Marshal(&list)
-		if err != nil {
-			return m.fail("encode the snapshots: %v", err)
-		}
-		return m.printRaw(raw)
+		return m.printValue(&list)
 	}
 	m.snapshotTable(list.Snapshots)
 	if paged && list.NextToken != "" {

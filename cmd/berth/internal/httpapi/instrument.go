@@ -43,15 +43,9 @@ func longPoll(r *http.Request) bool {
 	return err == nil && n > 0
 }
 
-// registered reports whether pattern is one the handler registered.
+// registered reports whether pattern is one the handler registered: one
+// of handle's (a set built as they were registered; never written after
+// New) or the catch-all "/".
 func (h *handler) registered(pattern string) bool {
-	if pattern == "/" {
-		return true
-	}
-	for _, e := range h.table {
-		if e.pattern == pattern {
-			return true
-		}
-	}
-	return false
+	return pattern == "/" || h.patterns[pattern]
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/shoenig/test/must"
+	"github.com/shoenig/test/wait"
 
 	"github.com/berth-csi/berth/api"
 	"github.com/berth-csi/berth/server/servertest"
@@ -83,15 +84,11 @@ func TestNodeDrain_RealServer(t *testing.T) {
 	dresp, _, err := c.Nodes().UpdateDrain("node-1", &structs.DrainSpec{Deadline: time.Hour})
 	must.NoError(t, err)
 	must.Positive(t, dresp.NodeModifyIndex)
-	deadline := time.Now().Add(20 * time.Second)
-	for {
+	must.Wait(t, wait.InitialSuccess(wait.BoolFunc(func() bool {
 		n, _, err = c.Nodes().Info("node-1", &api.QueryOptions{WaitIndex: dresp.NodeModifyIndex, WaitTime: time.Second})
 		must.NoError(t, err)
-		if n.DrainStrategy == nil {
-			break
-		}
-		must.True(t, time.Now().Before(deadline), must.Sprint("the drain never completed"))
-	}
+		return n.DrainStrategy == nil
+	}), wait.Timeout(20*time.Second), wait.Gap(time.Millisecond)), must.Sprint("the drain never completed"))
 	must.EqOp(t, structs.NodeSchedulingIneligible, n.SchedulingEligibility)
 	last := n.Events[len(n.Events)-1]
 	must.EqOp(t, structs.NodeEventSubsystemDrain, last.Subsystem)

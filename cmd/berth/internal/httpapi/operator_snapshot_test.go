@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/shoenig/test/must"
+	"github.com/shoenig/test/wait"
 
 	"github.com/berth-csi/berth/api"
 	"github.com/berth-csi/berth/server/servertest"
@@ -174,14 +175,10 @@ func TestOperatorSnapshot_RealCluster_ThroughFollowers(t *testing.T) {
 // reached it.
 func waitGone(t *testing.T, s *servertest.TestServer, id string) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
+	must.Wait(t, wait.InitialSuccess(wait.BoolFunc(func() bool {
 		vol, err := s.State().CSIVolumeByID(nil, structs.DefaultNamespace, id)
 		must.NoError(t, err)
-		if vol == nil {
-			return
-		}
-		must.True(t, time.Now().Before(deadline), must.Sprintf("server %s still has volume %s: the restore never reached it", s.Name(), id))
-		time.Sleep(20 * time.Millisecond)
-	}
+		return vol == nil
+	}), wait.Timeout(20*time.Second), wait.Gap(20*time.Millisecond)),
+		must.Sprintf("server %s still has volume %s: the restore never reached it", s.Name(), id))
 }

@@ -26,6 +26,8 @@ type handler struct {
 	mux     *http.ServeMux
 	started time.Time
 	table   []routeEntry // every route handle registered, in order
+	// patterns are table's patterns, for observeRequest's route label.
+	patterns map[string]bool
 	// prometheus serves GET /v1/metrics?format=prometheus; nil answers
 	// that no registry is wired (see WithPrometheus).
 	prometheus http.Handler
@@ -54,10 +56,11 @@ func New(backend Backend, logger hclog.Logger, opts ...Option) http.Handler {
 		logger = hclog.NewNullLogger()
 	}
 	h := &handler{
-		backend: authBackend{next: backend},
-		logger:  logger,
-		mux:     http.NewServeMux(),
-		started: time.Now(),
+		backend:  authBackend{next: backend},
+		logger:   logger,
+		mux:      http.NewServeMux(),
+		started:  time.Now(),
+		patterns: map[string]bool{},
 	}
 	for _, o := range opts {
 		o(h)
@@ -138,6 +141,7 @@ func (h *handler) routes() {
 func (h *handler) handle(pattern string, rt route) {
 	allow := allowHeader(rt)
 	h.table = append(h.table, routeEntry{pattern: pattern, methods: slices.Sorted(maps.Keys(rt))})
+	h.patterns[pattern] = true
 	h.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
 		fn, ok := rt[r.Method]
 		if !ok {

@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"encoding/json"
 	"fmt"
 	"testing"
 	"time"
@@ -65,6 +66,8 @@ func TestParseJob_UpdateAndRescheduleErrors(t *testing.T) {
 	}{
 		{"max_parallel 0", "    update {\n      max_parallel = 0\n    }", `update: max_parallel must be 1 or more, not 0`},
 		{"deadline 0", "    update {\n      healthy_deadline = \"0s\"\n    }", `update: healthy_deadline must be more than 0`},
+		{"min healthy time 0", "    update {\n      min_healthy_time = \"0s\"\n    }",
+			`group "g": update: min_healthy_time must be more than 0; leave it out for the default 10s`},
 		{"misspelt update key", "    update {\n      max_paralel = 2\n    }", `unknown field "max_paralel"; did you mean "max_parallel"?`},
 		{"bad delay function", "    reschedule {\n      delay_function = \"exponentail\"\n    }", `did you mean "exponential"?`},
 		{"attempts without interval", "    reschedule {\n      attempts = 2\n      interval = \"0s\"\n    }",
@@ -77,4 +80,30 @@ func TestParseJob_UpdateAndRescheduleErrors(t *testing.T) {
 			must.ErrorContains(t, err, tc.want)
 		})
 	}
+}
+
+// The API's JSON gives an update field the block left out as 0 (the
+// servers keep 0 for unset): a job read back from the API parses to the
+// same update block, while a 0 written in HCL is refused (above).
+func TestParseJob_APIJSON_UpdateLeftOutIsZero(t *testing.T) {
+	src := `{"ID": "web", "Type": "service", "TaskGroups": [{"Name": "g",
+  "Update": {"MaxParallel": 0, "MinHealthyTime": 30000000000, "HealthyDeadline": 0},
+  "Tasks": [{"Name": "t", "Driver": "exec", "Config": {"command": "/bin/true"}}]}]}`
+	job, err := ParseJob("web.json", []byte(src))
+	must.NoError(t, err)
+	must.Eq(t, &structs.UpdateStrategy{MinHealthyTime: 30 * time.Second}, job.TaskGroups[0].Update)
+
+	written, err := ParseJob("web.hcl", []byte(lifecycleJob("service", "    update {\n      max_parallel = 2\n    }")))
+	must.NoError(t, err)
+	b, err := json.Marshal(written)
+	must.NoError(t, err)
+	read, err := ParseJob("web.json", b)
+	must.NoError(t, err)
+	must.Eq(t, written.TaskGroups[0].Update, read.TaskGroups[0].Update)
+
+	_, err = ParseJob("web.json", []byte(`{"ID": "web", "Type": "service", "TaskGroups": [{"Name": "g",
+  "Update": {"MinHealthyTime": "0s"},
+  "Tasks": [{"Name": "t", "Driver": "exec", "Config": {"command": "/bin/true"}}]}]}`))
+	must.ErrorContains(t, err, `update: min_healthy_time must be more than 0`,
+		must.Sprint("a 0 written as a duration string is written, not read back"))
 }

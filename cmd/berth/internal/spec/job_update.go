@@ -1,6 +1,10 @@
 package spec
 
-import "github.com/berth-csi/berth/structs"
+import (
+	"time"
+
+	"github.com/berth-csi/berth/structs"
+)
 
 var (
 	updateKeys   = []string{"max_parallel", "min_healthy_time", "healthy_deadline"}
@@ -15,7 +19,7 @@ func (p *parser) update(b *node, s scope) *structs.UpdateStrategy {
 	u := &structs.UpdateStrategy{}
 	seen := map[string]int{}
 	for _, f := range b.fields {
-		if f.val.kind == kindNull || !p.once(seen, f, s) {
+		if f.val.kind == kindNull || p.zeroInAPI(f) || !p.once(seen, f, s) {
 			continue
 		}
 		switch f.name {
@@ -24,13 +28,11 @@ func (p *parser) update(b *node, s scope) *structs.UpdateStrategy {
 				u.MaxParallel = n
 			}
 		case "min_healthy_time":
-			u.MinHealthyTime, _ = p.duration(f, s)
+			if d, ok := p.updateDuration(f, s, "must be more than 0; leave it out for the default "+structs.DefaultUpdateMinHealthyTime.String()); ok {
+				u.MinHealthyTime = d
+			}
 		case "healthy_deadline":
-			if d, ok := p.duration(f, s); ok {
-				if d == 0 {
-					p.bad(f.line, s, f.name, "must be more than 0: how long a replacement has to become healthy")
-					continue
-				}
+			if d, ok := p.updateDuration(f, s, "must be more than 0: how long a replacement has to become healthy"); ok {
 				u.HealthyDeadline = d
 			}
 		default:
@@ -38,6 +40,25 @@ func (p *parser) update(b *node, s scope) *structs.UpdateStrategy {
 		}
 	}
 	return u
+}
+
+// updateDuration reads an update duration, which must be more than 0: the
+// servers take 0 for unset and use the default, so a 0 written is refused
+// with the message zero rather than silently replaced.
+func (p *parser) updateDuration(f *field, s scope, zero string) (time.Duration, bool) {
+	d, ok := p.duration(f, s)
+	if ok && d == 0 {
+		p.bad(f.line, s, f.name, "%s", zero)
+		return 0, false
+	}
+	return d, ok
+}
+
+// zeroInAPI reports an update field the API's JSON gives as 0: that is
+// how a field the job's update block left out reads back (the servers
+// keep 0 for unset), so a job read from the API runs again as it was.
+func (p *parser) zeroInAPI(f *field) bool {
+	return p.pascal && f.val.kind == kindNumber && f.val.str == "0"
 }
 
 // maxParallel reads an update's or migrate's max_parallel: 1 or more, how

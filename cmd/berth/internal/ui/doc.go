@@ -15,6 +15,6 @@
 // Imports: the standard library only; the API is reached by the browser,
 // never from here.
 //
-// Concurrency: the handler holds immutable data built once in New and is
-// safe for concurrent use.
+// Concurrency: the handler holds immutable data built once by Handler
+// (Mount calls it once) and is safe for concurrent use.
 package ui
