@@ -33,7 +33,7 @@ func (d *drainer) chooseMigrations(ws memdb.WatchSet, st *state.StateStore, allo
 		if err != nil {
 			return nil, err
 		}
-		tg := lookupGroup(job, k.group)
+		tg := job.LookupTaskGroup(k.group)
 		if job == nil || job.Stop || tg == nil || job.Type == structs.JobTypeSystem {
 			chosen = append(chosen, byGroup[k]...)
 			continue
@@ -86,9 +86,10 @@ func inFlight(ws memdb.WatchSet, st *state.StateStore, job *structs.Job, tg *str
 			}
 			nodes[a.NodeID] = n
 		}
-		// Stopped by this drain: by a drain of its node (an update's or a
-		// job stop's stops say so otherwise), since this one began.
-		byDrain := a.DesiredDescription == structs.DrainDescription(a.NodeID)
+		// Stopped by this drain: by a drain of its node (only a drain
+		// step of the node stops an allocation for this reason), since
+		// this one began.
+		byDrain := a.StopReason == structs.AllocStopDrain
 		if !n.Draining() || !byDrain || a.ModifyIndex < n.DrainStrategy.StartIndex || replaced(a, group) {
 			continue
 		}
@@ -109,16 +110,4 @@ func replaced(a *structs.Allocation, group []*structs.Allocation) bool {
 		}
 	}
 	return false
-}
-
-func lookupGroup(job *structs.Job, name string) *structs.TaskGroup {
-	if job == nil {
-		return nil
-	}
-	for _, tg := range job.TaskGroups {
-		if tg != nil && tg.Name == name {
-			return tg
-		}
-	}
-	return nil
 }

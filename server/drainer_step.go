@@ -102,7 +102,7 @@ func (d *drainer) nextStep(ws memdb.WatchSet, st *state.StateStore, node *struct
 			}
 			d.announced[node.ID] = ds.StartedAt
 			return nil, []*structs.NodeEvent{{Message: fmt.Sprintf("waiting for %d volume claim%s on the node to be released before stopping its CSI plugins: %s",
-				len(claims), pluralS(len(claims)), strings.Join(claims, ", "))}}, nil
+				len(claims), structs.Plural(len(claims)), strings.Join(claims, ", "))}}, nil
 		}
 		return &structs.DrainStep{StopAllocs: allocIDs(work.plugins)}, []*structs.NodeEvent{{
 			Message: "no volume claim left on the node; stopping " + countAllocs(work.plugins) + " of CSI plugins: " + allocList(work.plugins)}}, nil
@@ -140,7 +140,7 @@ func (d *drainer) deadlineStep(ws memdb.WatchSet, st *state.StateStore, node *st
 		case now.Before(ds.ForceDeadline.Add(d.pluginGrace)):
 			if len(left) > 0 {
 				events = append(events, &structs.NodeEvent{Message: fmt.Sprintf("the CSI plugins wait up to %s more for %d volume claim%s on the node to be released: %s",
-					d.pluginGrace, len(claims), pluralS(len(claims)), strings.Join(claims, ", "))})
+					d.pluginGrace, len(claims), structs.Plural(len(claims)), strings.Join(claims, ", "))})
 			}
 			if len(left) == 0 {
 				return nil, nil, nil
@@ -150,7 +150,7 @@ func (d *drainer) deadlineStep(ws memdb.WatchSet, st *state.StateStore, node *st
 			left = append(left, work.plugins...)
 			events = append(events, &structs.NodeEvent{Message: fmt.Sprintf("the grace past the deadline is over: stopping %s of CSI plugins with %d volume claim%s "+
 				"not released (%s); they are released once the node goes down, or by hand: berth volume detach VOLUME NODE",
-				countAllocs(work.plugins), len(claims), pluralS(len(claims)), strings.Join(claims, ", "))})
+				countAllocs(work.plugins), len(claims), structs.Plural(len(claims)), strings.Join(claims, ", "))})
 		}
 	}
 	events = append(events, completeEvent(ds))
@@ -240,7 +240,7 @@ func claimsOnNode(ws memdb.WatchSet, st *state.StateStore, nodeID string) ([]str
 		for _, m := range []map[string]*structs.CSIVolumeClaim{vol.ReadClaims, vol.WriteClaims, vol.PastClaims} {
 			for allocID, c := range m {
 				if c != nil && c.NodeID == nodeID && c.State != structs.CSIVolumeClaimStateFreed {
-					out = append(out, fmt.Sprintf("%s (alloc %s, %s)", vol.ID, shortAllocID(allocID), c.State))
+					out = append(out, fmt.Sprintf("%s (alloc %s, %s)", vol.ID, structs.ShortID(allocID), c.State))
 				}
 			}
 		}
@@ -267,13 +267,13 @@ func allocList(allocs []*structs.Allocation) string {
 			names = append(names, fmt.Sprintf("and %d more", len(allocs)-shown))
 			break
 		}
-		names = append(names, fmt.Sprintf("%s (%s)", a.Name, shortAllocID(a.ID)))
+		names = append(names, fmt.Sprintf("%s (%s)", a.Name, structs.ShortID(a.ID)))
 	}
 	return strings.Join(names, ", ")
 }
 
 func countAllocs(allocs []*structs.Allocation) string {
-	return fmt.Sprintf("%d allocation%s", len(allocs), pluralS(len(allocs)))
+	return fmt.Sprintf("%d allocation%s", len(allocs), structs.Plural(len(allocs)))
 }
 
 func them(allocs []*structs.Allocation) string {
@@ -281,18 +281,4 @@ func them(allocs []*structs.Allocation) string {
 		return "it"
 	}
 	return "them"
-}
-
-func pluralS(n int) string {
-	if n == 1 {
-		return ""
-	}
-	return "s"
-}
-
-func shortAllocID(id string) string {
-	if len(id) > 8 {
-		return id[:8]
-	}
-	return id
 }

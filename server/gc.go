@@ -34,18 +34,9 @@ var gcRetry = backoff.Policy{Initial: time.Second, Jitter: 0.2}
 // gcAll are the cutoffs of a collection with every threshold at zero.
 var gcAll = structs.GCCutoffs{Alloc: math.MaxUint64, Job: math.MaxUint64, Node: math.MaxUint64}
 
-// gcClock is the time garbage collection reads: Config.Clock or the wall
-// clock.
-func (s *Server) gcClock() clock.Clock {
-	if s.config.Clock != nil {
-		return s.config.Clock
-	}
-	return clock.System{}
-}
-
 // gcLoop collects garbage every GCInterval while this server leads.
 func (s *Server) gcLoop(ctx context.Context) {
-	clk := s.gcClock()
+	clk := s.clock()
 	logger := s.logger.Named("gc")
 	keep := max(s.config.AllocGCThreshold, s.config.JobGCThreshold, s.config.NodeGCThreshold)
 	w := &gcWitness{}

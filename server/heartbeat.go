@@ -48,22 +48,35 @@ func (s *Server) clearHeartbeat(nodeID string) {
 	}
 }
 
-// startHeartbeats arms a timer, TTL plus grace, for every node not already
-// down; the leader calls it once it serves consistent reads.
-func (s *Server) startHeartbeats() error {
+// armHeartbeats replaces the heartbeat timers by one per node of the
+// current state that is not down, TTL plus grace, as a new leader starts
+// them. With start it turns the timers on: the leader calls it so once it
+// serves consistent reads. Without, it is a no-op while they are off
+// (off the leader): a snapshot restore re-arms the leader's for the
+// restored nodes.
+func (s *Server) armHeartbeats(start bool) error {
 	h := &s.heartbeats
 	h.mu.Lock()
-	h.enabled = true
-	h.timers = map[string]*time.Timer{}
-	h.mu.Unlock()
-
+	defer h.mu.Unlock()
+	h.enabled = h.enabled || start
+	if !h.enabled {
+		return nil
+	}
+	if h.timers == nil {
+		h.timers = map[string]*time.Timer{}
+	}
 	iter, err := s.State().Nodes(nil)
 	if err != nil {
 		return err
 	}
+	for _, t := range h.timers {
+		t.Stop()
+	}
+	clear(h.timers)
 	for raw := iter.Next(); raw != nil; raw = iter.Next() {
 		if n := raw.(*structs.Node); n.Status != structs.NodeStatusDown {
-			s.resetHeartbeat(n.ID, s.config.HeartbeatTTL+heartbeatGrace)
+			id := n.ID
+			h.timers[id] = time.AfterFunc(s.config.HeartbeatTTL+heartbeatGrace, func() { s.heartbeatExpired(id) })
 		}
 	}
 	return nil

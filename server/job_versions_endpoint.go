@@ -39,13 +39,10 @@ func (j *Job) Plan(args *structs.JobPlanRequest, reply *structs.JobPlanResponse)
 	if err != nil {
 		return err
 	}
-	reply.Changed = stored == nil || stored.Stop || structs.SpecChanged(stored, job)
-	if stored != nil {
-		reply.JobVersion = stored.Version
-		if structs.SpecChanged(stored, job) {
-			reply.JobVersion++
-		}
-	}
+	// The planner's version is the stored one's exactly when the spec is
+	// the same (structs.NextJobVersion).
+	reply.Changed = stored == nil || stored.Stop || res.JobVersion != stored.Version
+	reply.JobVersion = res.JobVersion
 	for _, a := range res.Plan.Allocs {
 		reply.Placed = append(reply.Placed, a.Stub())
 	}

@@ -67,3 +67,29 @@ func TestJob_PlanVersionsRevert(t *testing.T) {
 	must.ErrorIs(t, err, structs.ErrNotFound)
 	must.ErrorContains(t, err, `job "nope" not found`)
 }
+
+// TestJob_Plan_NewAndStoppedJob: a plan of a job not stored is a change
+// to version 0; of a stopped job with the same spec, a change (it runs
+// again) that keeps the stored version; with another spec, the next one.
+func TestJob_Plan_NewAndStoppedJob(t *testing.T) {
+	s := oneNodeWorld(t)
+	var plan structs.JobPlanResponse
+	must.NoError(t, rpcCall(t, s, "Job.Plan", &structs.JobPlanRequest{Job: webJob("/bin/v0")}, &plan))
+	must.True(t, plan.Changed)
+	must.EqOp(t, uint64(0), plan.JobVersion)
+
+	var reg structs.JobRegisterResponse
+	must.NoError(t, rpcCall(t, s, "Job.Register", &structs.JobRegisterRequest{Job: webJob("/bin/v0")}, &reg))
+	var dereg structs.JobDeregisterResponse
+	must.NoError(t, rpcCall(t, s, "Job.Deregister", &structs.JobDeregisterRequest{JobID: "web"}, &dereg))
+
+	plan = structs.JobPlanResponse{}
+	must.NoError(t, rpcCall(t, s, "Job.Plan", &structs.JobPlanRequest{Job: webJob("/bin/v0")}, &plan))
+	must.True(t, plan.Changed, must.Sprint("a stopped job runs again"))
+	must.EqOp(t, uint64(0), plan.JobVersion, must.Sprint("the same spec is the same version"))
+
+	plan = structs.JobPlanResponse{}
+	must.NoError(t, rpcCall(t, s, "Job.Plan", &structs.JobPlanRequest{Job: webJob("/bin/v1")}, &plan))
+	must.True(t, plan.Changed)
+	must.EqOp(t, uint64(1), plan.JobVersion)
+}

@@ -68,7 +68,7 @@ func (s *Server) leaderLoop(ctx context.Context) {
 	}
 	s.readyForReads.Store(true)
 	s.establishLeaderToken(ctx)
-	if err := s.startHeartbeats(); err != nil {
+	if err := s.armHeartbeats(true); err != nil {
 		s.logger.Error("start heartbeat timers", "error", err)
 	}
 	s.autopilot.Start(ctx)

@@ -239,10 +239,10 @@ func (n *Node) Get(args *structs.NodeSpecificRequest, reply *structs.SingleNodeR
 		if err != nil {
 			return err
 		}
-		reply.Node = node
+		// Without its secret's hash, which never leaves the servers; the
+		// reply is only encoded, never changed.
+		reply.Node = node.Sanitized()
 		if node != nil {
-			reply.Node = node.Copy()
-			reply.Node.SecretHash = "" // never leaves the servers
 			reply.Index = node.ModifyIndex
 			return nil
 		}

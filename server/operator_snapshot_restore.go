@@ -132,7 +132,7 @@ func (s *Server) afterSnapshotRestore() []string {
 	s.acls.mu.Lock()
 	s.acls.entries = nil
 	s.acls.mu.Unlock()
-	if err := s.rearmHeartbeats(); err != nil {
+	if err := s.armHeartbeats(false); err != nil {
 		s.logger.Error("operator snapshot: arm heartbeat timers of the restored nodes", "error", err)
 	}
 	s.establishLeaderToken(s.ctx)
@@ -167,33 +167,4 @@ func (s *Server) afterSnapshotRestore() []string {
 			"key_ids", fmt.Sprint(missing))
 	}
 	return missing
-}
-
-// rearmHeartbeats replaces the leader's heartbeat timers by one per node
-// of the current state that is not down, TTL plus grace, as a new leader
-// starts them; a no-op off the leader.
-func (s *Server) rearmHeartbeats() error {
-	iter, err := s.State().Nodes(nil)
-	if err != nil {
-		return err
-	}
-	h := &s.heartbeats
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if !h.enabled {
-		return nil
-	}
-	for _, t := range h.timers {
-		t.Stop()
-	}
-	h.timers = map[string]*time.Timer{}
-	for raw := iter.Next(); raw != nil; raw = iter.Next() {
-		n := raw.(*structs.Node)
-		if n.Status == structs.NodeStatusDown {
-			continue
-		}
-		id := n.ID
-		h.timers[id] = time.AfterFunc(s.config.HeartbeatTTL+heartbeatGrace, func() { s.heartbeatExpired(id) })
-	}
-	return nil
 }

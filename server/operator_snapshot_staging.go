@@ -155,14 +155,6 @@ func (s *Server) removeStaged(path string) {
 	}
 }
 
-// stagedCount is how many files are staged, for tests.
-func (s *Server) stagedCount() int {
-	st := &s.snapshots
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	return len(st.files)
-}
-
 // readStaged reads up to SnapshotChunkSize bytes of a save's file at
 // offset; after the last chunk the file is unstaged.
 func (s *Server) readStaged(handle string, offset int64) ([]byte, bool, error) {

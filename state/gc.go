@@ -186,19 +186,15 @@ func deleteFreedClaimsTxn(txn *memdb.Txn, index uint64, claims []structs.GCClaim
 
 // purgeAllocsTxn deletes the allocations of a job purged in txn that are
 // over on their client and hold no claim that is not freed; garbage
-// collection removes the others once they are. It reports whether it
-// deleted any.
-func purgeAllocsTxn(txn *memdb.Txn, index uint64, namespace, id string) (bool, error) {
+// collection removes the others once they are. The caller bumps the
+// allocs index.
+func purgeAllocsTxn(txn *memdb.Txn, index uint64, namespace, id string) error {
 	g := &gcJudge{txn: txn}
 	v, err := g.judgeJob(namespace, id)
 	if err != nil {
-		return false, err
+		return err
 	}
-	changed := map[string]bool{}
-	if err := deleteVerdictTxn(txn, index, v, &structs.GCResult{}, changed); err != nil {
-		return false, err
-	}
-	return changed[TableAllocs], nil
+	return deleteVerdictTxn(txn, index, v, &structs.GCResult{}, map[string]bool{})
 }
 
 func nsOrDefault(ns string) string {

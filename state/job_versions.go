@@ -49,13 +49,12 @@ func jobVersionsTableSchema() *memdb.TableSchema {
 // time), the next one when it changed. A new version is kept in the
 // versions table, and the oldest beyond JobVersionsKept are removed.
 func setJobVersionTxn(txn *memdb.Txn, index uint64, j, existing *structs.Job) error {
-	if existing != nil && !structs.SpecChanged(existing, j) {
-		j.Version, j.SubmitTime = existing.Version, existing.SubmitTime
+	// The servers number versions, whatever the request said.
+	v, isNew := structs.NextJobVersion(existing, j)
+	j.Version = v
+	if !isNew {
+		j.SubmitTime = existing.SubmitTime
 		return nil
-	}
-	j.Version = 0 // the servers number versions, whatever the request said
-	if existing != nil {
-		j.Version = existing.Version + 1
 	}
 	if err := txn.Insert(TableJobVersions, j); err != nil {
 		return errInternal("insert job version", err)

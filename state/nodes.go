@@ -122,11 +122,7 @@ func (s *StateStore) UpdateNodeStatus(index uint64, nodeID, status string, updat
 	n := existing.Copy()
 	n.Status = status
 	n.StatusUpdatedAt = updatedAt
-	if event != nil {
-		e := *event
-		e.Details = maps.Clone(event.Details)
-		n.Events = newestEvents(append(n.Events, &e))
-	}
+	appendNodeEvents(n, event)
 	n.ModifyIndex = index
 	if err := txn.Insert(TableNodes, n); err != nil {
 		return errInternal("insert node "+nodeID, err)
@@ -141,6 +137,25 @@ func (s *StateStore) UpdateNodeStatus(index uint64, nodeID, status string, updat
 	}
 	txn.Commit()
 	return nil
+}
+
+// appendNodeEvents appends copies of events (nil ones skipped) to n, a
+// copy about to be written (Node.Copy gave it events of its own), keeping
+// the newest maxNodeEvents.
+func appendNodeEvents(n *structs.Node, events ...*structs.NodeEvent) {
+	added := false
+	for _, e := range events {
+		if e == nil {
+			continue
+		}
+		c := *e
+		c.Details = maps.Clone(e.Details)
+		n.Events = append(n.Events, &c)
+		added = true
+	}
+	if added {
+		n.Events = newestEvents(n.Events)
+	}
 }
 
 // newestEvents keeps the last maxNodeEvents events, in a slice of its own.

@@ -1,8 +1,6 @@
 package state
 
 import (
-	"maps"
-	"slices"
 	"time"
 
 	"github.com/hashicorp/go-memdb"
@@ -78,7 +76,7 @@ func (s *StateStore) UpdateNodeDrain(index uint64, req *structs.NodeUpdateDrainR
 		if a.NodeID != req.NodeID {
 			return errBadRequest("node %q drain: allocation %s runs on node %q, not this one", req.NodeID, id, a.NodeID)
 		}
-		changed, err := stopAllocsTxn(txn, index, []*structs.Allocation{a}, false, structs.DrainDescription(req.NodeID))
+		changed, err := stopAllocsTxn(txn, index, []*structs.Allocation{a}, false, structs.StopForDrain(req.NodeID))
 		if err != nil {
 			return err
 		}
@@ -109,24 +107,10 @@ func drainNodeTxn(txn *memdb.Txn, nodeID string) (*structs.Node, error) {
 // index, and the allocs index when allocations were stopped, then
 // commits.
 func commitDrainNodeWrite(txn *memdb.Txn, index uint64, n *structs.Node, events []*structs.NodeEvent, stopped []*structs.Allocation) error {
-	if len(events) > 0 {
-		added := make([]*structs.NodeEvent, 0, len(events))
-		for _, e := range events {
-			if e == nil {
-				continue
-			}
-			c := *e
-			c.Details = maps.Clone(e.Details)
-			added = append(added, &c)
-		}
-		n.Events = newestEvents(append(slices.Clone(n.Events), added...))
-	}
+	appendNodeEvents(n, events...)
 	n.ModifyIndex = index
 	if err := txn.Insert(TableNodes, n); err != nil {
 		return errInternal("insert node "+n.ID, err)
-	}
-	if err := bumpIndex(txn, index, TableNodes); err != nil {
-		return err
 	}
 	if len(stopped) > 0 {
 		// A desired stop releases no claim: that waits for the client to
@@ -135,8 +119,7 @@ func commitDrainNodeWrite(txn *memdb.Txn, index uint64, n *structs.Node, events 
 			return err
 		}
 	}
-	txn.Commit()
-	return nil
+	return commitNodeWrite(txn, index, false)
 }
 
 func eventList(e *structs.NodeEvent) []*structs.NodeEvent {

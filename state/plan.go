@@ -106,7 +106,8 @@ func applyPlanStopsTxn(txn *memdb.Txn, index uint64, job *structs.Job, req *stru
 		if existing == nil || existing.Namespace != job.Namespace || existing.JobID != job.ID {
 			return errConflict("plan for job %q: allocation %s to stop is not the job's any more; nothing was written", job.ID, st.AllocID)
 		}
-		changed, err := stopAllocsTxn(txn, index, []*structs.Allocation{existing}, false, st.Description)
+		// A plan written before stops carried a reason says it in words.
+		changed, err := stopAllocsTxn(txn, index, []*structs.Allocation{existing}, false, st.Legacy())
 		if err != nil {
 			return err
 		}

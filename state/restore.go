@@ -53,10 +53,15 @@ func rowTypeOK(table string, obj any) bool {
 	return false
 }
 
-// Insert adds one row to table as it is: restored rows keep their indexes.
+// Insert adds one row to table as it is: restored rows keep their
+// indexes. An allocation stopped before stops carried a reason gets the
+// one its description meant (structs.AllocStop.Legacy).
 func (r *StateRestore) Insert(table string, obj any) error {
 	if !rowTypeOK(table, obj) {
 		return errInternal("restore", fmt.Errorf("table %q cannot hold a %T row", table, obj))
+	}
+	if a, ok := obj.(*structs.Allocation); ok {
+		obj = legacyStopReason(a)
 	}
 	if err := r.txn.Insert(table, obj); err != nil {
 		return errInternal("restore "+table+" row", err)
@@ -69,3 +74,18 @@ func (r *StateRestore) Commit() { r.txn.Commit() }
 
 // Abort drops every inserted row. It does nothing after Commit.
 func (r *StateRestore) Abort() { r.txn.Abort() }
+
+// legacyStopReason returns a, or a copy of it with the stop reason its
+// DesiredDescription meant when it was stopped before stops carried one.
+func legacyStopReason(a *structs.Allocation) *structs.Allocation {
+	if a.DesiredStatus != structs.AllocDesiredStatusStop || a.StopReason != structs.AllocStopNone {
+		return a
+	}
+	why := structs.AllocStop{Description: a.DesiredDescription}.Legacy()
+	if why.Reason == structs.AllocStopNone {
+		return a
+	}
+	c := a.Copy()
+	c.StopReason, c.ReplacedByVersion = why.Reason, why.ReplacedByVersion
+	return c
+}

@@ -200,12 +200,15 @@ func updateAllocsFromClientTxn(txn *memdb.Txn, index uint64, allocs []*structs.A
 	return []string{TableAllocs}, nil
 }
 
-// stopAllocsTxn sets the allocations' desired status to stop, with why as
-// their DesiredDescription ("" leaves it), and, when lost is set (their
-// node went down), their client status to lost, and returns the ones it
-// changed. An allocation already asked to stop is still marked lost when
-// its node goes down: its client can no longer report its tasks dead.
-func stopAllocsTxn(txn *memdb.Txn, index uint64, allocs []*structs.Allocation, lost bool, why string) ([]*structs.Allocation, error) {
+// stopAllocsTxn sets the allocations' desired status to stop, with why's
+// Reason and ReplacedByVersion as their StopReason and ReplacedByVersion
+// (AllocStopNone leaves them) and its Description as their
+// DesiredDescription ("" leaves it; why.AllocID is not read), and, when
+// lost is set (their node went down), their client status to lost, and
+// returns the ones it changed. An allocation already asked to stop is
+// still marked lost when its node goes down: its client can no longer
+// report its tasks dead.
+func stopAllocsTxn(txn *memdb.Txn, index uint64, allocs []*structs.Allocation, lost bool, why structs.AllocStop) ([]*structs.Allocation, error) {
 	var changed []*structs.Allocation
 	for _, existing := range allocs {
 		if existing.ClientTerminalStatus() || (!lost && existing.DesiredStatus == structs.AllocDesiredStatusStop) {
@@ -215,8 +218,11 @@ func stopAllocsTxn(txn *memdb.Txn, index uint64, allocs []*structs.Allocation, l
 		// A lost alloc is stopped too: its claims are released and it
 		// may be replaced, so a client that comes back must kill it.
 		a.DesiredStatus = structs.AllocDesiredStatusStop
-		if why != "" {
-			a.DesiredDescription = why
+		if why.Reason != structs.AllocStopNone {
+			a.StopReason, a.ReplacedByVersion = why.Reason, why.ReplacedByVersion
+		}
+		if why.Description != "" {
+			a.DesiredDescription = why.Description
 		}
 		if lost {
 			a.ClientStatus = structs.AllocClientStatusLost
@@ -281,7 +287,7 @@ func (s *StateStore) StopJob(index uint64, namespace, id string, purge bool, at 
 	if err != nil {
 		return err
 	}
-	stopped, err := stopAllocsTxn(txn, index, allocs, false, "its job was stopped")
+	stopped, err := stopAllocsTxn(txn, index, allocs, false, structs.StopForJobStop())
 	if err != nil {
 		return err
 	}
@@ -291,7 +297,7 @@ func (s *StateStore) StopJob(index uint64, namespace, id string, purge bool, at 
 	if purge {
 		// Its allocations already over, and holding no live claim, go
 		// with it; garbage collection removes the others once they are.
-		if _, err := purgeAllocsTxn(txn, index, namespace, id); err != nil {
+		if err := purgeAllocsTxn(txn, index, namespace, id); err != nil {
 			return err
 		}
 	}
@@ -309,7 +315,7 @@ func loseNodeAllocsTxn(txn *memdb.Txn, index uint64, nodeID string, at time.Time
 	if err != nil {
 		return err
 	}
-	lost, err := stopAllocsTxn(txn, index, allocs, true, "")
+	lost, err := stopAllocsTxn(txn, index, allocs, true, structs.AllocStop{})
 	if err != nil || len(lost) == 0 {
 		return err
 	}

@@ -32,8 +32,15 @@ type Allocation struct {
 	// ClientDescription says why the client status is what it is.
 	ClientDescription string
 	// DesiredDescription says why the servers stopped it ("replaced by
-	// job version 3").
+	// job version 3"), for people only: decisions read StopReason.
 	DesiredDescription string `json:",omitempty"`
+	// StopReason says why the servers stopped it, and ReplacedByVersion,
+	// for an update, the job version that replaces it: what the
+	// scheduler and the drainer decide on. An allocation stopped before
+	// they were recorded has them filled from its DesiredDescription
+	// when its snapshot row or raft entry is loaded (AllocStop.Legacy).
+	StopReason        AllocStopReason `json:",omitempty"`
+	ReplacedByVersion uint64          `json:",omitempty"`
 	// JobVersion is the version of Job.
 	JobVersion uint64
 	// CreateTime is when it was placed, RunningSince when its client
@@ -58,15 +65,10 @@ type Allocation struct {
 
 // LookupTaskGroup returns the allocation's task group from its job, or nil.
 func (a *Allocation) LookupTaskGroup() *TaskGroup {
-	if a == nil || a.Job == nil {
+	if a == nil {
 		return nil
 	}
-	for _, tg := range a.Job.TaskGroups {
-		if tg.Name == a.TaskGroup {
-			return tg
-		}
-	}
-	return nil
+	return a.Job.LookupTaskGroup(a.TaskGroup)
 }
 
 // TerminalStatus reports whether the allocation has stopped or will never run

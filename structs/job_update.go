@@ -129,6 +129,21 @@ func SpecChanged(a, b *Job) bool {
 	return !sameSpec(userSpec(a), userSpec(b))
 }
 
+// NextJobVersion is the version job next gets when it replaces stored
+// (nil for a new job): stored's when the spec is the same (SpecChanged),
+// and isNew false; the next one when it changed, 0 for a new job, and
+// isNew true. The state store numbers versions by it; the planner
+// reports the one a run would give.
+func NextJobVersion(stored, next *Job) (version uint64, isNew bool) {
+	switch {
+	case stored == nil:
+		return 0, true
+	case SpecChanged(stored, next):
+		return stored.Version + 1, true
+	}
+	return stored.Version, false
+}
+
 func userSpec(j *Job) *Job {
 	c := *j
 	c.CreateIndex, c.ModifyIndex, c.Version, c.SubmitTime, c.Stop = 0, 0, 0, 0, false
@@ -153,21 +168,18 @@ func (a *Allocation) Healthy(now time.Time, minHealthy time.Duration) bool {
 		a.RunningSince > 0 && !now.Before(time.Unix(0, a.RunningSince).Add(minHealthy))
 }
 
-// AllocStop is an allocation a plan stops, and why (the allocation's
-// DesiredDescription).
-type AllocStop struct {
-	AllocID     string
-	Description string
-}
-
 // UpdateDescription is the DesiredDescription of an allocation stopped
 // to be replaced by a newer version of its job.
 func UpdateDescription(version uint64) string {
 	return fmt.Sprintf("replaced by job version %d", version)
 }
 
-// LookupTaskGroup returns the job's group named name, or nil.
+// LookupTaskGroup returns the job's group named name, or nil (also for
+// a nil job).
 func (j *Job) LookupTaskGroup(name string) *TaskGroup {
+	if j == nil {
+		return nil
+	}
 	for _, tg := range j.TaskGroups {
 		if tg != nil && tg.Name == name {
 			return tg

@@ -62,3 +62,20 @@ func didYouMean(s string, known []string) string {
 	}
 	return ""
 }
+
+// ShortID is the first 8 characters of an ID (all of a shorter one): how
+// the servers' messages name an allocation.
+func ShortID(id string) string {
+	if len(id) > 8 {
+		return id[:8]
+	}
+	return id
+}
+
+// Plural is "s" unless n is 1: fmt.Sprintf("%d node%s", n, Plural(n)).
+func Plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}

@@ -184,13 +184,6 @@ func (p *planning) volume(id string) (*structs.CSIVolume, error) {
 	return v, nil
 }
 
-func plural(n int) string {
-	if n == 1 {
-		return ""
-	}
-	return "s"
-}
-
 // maxDriverDescriptions is how many distinct health descriptions a
 // placement failure quotes per driver; the rest are counted.
 const maxDriverDescriptions = 3
@@ -260,7 +253,7 @@ func (p *planning) driverNodes(tg *structs.TaskGroup) ([]*structs.Node, string) 
 		}
 		var parts []string
 		if m.without > 0 {
-			parts = append(parts, fmt.Sprintf("%d node%s without %s", m.without, plural(m.without), d))
+			parts = append(parts, fmt.Sprintf("%d node%s without %s", m.without, structs.Plural(m.without), d))
 		}
 		if unhealthy > 0 {
 			parts = append(parts, fmt.Sprintf("%d with %s unhealthy%s", unhealthy, d, healthDescriptions(m.unhealthy)))
@@ -308,7 +301,7 @@ func healthDescriptions(byDesc map[string]int) string {
 		if d == "" {
 			label = "no description"
 		}
-		parts = append(parts, fmt.Sprintf("%s (%d node%s)", label, byDesc[d], plural(byDesc[d])))
+		parts = append(parts, fmt.Sprintf("%s (%d node%s)", label, byDesc[d], structs.Plural(byDesc[d])))
 	}
 	return ": " + strings.Join(parts, "; ")
 }

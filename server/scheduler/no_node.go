@@ -38,5 +38,5 @@ func noNodeReason(unschedulable []*structs.Node) string {
 	add(initializing, "initializing")
 	add(draining, "draining (berth node drain -disable NODE ends a drain)")
 	add(ineligible, "ineligible (berth node eligibility -enable NODE)")
-	return fmt.Sprintf("no node is ready and eligible: of %d node%s, %s", len(unschedulable), plural(len(unschedulable)), strings.Join(parts, ", "))
+	return fmt.Sprintf("no node is ready and eligible: of %d node%s, %s", len(unschedulable), structs.Plural(len(unschedulable)), strings.Join(parts, ", "))
 }

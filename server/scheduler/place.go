@@ -122,7 +122,7 @@ func (p *planning) placeGroup(tg *structs.TaskGroup, live, stopping []*structs.A
 		f.Reasons = append(f.Reasons, driverWhy)
 	}
 	for why, nodes := range reasons {
-		f.Reasons = append(f.Reasons, fmt.Sprintf("%s (%d node%s)", why, len(nodes), plural(len(nodes))))
+		f.Reasons = append(f.Reasons, fmt.Sprintf("%s (%d node%s)", why, len(nodes), structs.Plural(len(nodes))))
 	}
 	sort.Strings(f.Reasons)
 	return f, nil

@@ -63,6 +63,10 @@ type Result struct {
 	// healthy or reaches its deadline, zero if none is waiting to: the
 	// job watcher re-plans the job then, though nothing was written.
 	NextCheck time.Time
+	// JobVersion is the version the plan's job has once the plan is
+	// written (structs.NextJobVersion of the stored job): the stored
+	// one's when the spec is the same.
+	JobVersion uint64
 }
 
 // Plan plans the job's missing allocations on the nodes and volumes of
@@ -81,7 +85,7 @@ func (p *Planner) Plan(st *state.StateStore, job *structs.Job, mode Mode) (*Resu
 	p.logger.Trace("planned job", "job_id", job.ID, "namespace", job.Namespace,
 		"placed", len(pl.plan.Allocs), "stopped", len(pl.plan.Stops), "checks", pl.checks)
 	return &Result{Plan: pl.plan, Failures: failures, Checks: pl.checks, Groups: pl.groups,
-		Updating: pl.updating, NextCheck: pl.next}, nil
+		Updating: pl.updating, NextCheck: pl.next, JobVersion: pl.version}, nil
 }
 
 // planning holds one pass: the state it reads and the volumes as the plan
@@ -103,7 +107,7 @@ type planning struct {
 	groups   []*structs.GroupChange
 	updating bool      // a rolling update has older allocations left
 	next     time.Time // see Result.NextCheck
-	ver      *uint64   // the plan's job version, once read (see version)
+	version  uint64    // the plan's job version (see Result.JobVersion)
 	// stoppedIDs are the job's allocations asked to stop (before or by
 	// this plan); heldByStopped the refusals (fits' reasons) that only a
 	// claim of one of them makes: a place that waits for a replaced
@@ -121,6 +125,11 @@ type planning struct {
 // run makes the pass: it fills p.plan and returns why some allocations
 // could not be placed, per group.
 func (p *planning) run() ([]*structs.PlacementFailure, error) {
+	stored, err := p.st.JobByID(nil, p.job.Namespace, p.job.ID)
+	if err != nil {
+		return nil, err
+	}
+	p.version, _ = structs.NextJobVersion(stored, p.job)
 	iter, err := p.st.Nodes(nil)
 	if err != nil {
 		return nil, err
@@ -194,7 +203,7 @@ func (p *planning) liveAllocs() (live, stopping map[string][]*structs.Allocation
 			live[a.TaskGroup] = append(live[a.TaskGroup], a)
 		case a.DesiredStatus == structs.AllocDesiredStatusStop && !a.ClientTerminalStatus():
 			stopping[a.TaskGroup] = append(stopping[a.TaskGroup], a)
-		case p.job.Type == structs.JobTypeSystem && a.DesiredDescription == structs.UpdateDescription(p.version()):
+		case p.job.Type == structs.JobTypeSystem && a.StopReason == structs.AllocStopUpdate && a.ReplacedByVersion == p.version:
 			// Over, replaced by this version: its node's new allocation
 			// may not be placed yet (see update).
 			p.replacedOver = append(p.replacedOver, a)

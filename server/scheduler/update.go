@@ -67,13 +67,13 @@ func (p *planning) update(tg *structs.TaskGroup, live, stopping []*structs.Alloc
 	if p.job.Type != structs.JobTypeSystem {
 		// Over count: outdated ones go first, then the highest indexes.
 		for len(current)+len(outdated) > tg.Count {
+			var a *structs.Allocation
 			if len(outdated) > 0 {
-				gu.stop(p, outdated[len(outdated)-1], fmt.Sprintf("count lowered to %d", tg.Count))
-				outdated = outdated[:len(outdated)-1]
+				a, outdated = outdated[len(outdated)-1], outdated[:len(outdated)-1]
 			} else {
-				gu.stop(p, current[len(current)-1], fmt.Sprintf("count lowered to %d", tg.Count))
-				current = current[:len(current)-1]
+				a, current = current[len(current)-1], current[:len(current)-1]
 			}
+			gu.stop(p, a, structs.StopForCount(a.ID, tg.Count))
 		}
 	}
 	inFlight := 0 // places between an old allocation stopped and a new one healthy
@@ -106,7 +106,7 @@ func (p *planning) update(tg *structs.TaskGroup, live, stopping []*structs.Alloc
 	}
 	if gu.failed == "" {
 		for budget := u.MaxParallel - inFlight; budget > 0 && len(outdated) > 0; budget-- {
-			gu.stop(p, outdated[0], structs.UpdateDescription(p.version()))
+			gu.stop(p, outdated[0], structs.StopForUpdate(outdated[0].ID, p.version))
 			gu.replaced++
 			outdated = outdated[1:]
 		}
@@ -128,9 +128,9 @@ func (p *planning) update(tg *structs.TaskGroup, live, stopping []*structs.Alloc
 func (p *planning) unhealthy(a *structs.Allocation, u structs.UpdateStrategy) string {
 	switch {
 	case a.ClientStatus == structs.AllocClientStatusFailed:
-		return fmt.Sprintf("allocation %s failed", shortID(a.ID))
+		return fmt.Sprintf("allocation %s failed", structs.ShortID(a.ID))
 	case a.CreateTime > 0 && !p.now.Before(time.Unix(0, a.CreateTime).Add(u.HealthyDeadline)):
-		return fmt.Sprintf("allocation %s was not healthy within healthy_deadline %s", shortID(a.ID), u.HealthyDeadline)
+		return fmt.Sprintf("allocation %s was not healthy within healthy_deadline %s", structs.ShortID(a.ID), u.HealthyDeadline)
 	}
 	return ""
 }
@@ -152,28 +152,12 @@ func (p *planning) wake(a *structs.Allocation, u structs.UpdateStrategy) {
 	}
 }
 
-// stop adds the allocation's stop to the plan.
-func (gu *groupUpdate) stop(p *planning, a *structs.Allocation, why string) {
-	p.plan.Stops = append(p.plan.Stops, structs.AllocStop{AllocID: a.ID, Description: why})
+// stop adds the allocation's stop, why, to the plan.
+func (gu *groupUpdate) stop(p *planning, a *structs.Allocation, why structs.AllocStop) {
+	p.plan.Stops = append(p.plan.Stops, why)
 	p.stoppedIDs[a.ID] = true
 	gu.stopped = append(gu.stopped, a)
 	gu.stopping = true
-}
-
-// version is the version the plan's job will have: the stored job's when
-// its spec is the same, the next one when it changed.
-func (p *planning) version() uint64 {
-	if p.ver == nil {
-		v := uint64(0)
-		if stored, _ := p.st.JobByID(nil, p.job.Namespace, p.job.ID); stored != nil {
-			v = stored.Version
-			if structs.SpecChanged(stored, p.job) {
-				v++
-			}
-		}
-		p.ver = &v
-	}
-	return *p.ver
 }
 
 // byIndex sorts allocations by their index in the group, then ID.
@@ -186,11 +170,4 @@ func byIndex(allocs []*structs.Allocation) {
 		}
 		return allocs[i].ID < allocs[j].ID
 	})
-}
-
-func shortID(id string) string {
-	if len(id) > 8 {
-		return id[:8]
-	}
-	return id
 }
