@@ -8,6 +8,7 @@ import (
 	"os"
 
 	"github.com/berth-csi/berth/client/allocrunner"
+	"github.com/berth-csi/berth/client/internal/beneath"
 	"github.com/berth-csi/berth/structs"
 )
 
@@ -45,11 +46,15 @@ func (e *clientAllocations) Logs(_ context.Context, args *structs.ClientAllocLog
 	if r := e.c.allocs.runner(args.AllocID); r != nil && !r.HasTask(args.Task) {
 		return structs.NewError(structs.CodeNotFound, "alloc %s has no task %q", args.AllocID, args.Task)
 	}
-	f, err := os.Open(allocrunner.LogPath(allocDir, args.Task, kind))
-	if errors.Is(err, os.ErrNotExist) {
+	f, err := allocrunner.OpenLog(allocDir, args.Task, kind)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
 		return structs.NewError(structs.CodeNotFound, "alloc %s task %q has no %s log (it has not started)", args.AllocID, args.Task, kind)
-	}
-	if err != nil {
+	case errors.Is(err, beneath.ErrLink) || errors.Is(err, beneath.ErrNotRegular) || errors.Is(err, beneath.ErrNotDir):
+		// Something a task put in place of its log: refused, not followed.
+		e.c.logger.Warn("a task's log is not berth's file; not read", "alloc_id", args.AllocID, "task", args.Task, "error", err)
+		return structs.NewError(structs.CodeConflict, "alloc %s task %q: %s log: %v", args.AllocID, args.Task, kind, err)
+	case err != nil:
 		return fmt.Errorf("alloc %s task %q: %w", args.AllocID, args.Task, err)
 	}
 	defer f.Close()

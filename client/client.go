@@ -142,7 +142,7 @@ func New(cfg *Config) (*Client, error) {
 	c.updater = newNodeUpdater(c)
 	if cfg.DockerEnabled {
 		c.docker, err = docker.New(docker.Config{Endpoint: cfg.DockerEndpoint, AllowPrivileged: cfg.DockerAllowPrivileged,
-			AllowCaps: cfg.dockerAllowCaps()},
+			AllowCaps: cfg.dockerAllowCaps(), AllowHostNetwork: cfg.DockerAllowHostNetwork},
 			c.logger.Named("docker"))
 		if err != nil {
 			return nil, fmt.Errorf("client: driver \"docker\": %w", err)

@@ -52,11 +52,11 @@ type Config struct {
 	// dir goes away with it. Otherwise tasks keep running for the next
 	// client to find.
 	StopAllocsOnShutdown bool
-	// AllowRootTasks lets exec tasks run as root (client {
+	// AllowRootTasks lets tasks run as root (client {
 	// allow_root_tasks }); off, an exec task runs as its user (default
 	// "nobody") and one that needs root (user = "root", or a CSI plugin
-	// task) is refused. A docker task's user is the container's, gated by
-	// DockerAllowPrivileged instead.
+	// task) is refused, as is a container whose user, or its image's, is
+	// root, unless the engine remaps root (user namespaces).
 	AllowRootTasks bool
 
 	// DockerEnabled runs the docker driver (driver "docker" { enabled },
@@ -74,6 +74,11 @@ type Config struct {
 	// "all" for any); nil is structs.DockerDefaultAllowCaps. A task asking
 	// for more is refused, and the scheduler places none here.
 	DockerAllowCaps []string
+	// DockerAllowHostNetwork lets docker tasks run on the host's network
+	// (driver "docker" { allow_host_network }); off, a task that asks for
+	// it is refused, and the scheduler places none here. Tasks get the
+	// engine's bridge by default.
+	DockerAllowHostNetwork bool
 
 	// TLS, with EnableRPC, makes the client's sessions to the servers
 	// TLS: it presents its certificate and verifies theirs against the CA

@@ -29,13 +29,13 @@ func TestClient_RemovesStrayContainers(t *testing.T) {
 
 	start := func(dir string) (string, string) {
 		allocID := structs.NewUUID()
-		for _, sub := range []string{"task", "alloc"} {
+		for _, sub := range []string{"task", "alloc/data", "alloc/tmp"} {
 			must.NoError(t, os.MkdirAll(filepath.Join(dir, allocID, sub), 0o755))
 		}
 		h, err := d.Start(ctx, &docker.TaskConfig{AllocID: allocID, JobID: "j", Namespace: "default", Group: "g", TaskName: "web",
 			NodeName: "n", TaskDir: filepath.Join(dir, allocID, "task"), AllocDir: filepath.Join(dir, allocID, "alloc"),
 			StdoutPath: filepath.Join(dir, allocID, "out"), StderrPath: filepath.Join(dir, allocID, "err"),
-			Image: image, Args: []string{"block"}})
+			Image: image, Args: []string{"block"}, User: "65534"})
 		must.NoError(t, err)
 		t.Cleanup(func() { _ = d.Remove(context.Background(), h.ContainerID()) })
 		return allocID, h.ContainerID()

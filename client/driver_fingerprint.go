@@ -16,25 +16,33 @@ import (
 )
 
 // driverFingerprinter is a task driver's health check, as the client polls
-// it: healthy when the driver can start tasks now, and a description that
-// says why not (or what answered: "Docker 27.1.1, API 1.46"). It must
-// return when ctx ends.
+// it. It must return when ctx ends.
 type driverFingerprinter interface {
-	Fingerprint(ctx context.Context) (healthy bool, desc string)
+	Fingerprint(ctx context.Context) driverState
+}
+
+// driverState is what a fingerprint found: healthy when the driver can
+// start tasks now, a description that says why not (or what answered:
+// "Docker 27.1.1, API 1.46"), and whether the driver's containers' root
+// is remapped (docker's user namespaces).
+type driverState struct {
+	healthy        bool
+	desc           string
+	userNamespaces bool
 }
 
 // fingerprintFunc makes a func a driverFingerprinter: the docker driver's
 // Fingerprint, which answers a docker.Health, plugs in through one.
-type fingerprintFunc func(ctx context.Context) (bool, string)
+type fingerprintFunc func(ctx context.Context) driverState
 
 var _ driverFingerprinter = fingerprintFunc(nil)
 
 // Fingerprint calls f.
-func (f fingerprintFunc) Fingerprint(ctx context.Context) (bool, string) { return f(ctx) }
+func (f fingerprintFunc) Fingerprint(ctx context.Context) driverState { return f(ctx) }
 
 // execHealthy is the exec driver's fingerprint: it needs nothing but the
 // client, so it is always healthy.
-var execHealthy = fingerprintFunc(func(context.Context) (bool, string) { return true, "healthy" })
+var execHealthy = fingerprintFunc(func(context.Context) driverState { return driverState{healthy: true, desc: "healthy"} })
 
 // Driver fingerprint timings: a healthy driver is checked every
 // driverInterval; an unhealthy one sooner, on driverRetry's backoff up to
@@ -57,12 +65,12 @@ var driverRetry = backoff.Policy{Initial: time.Second, Max: driverInterval, Mult
 func driverFingerprinters(d *docker.Driver) map[string]driverFingerprinter {
 	fps := map[string]driverFingerprinter{structs.DriverExec: execHealthy}
 	if d != nil {
-		fps[structs.DriverDocker] = fingerprintFunc(func(ctx context.Context) (bool, string) {
+		fps[structs.DriverDocker] = fingerprintFunc(func(ctx context.Context) driverState {
 			h := d.Fingerprint(ctx)
 			if !h.Healthy {
-				return false, h.Err
+				return driverState{desc: h.Err}
 			}
-			return true, fmt.Sprintf("Docker %s, API %s", h.Version, h.APIVersion)
+			return driverState{healthy: true, desc: fmt.Sprintf("Docker %s, API %s", h.Version, h.APIVersion), userNamespaces: h.UserNamespaces}
 		})
 	}
 	return fps
@@ -76,12 +84,9 @@ type driverHealth struct {
 	logger   hclog.Logger
 	drivers  map[string]driverFingerprinter
 	onChange func(name string, info *structs.DriverInfo, event *structs.NodeEvent)
-	// privileged says whether the client runs a driver's privileged
-	// tasks (DriverInfo.AllowPrivileged).
-	privileged map[string]bool
-	// caps are the capabilities a driver's tasks may add
-	// (DriverInfo.AllowCaps).
-	caps     map[string][]string
+	// policies are what the client allows each driver's tasks
+	// (DriverInfo's AllowPrivileged, AllowCaps, AllowHostNetwork).
+	policies map[string]structs.DriverInfo
 	interval time.Duration
 	timeout  time.Duration
 	retry    backoff.Policy
@@ -99,13 +104,13 @@ func newDriverHealth(logger hclog.Logger, cfg *Config, drivers map[string]driver
 		logger:     logger.Named("drivers"),
 		drivers:    drivers,
 		onChange:   onChange,
-		privileged: map[string]bool{structs.DriverDocker: cfg.DockerAllowPrivileged},
-		caps:       map[string][]string{structs.DriverDocker: cfg.dockerAllowCaps()},
-		interval:   driverInterval,
-		timeout:    driverTimeout,
-		retry:      driverRetry,
-		now:        timeNow,
-		firstDone:  make(chan struct{}),
+		policies: map[string]structs.DriverInfo{structs.DriverDocker: {AllowPrivileged: cfg.DockerAllowPrivileged,
+			AllowCaps: cfg.dockerAllowCaps(), AllowHostNetwork: cfg.DockerAllowHostNetwork}},
+		interval:  driverInterval,
+		timeout:   driverTimeout,
+		retry:     driverRetry,
+		now:       timeNow,
+		firstDone: make(chan struct{}),
 	}
 }
 
@@ -162,14 +167,16 @@ func (h *driverHealth) watch(ctx context.Context, name string, fp driverFingerpr
 	failures := 0
 	for {
 		cctx, cancel := context.WithTimeout(ctx, h.timeout)
-		healthy, desc := fp.Fingerprint(cctx)
+		st := fp.Fingerprint(cctx)
 		cancel()
 		if ctx.Err() != nil {
 			return
 		}
-		info := &structs.DriverInfo{Detected: true, Healthy: healthy, HealthDescription: desc,
-			UpdateTime: h.now(), AllowPrivileged: h.privileged[name],
-			AllowCaps: h.caps[name]}
+		healthy, desc := st.healthy, st.desc
+		policy := h.policies[name]
+		info := policy.Copy()
+		info.Detected, info.Healthy, info.HealthDescription = true, healthy, desc
+		info.UpdateTime, info.UserNamespaces = h.now(), st.userNamespaces
 		if !info.SameHealth(last) {
 			event := driverEvent(name, last, info)
 			if healthy {

@@ -30,7 +30,7 @@ type fakeHealth struct {
 
 var _ driverFingerprinter = (*fakeDriver)(nil)
 
-func (f *fakeDriver) Fingerprint(context.Context) (bool, string) {
+func (f *fakeDriver) Fingerprint(context.Context) driverState {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.calls++
@@ -38,7 +38,7 @@ func (f *fakeDriver) Fingerprint(context.Context) (bool, string) {
 		f.healthy, f.desc = f.script[0].healthy, f.script[0].desc
 		f.script = f.script[1:]
 	}
-	return f.healthy, f.desc
+	return driverState{healthy: f.healthy, desc: f.desc}
 }
 
 func (f *fakeDriver) set(healthy bool, desc string) {
@@ -94,7 +94,7 @@ func TestDriverHealth_SendsChangesOnly(t *testing.T) {
 		{true, "Docker 27.1.1"},
 	}}
 	cfg := DefaultConfig()
-	cfg.DockerAllowPrivileged = true
+	cfg.DockerAllowPrivileged, cfg.DockerAllowHostNetwork = true, true
 	h, changes := testDriverHealth(t, cfg, map[string]driverFingerprinter{structs.DriverDocker: docker}, time.Millisecond)
 	h.waitFirst(context.Background(), time.Minute)
 
@@ -115,6 +115,7 @@ func TestDriverHealth_SendsChangesOnly(t *testing.T) {
 		must.EqOp(t, w.desc, c.info.HealthDescription)
 		must.True(t, c.info.AllowPrivileged, must.Sprint("the client's allow_privileged goes with docker's health"))
 		must.Eq(t, structs.DockerDefaultAllowCaps, c.info.AllowCaps, must.Sprint("so does allow_caps, Docker's default set when unset"))
+		must.True(t, c.info.AllowHostNetwork, must.Sprint("and allow_host_network"))
 		must.False(t, c.info.UpdateTime.IsZero())
 		if w.event == "" {
 			must.Nil(t, c.event)

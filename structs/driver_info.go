@@ -24,6 +24,13 @@ type DriverInfo struct {
 	// AllowCaps are the capabilities the driver's tasks may add (docker's
 	// allow_caps, normalized; "all" for any).
 	AllowCaps []string `json:",omitempty"`
+	// AllowHostNetwork: the client runs the driver's tasks on the host's
+	// network (docker's allow_host_network).
+	AllowHostNetwork bool `json:",omitempty"`
+	// UserNamespaces: the engine remaps a container's root to an
+	// unprivileged host user (dockerd --userns-remap), so a container
+	// that runs as root needs no allow_root_tasks.
+	UserNamespaces bool `json:",omitempty"`
 }
 
 // Copy returns a copy.
@@ -44,7 +51,8 @@ func (d *DriverInfo) SameHealth(o *DriverInfo) bool {
 	}
 	return d.Detected == o.Detected && d.Healthy == o.Healthy &&
 		d.HealthDescription == o.HealthDescription && d.AllowPrivileged == o.AllowPrivileged &&
-		slices.Equal(d.AllowCaps, o.AllowCaps)
+		slices.Equal(d.AllowCaps, o.AllowCaps) && d.AllowHostNetwork == o.AllowHostNetwork &&
+		d.UserNamespaces == o.UserNamespaces
 }
 
 // DriverUsable reports whether the node can start tasks of the driver: exec
@@ -65,6 +73,15 @@ func (n *Node) DriverUsable(driver string) bool {
 func PrivilegedTaskRefusal(task, driver, node string) string {
 	return fmt.Sprintf("task %s is privileged; node %s does not allow privileged %s tasks: "+
 		"set driver %q { allow_privileged = true } in its agent config", QuoteName(task), QuoteName(node), driver, driver)
+}
+
+// HostNetworkTaskRefusal says why a task that asks for the host's
+// network cannot run on a node whose client does not allow it: the
+// scheduler's placement failure and the client's own refusal.
+func HostNetworkTaskRefusal(task, driver, node string) string {
+	return fmt.Sprintf("task %s asks for network_mode = %q; node %s does not allow %s tasks on the host's network: "+
+		"set driver %q { allow_host_network = true } in its agent config, or leave network_mode out (bridge)",
+		QuoteName(task), DockerNetworkHost, QuoteName(node), driver, driver)
 }
 
 func copyDriverInfoMap(m map[string]*DriverInfo) map[string]*DriverInfo {

@@ -217,8 +217,12 @@ func TestTask_NeedsRoot(t *testing.T) {
 		{"uid 1000", Task{User: "1000"}, "1000", false},
 		{"plugin with no user", Task{CSIPluginConfig: plugin}, "root", true},
 		{"plugin as nobody", Task{CSIPluginConfig: plugin, User: "nobody"}, "nobody", false},
-		{"docker as root: the container's root", Task{Driver: DriverDocker, User: "root"}, "root", false},
-		{"docker plugin with no user", Task{Driver: DriverDocker, CSIPluginConfig: plugin}, "root", false},
+		{"docker as root: the container's root", Task{Driver: DriverDocker, User: "root"}, "root", true},
+		{"docker as uid 00:0", Task{Driver: DriverDocker, User: "00:0"}, "00:0", true},
+		{"docker as 1000:0", Task{Driver: DriverDocker, User: "1000:0"}, "1000:0", false},
+		{"docker with no user: the image's, known on the client", Task{Driver: DriverDocker}, "", false},
+		{"docker plugin with no user", Task{Driver: DriverDocker, CSIPluginConfig: plugin}, "root", true},
+		{"docker plugin as nobody", Task{Driver: DriverDocker, CSIPluginConfig: plugin, User: "nobody"}, "nobody", false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -227,8 +231,15 @@ func TestTask_NeedsRoot(t *testing.T) {
 		})
 	}
 	tg := &TaskGroup{Tasks: []*Task{{Name: "web"}, nil, {Name: "plugin", CSIPluginConfig: plugin}}}
-	must.Eq(t, "plugin", tg.RootTask().Name)
-	must.Nil(t, (&TaskGroup{Tasks: []*Task{{Name: "web"}}}).RootTask())
+	strict := &Node{}
+	must.Eq(t, "plugin", tg.RootTaskOn(strict).Name)
+	must.Nil(t, tg.RootTaskOn(&Node{AllowRootTasks: true}))
+	must.Nil(t, (&TaskGroup{Tasks: []*Task{{Name: "web"}}}).RootTaskOn(strict))
+	docker := &TaskGroup{Tasks: []*Task{{Name: "db", Driver: DriverDocker, User: "root"}}}
+	must.Eq(t, "db", docker.RootTaskOn(strict).Name)
+	remapped := &Node{Drivers: map[string]*DriverInfo{DriverDocker: {Detected: true, Healthy: true, UserNamespaces: true}}}
+	must.Nil(t, docker.RootTaskOn(remapped), must.Sprint("an engine that remaps root runs it as nobody of the host"))
+	must.Eq(t, "plugin", tg.RootTaskOn(remapped).Name, must.Sprint("an exec task's root is the host's"))
 	must.Eq(t, `task "plugin" needs root (a csi_plugin task, or user = "root"); node "n1" does not allow root tasks: `+
 		`set client { allow_root_tasks = true } in its agent config`, RootTaskRefusal("plugin", "n1"))
 }

@@ -124,7 +124,10 @@ func (t *Task) RunAs() string {
 // refuses another name that has uid 0 there.)
 func (t *Task) NeedsRoot() bool {
 	if t.Driver == DriverDocker {
-		return false // its user is the container's; privileged is gated on its own
+		// Its user is the container's: root by name or uid, or a plugin's
+		// that names none (it mounts). The image's own user is known only
+		// on the client, which refuses a root one there.
+		return t.User != "" && DockerUserIsRoot(t.User) || t.User == "" && t.CSIPluginConfig != nil
 	}
 	u := t.RunAs()
 	if u == RootUser {
@@ -134,12 +137,21 @@ func (t *Task) NeedsRoot() bool {
 	return err == nil && uid == 0
 }
 
-// RootTask is the group's first task that needs root, nil if none does.
-func (tg *TaskGroup) RootTask() *Task {
+// RootTaskOn is the group's first task that needs root and that node n
+// does not run as root: the client does not allow root tasks, and for a
+// docker task its engine does not remap root either. Nil if none is.
+func (tg *TaskGroup) RootTaskOn(n *Node) *Task {
+	if n.AllowRootTasks {
+		return nil
+	}
 	for _, t := range tg.Tasks {
-		if t != nil && t.NeedsRoot() {
-			return t
+		if t == nil || !t.NeedsRoot() {
+			continue
 		}
+		if d := n.Drivers[DriverDocker]; t.Driver == DriverDocker && d != nil && d.UserNamespaces {
+			continue
+		}
+		return t
 	}
 	return nil
 }
@@ -150,6 +162,16 @@ func (tg *TaskGroup) RootTask() *Task {
 func RootTaskRefusal(task, node string) string {
 	return fmt.Sprintf("task %s needs root (a csi_plugin task, or user = %q); node %s does not allow root tasks: "+
 		"set client { allow_root_tasks = true } in its agent config", QuoteName(task), RootUser, QuoteName(node))
+}
+
+// DockerRootTaskRefusal says why a container that would run as root (its
+// user, or its image's: who says which) cannot run on a node whose client
+// does not allow root tasks and whose engine does not remap root.
+func DockerRootTaskRefusal(task, node, who string) string {
+	return fmt.Sprintf("task %s would run as root in its container (%s); node %s does not allow root tasks and its "+
+		"Docker engine does not remap root (no user namespaces): set the task's user to one its image has (user = \"65534\"), "+
+		"set client { allow_root_tasks = true } in the node's agent config, or run its engine with --userns-remap",
+		QuoteName(task), who, QuoteName(node))
 }
 
 // ValidateTaskUser checks a task's user: a numeric uid, or a user name of

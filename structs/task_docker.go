@@ -2,6 +2,7 @@ package structs
 
 import (
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -34,7 +35,9 @@ var DockerConfigKeys = []string{DockerConfigImage, DockerConfigCommand, DockerCo
 	DockerConfigPrivileged, DockerConfigCapAdd, DockerConfigCapDrop, DockerConfigNetworkMode, DockerConfigLabels,
 	DockerConfigForcePull}
 
-// Docker network modes (`network_mode`); host is the default.
+// Docker network modes (`network_mode`); bridge is the default: host
+// shares the node's network (its loopback, where agents listen, included)
+// and needs the client's driver "docker" { allow_host_network = true }.
 const (
 	DockerNetworkHost   = "host"
 	DockerNetworkBridge = "bridge"
@@ -69,7 +72,8 @@ type DockerConfig struct {
 	// Docker's default set (normalized: "sys_admin", "all"). CapAdd must
 	// be within the client's driver "docker" { allow_caps }.
 	CapAdd, CapDrop []string
-	// NetworkMode is host (the default), bridge or none.
+	// NetworkMode is bridge (the default), host (only on clients that
+	// allow it) or none.
 	NetworkMode string
 	// Labels are added to the container's, next to berth's own.
 	Labels map[string]string
@@ -98,7 +102,7 @@ func (c *DockerConfig) Cmd() []string {
 // instead. It does not name the task: Task.DockerConfig does.
 func DockerTaskConfig(cfg map[string]any) (*DockerConfig, error) {
 	var p problems
-	c := &DockerConfig{NetworkMode: DockerNetworkHost}
+	c := &DockerConfig{NetworkMode: DockerNetworkBridge}
 	keys := make([]string, 0, len(cfg))
 	for k := range cfg {
 		keys = append(keys, k)
@@ -133,7 +137,7 @@ func DockerTaskConfig(cfg map[string]any) (*DockerConfig, error) {
 				c.CapDrop = caps
 			}
 		case DockerConfigNetworkMode:
-			if m := dockerString(&p, k, v, `network_mode = "host"`); m != "" {
+			if m := dockerString(&p, k, v, `network_mode = "bridge"`); m != "" {
 				if !contains(DockerNetworkModes, m) {
 					p.add("network_mode %s must be %s%s", QuoteName(m), orList(DockerNetworkModes), didYouMean(m, DockerNetworkModes))
 				}
@@ -188,6 +192,30 @@ func (tg *TaskGroup) PrivilegedTask() *Task {
 		}
 	}
 	return nil
+}
+
+// HostNetworkTask is the group's first docker task that asks for the
+// host's network, nil if none does.
+func (tg *TaskGroup) HostNetworkTask() *Task {
+	for _, t := range tg.Tasks {
+		if t == nil || t.Driver != DriverDocker {
+			continue
+		}
+		if m, _ := t.Config[DockerConfigNetworkMode].(string); m == DockerNetworkHost {
+			return t
+		}
+	}
+	return nil
+}
+
+// DockerUserIsRoot reports whether a container user (name, uid,
+// "user:group") is root by itself: "", the image's default when it names
+// none, is root too. A name other than root is known only in the image's
+// /etc/passwd.
+func DockerUserIsRoot(user string) bool {
+	u, _, _ := strings.Cut(user, ":")
+	uid, err := strconv.ParseUint(u, 10, 32)
+	return u == "" || u == RootUser || err == nil && uid == 0
 }
 
 // CapsTask is the group's first docker task whose cap_add holds a

@@ -24,7 +24,7 @@ func TestDockerTaskConfig_Reads(t *testing.T) {
 		want *DockerConfig
 	}{
 		{"image alone takes the defaults", map[string]any{"image": "postgres:16"},
-			&DockerConfig{Image: "postgres:16", NetworkMode: DockerNetworkHost}},
+			&DockerConfig{Image: "postgres:16", NetworkMode: DockerNetworkBridge}},
 		{"as the spec parser writes it", map[string]any{
 			"image": "berth-test/db", "command": "/db", "args": []string{"-dir", "/data"}, "entrypoint": []string{"/bin/sh", "-c"},
 			"privileged": true, "network_mode": "bridge", "labels": map[string]string{"team": "db"}, "force_pull": true,
@@ -35,7 +35,7 @@ func TestDockerTaskConfig_Reads(t *testing.T) {
 		}, &DockerConfig{Image: "x", Args: []string{"a"}, Entrypoint: []string{}, Labels: map[string]string{"a": "b"}, NetworkMode: DockerNetworkNone}},
 		{"capabilities as people write them", map[string]any{
 			"image": "x", "cap_add": []any{"SYS_ADMIN", "CAP_NET_ADMIN", "sys_admin"}, "cap_drop": []string{"ALL"},
-		}, &DockerConfig{Image: "x", NetworkMode: DockerNetworkHost, CapAdd: []string{"sys_admin", "net_admin"}, CapDrop: []string{"all"}}},
+		}, &DockerConfig{Image: "x", NetworkMode: DockerNetworkBridge, CapAdd: []string{"sys_admin", "net_admin"}, CapDrop: []string{"all"}}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -141,7 +141,7 @@ func TestTask_DockerConfig_NamesTheTask(t *testing.T) {
 	task := &Task{Name: "pg", Driver: DriverDocker, Config: map[string]any{"image": "x", "network_mode": 1.0}}
 	_, err := task.DockerConfig()
 	must.ErrorIs(t, err, ErrBadRequest)
-	must.EqError(t, err, `task "pg": config: network_mode must be a string, not a number; write e.g. network_mode = "host"`)
+	must.EqError(t, err, `task "pg": config: network_mode must be a string, not a number; write e.g. network_mode = "bridge"`)
 }
 
 // TestJob_Docker_HTTPAndRPC: a docker job as the HTTP API decodes its

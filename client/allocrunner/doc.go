@@ -34,9 +34,17 @@
 // are done; service tasks restart whatever their exit); a stopped alloc is
 // complete once its tasks are dead and its volumes unmounted.
 //
+// The alloc dir is the tasks' to write, so what is under it is hostile to
+// the client, which runs as root: every dir it makes or changes there
+// (the layout, a task's own dirs given to its user), and the logs it
+// reads, are reached beneath it (client/internal/beneath), never through
+// a link; an entry a task replaced with a link or a file fails the
+// allocation with an event that names it, its tasks killed first.
+//
 // Restarts of the client: a task's handle (PID and start time) is kept in
 // DATA/client/allocs/<alloc ID>.json. A new runner for an alloc the
-// servers still want running re-runs the volume hook (claim and mount are
+// servers still want running checks its alloc dir again as above,
+// re-runs the volume hook (claim and mount are
 // idempotent), reattaches to the tasks still running, starts those whose
 // process is gone, and leaves alone those the servers' task states say
 // are dead. Shutdown (the agent stopping) leaves tasks and volumes as they
@@ -50,7 +58,8 @@
 // Imports: the standard library, hclog, structs, client/drivers/exec,
 // client/volumemanager (its request types and PluginHostDir),
 // client/dynamicplugins (registrations), client/csi (the plugin task's
-// probe), internal/atomicfile and internal/backoff (retries).
+// probe), client/internal/beneath (the alloc dir), internal/atomicfile
+// and internal/backoff (retries).
 // Tests call exec.Init in TestMain: tasks are real processes.
 //
 // Concurrency: Run owns one goroutine per task; Update, Shutdown and Alloc

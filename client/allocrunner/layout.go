@@ -1,10 +1,13 @@
 package allocrunner
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/berth-csi/berth/client/internal/beneath"
 )
 
 // Log kinds, as ClientAllocLogsRequest.Kind.
@@ -31,8 +34,23 @@ func SharedDir(allocDir string) string { return filepath.Join(allocDir, sharedDi
 func TaskDir(allocDir, task string) string { return filepath.Join(allocDir, task) }
 
 // LogPath is a task's stdout or stderr log.
-func LogPath(allocDir, task, kind string) string {
-	return filepath.Join(SharedDir(allocDir), "logs", task+"."+kind+".0")
+func LogPath(allocDir, task, kind string) string { return filepath.Join(allocDir, logRel(task, kind)) }
+
+// logRel is a task's log under its alloc dir.
+func logRel(task, kind string) string {
+	return filepath.Join(sharedDirName, "logs", task+"."+kind+".0")
+}
+
+// OpenLog opens a task's stdout or stderr log for reading, beneath the
+// alloc dir: a link anywhere under it is refused (beneath.ErrLink), never
+// followed.
+func OpenLog(allocDir, task, kind string) (*os.File, error) {
+	root, err := beneath.Open(allocDir)
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	return root.OpenFile(logRel(task, kind), os.O_RDONLY, 0)
 }
 
 // stateFile keeps the alloc's task handles across client restarts.
@@ -55,22 +73,43 @@ func CheckName(kind, name string) error {
 	return nil
 }
 
-// buildAllocDir makes the alloc dir for these tasks.
+// buildAllocDir makes the alloc dir for these tasks, or checks what a
+// client before this one made of it (a restart): every dir under it is
+// made or found beneath it, and one that a task replaced with a link or a
+// file is an error that names it (see allocDirError), never followed.
 func buildAllocDir(allocDir string, tasks []string) error {
+	if err := os.MkdirAll(allocDir, 0o755); err != nil {
+		return fmt.Errorf("build alloc dir: %w", err)
+	}
+	root, err := beneath.Open(allocDir)
+	if err != nil {
+		return fmt.Errorf("build alloc dir: %w", err)
+	}
+	defer root.Close()
 	dirs := []string{
-		filepath.Join(SharedDir(allocDir), "logs"),
-		filepath.Join(SharedDir(allocDir), "data"),
-		filepath.Join(SharedDir(allocDir), "tmp"),
+		filepath.Join(sharedDirName, "logs"),
+		filepath.Join(sharedDirName, "data"),
+		filepath.Join(sharedDirName, "tmp"),
 	}
 	for _, t := range tasks {
-		dirs = append(dirs, filepath.Join(TaskDir(allocDir, t), "local"))
+		dirs = append(dirs, filepath.Join(t, "local"))
 	}
 	for _, d := range dirs {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			return fmt.Errorf("build alloc dir: %w", err)
+		if err := root.MkdirAll(d, 0o755); err != nil {
+			return allocDirError(allocDir, err)
 		}
 	}
 	return nil
+}
+
+// allocDirError says what berth found in place of one of its alloc dir's
+// entries: a link or a file that a task left where berth keeps a
+// directory is the task's doing, and the allocation cannot go on.
+func allocDirError(allocDir string, err error) error {
+	if errors.Is(err, beneath.ErrLink) || errors.Is(err, beneath.ErrNotDir) || errors.Is(err, beneath.ErrNotRegular) {
+		return fmt.Errorf("%w; a task put it in place of berth's own entry, so the allocation stops", err)
+	}
+	return fmt.Errorf("alloc dir %s: %w", allocDir, err)
 }
 
 // HasLocalState reports whether this node keeps anything of the alloc: its

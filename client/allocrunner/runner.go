@@ -193,12 +193,12 @@ func (r *Runner) Run() {
 		r.finish(nil)
 		return
 	}
+	runners := r.taskRunners()
 	if err := buildAllocDir(r.allocDir, taskNames(r.tg)); err != nil {
-		r.failAll(EventSetupFailure, err.Error())
-		r.finish(nil)
+		r.logger.Error("cannot build the alloc dir", "error", err)
+		r.failSetup(runners, err, nil)
 		return
 	}
-	runners := r.taskRunners()
 
 	if r.stopping() {
 		// Stopped before it ran here, or while this client was down:
@@ -212,9 +212,7 @@ func (r *Runner) Run() {
 	}
 	if err := r.prepareUsers(); err != nil {
 		r.logger.Error("cannot run the alloc's tasks as their users", "error", err)
-		r.runTasks(runners, true) // reattached tasks of a restored alloc
-		r.failAll(EventSetupFailure, err.Error())
-		r.finish(nil)
+		r.failSetup(runners, err, nil)
 		return
 	}
 	if len(r.tg.Volumes) > 0 {
@@ -232,9 +230,7 @@ func (r *Runner) Run() {
 		}
 		if err != nil && !r.stopping() {
 			r.logger.Error("volume setup failed", "error", err)
-			r.runTasks(runners, true) // reattached tasks of a restored alloc
-			r.failAll(EventSetupFailure, err.Error())
-			r.finish(vols)
+			r.failSetup(runners, err, vols)
 			return
 		}
 		if r.stopping() {
@@ -287,6 +283,21 @@ func (r *Runner) check() error {
 	return nil
 }
 
+// failSetup fails the alloc for an error of its setup: the tasks a
+// restored alloc still runs are killed first, with the error as the
+// reason, then the volumes are unmounted.
+func (r *Runner) failSetup(runners []*taskRunner, err error, vols []*mountedVolume) {
+	why := event(EventSetupFailure, err.Error())
+	for _, tr := range runners {
+		if tr.attached != nil {
+			tr.stop(why)
+		}
+	}
+	r.runTasks(runners, true)
+	r.failAll(EventSetupFailure, err.Error())
+	r.finish(vols)
+}
+
 // untilStop is a context that ends with the runner or a stop.
 func (r *Runner) untilStop() (context.Context, context.CancelFunc) {
 	ctx, cancel := context.WithCancel(r.ctx)
@@ -335,6 +346,7 @@ func (r *Runner) taskRunners() []*taskRunner {
 				AllocDir:   shared,
 				StdoutPath: LogPath(r.allocDir, t.Name, LogStdout),
 				StderrPath: LogPath(r.allocDir, t.Name, LogStderr),
+				LogRoot:    r.allocDir,
 				Command:    cmd,
 				Args:       args,
 				Env:        t.Env,

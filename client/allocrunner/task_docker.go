@@ -35,10 +35,10 @@ func (r *Runner) dockerTask(t *structs.Task, cfg *exec.TaskConfig, dc *structs.D
 	return &docker.TaskConfig{
 		AllocID: cfg.AllocID, JobID: r.cfg.Alloc.JobID, Namespace: r.cfg.Alloc.Namespace, Group: r.tg.Name,
 		TaskName: cfg.TaskName, NodeName: r.nodeName(),
-		TaskDir: cfg.TaskDir, AllocDir: cfg.AllocDir, StdoutPath: cfg.StdoutPath, StderrPath: cfg.StderrPath,
+		TaskDir: cfg.TaskDir, AllocDir: cfg.AllocDir, StdoutPath: cfg.StdoutPath, StderrPath: cfg.StderrPath, LogRoot: cfg.LogRoot,
 		Image: dc.Image, Command: dc.Command, Args: dc.Args, Entrypoint: dc.Entrypoint,
 		Privileged: dc.Privileged, CapAdd: dc.CapAdd, CapDrop: dc.CapDrop, NetworkMode: dc.NetworkMode, Labels: dc.Labels, ForcePull: dc.ForcePull,
-		Env: cfg.Env, Extra: cfg.Extra, User: t.User, Mounts: mounts,
+		Env: cfg.Env, Extra: cfg.Extra, User: t.User, AllowRoot: r.cfg.AllowRootTasks, Mounts: mounts,
 	}
 }
 

@@ -127,11 +127,7 @@ func (tr *taskRunner) run(ctx context.Context) {
 					return
 				}
 				ev := event(EventDriverFailure, err.Error())
-				if errors.Is(err, exec.ErrInvalidTask) || errors.Is(err, exec.ErrNeedsRoot) ||
-					errors.Is(err, exec.ErrRootNotAllowed) || errors.Is(err, exec.ErrUnknownUser) ||
-					errors.Is(err, docker.ErrInvalidTask) || errors.Is(err, docker.ErrPrivilegedNotAllowed) ||
-					errors.Is(err, docker.ErrCapsNotAllowed) ||
-					errors.Is(err, docker.ErrImageMissing) {
+				if startRefused(err) {
 					tr.r.updateTask(name, markDead(true), ev)
 					return
 				}
@@ -174,6 +170,19 @@ func (tr *taskRunner) run(ctx context.Context) {
 			return
 		}
 	}
+}
+
+// startRefused reports a start that fails the same way however often it
+// is tried: the task, or what this client allows, must change first.
+func startRefused(err error) bool {
+	for _, target := range []error{exec.ErrInvalidTask, exec.ErrNeedsRoot, exec.ErrRootNotAllowed, exec.ErrUnknownUser,
+		docker.ErrInvalidTask, docker.ErrPrivilegedNotAllowed, docker.ErrCapsNotAllowed, docker.ErrHostNetworkNotAllowed,
+		docker.ErrRootNotAllowed, docker.ErrImageMissing} {
+		if errors.Is(err, target) {
+			return true
+		}
+	}
+	return false
 }
 
 // start starts the task and records its handle.

@@ -9,6 +9,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/berth-csi/berth/client/drivers/exec"
+	"github.com/berth-csi/berth/client/internal/beneath"
 	"github.com/berth-csi/berth/structs"
 )
 
@@ -68,15 +69,22 @@ func (r *Runner) taskUsers() (map[string]*exec.Credential, error) {
 // When a task runs as another user, the data dir and the alloc root are
 // made searchable by it (see reachDataDir).
 func giveTaskDirs(dataDir, allocDir string, creds map[string]*exec.Credential, logger hclog.Logger) error {
+	root, err := beneath.Open(allocDir)
+	if err != nil {
+		return err
+	}
+	defer root.Close()
 	var one *exec.Credential // the tasks' user, while they all have one
 	mixed := false
 	for task, c := range creds {
 		if c == nil || c.Root() {
 			continue // berth's own user, or root: the dirs are theirs
 		}
-		for _, d := range []string{TaskDir(allocDir, task), filepath.Join(TaskDir(allocDir, task), "local")} {
-			if err := os.Chown(d, int(c.UID), int(c.GID)); err != nil {
-				return fmt.Errorf("give task %q its dir: %w", task, err)
+		// Changed through the entries themselves, never a link a task
+		// left in their place (the task owns its dir and may have).
+		for _, d := range []string{task, filepath.Join(task, "local")} {
+			if err := root.Chown(d, int(c.UID), int(c.GID)); err != nil {
+				return fmt.Errorf("give task %q its dir: %w", task, allocDirError(allocDir, err))
 			}
 		}
 		switch {
@@ -89,15 +97,15 @@ func giveTaskDirs(dataDir, allocDir string, creds map[string]*exec.Credential, l
 	if one == nil {
 		return nil
 	}
-	for _, d := range []string{filepath.Join(SharedDir(allocDir), "data"), filepath.Join(SharedDir(allocDir), "tmp")} {
+	for _, d := range []string{filepath.Join(sharedDirName, "data"), filepath.Join(sharedDirName, "tmp")} {
 		var err error
 		if mixed {
-			err = os.Chmod(d, 0o777|os.ModeSticky)
+			err = root.Chmod(d, 0o777|os.ModeSticky)
 		} else {
-			err = os.Chown(d, int(one.UID), int(one.GID))
+			err = root.Chown(d, int(one.UID), int(one.GID))
 		}
 		if err != nil {
-			return fmt.Errorf("share %s with the alloc's tasks: %w", d, err)
+			return fmt.Errorf("share %s with the alloc's tasks: %w", d, allocDirError(allocDir, err))
 		}
 	}
 	return reachDataDir(dataDir, logger)

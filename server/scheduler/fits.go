@@ -3,6 +3,7 @@ package scheduler
 import (
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -21,8 +22,20 @@ import (
 // holding it.
 func (p *planning) fits(tg *structs.TaskGroup, n *structs.Node, idx int) ([]structs.CSIVolumeClaimRequest, string, error) {
 	p.checks++
-	if t := tg.RootTask(); t != nil && !n.AllowRootTasks {
+	if t := tg.RootTaskOn(n); t != nil {
+		if t.Driver == structs.DriverDocker {
+			who := "a csi_plugin task that names no user"
+			if t.User != "" {
+				who = "user = " + strconv.Quote(t.User)
+			}
+			return nil, structs.DockerRootTaskRefusal(t.Name, n.Name, who), nil
+		}
 		return nil, structs.RootTaskRefusal(t.Name, n.Name), nil
+	}
+	if t := tg.HostNetworkTask(); t != nil {
+		if d := n.Drivers[t.Driver]; d == nil || !d.AllowHostNetwork {
+			return nil, structs.HostNetworkTaskRefusal(t.Name, t.Driver, n.Name), nil
+		}
 	}
 	if t := tg.PrivilegedTask(); t != nil {
 		if d := n.Drivers[t.Driver]; d == nil || !d.AllowPrivileged {

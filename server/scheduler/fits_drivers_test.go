@@ -221,3 +221,53 @@ func TestJobWatcher_DockerJobPlacedWhenDockerComesBack(t *testing.T) {
 	must.SliceLen(t, 1, placed)
 	must.EqOp(t, "node-1", placed[0].NodeID)
 }
+
+// TestPlanner_Plan_DockerHostNetwork: a task on the host's network goes
+// only where the client allows it; bridge (the default) goes anywhere.
+func TestPlanner_Plan_DockerHostNetwork(t *testing.T) {
+	w := newWorld(t)
+	w.dockerNode("node-1", healthyDocker())
+	job := dockerJob("db", false)
+	job.TaskGroups[0].Tasks[0].Config["network_mode"] = "host"
+	res := w.run(job)
+	must.SliceEmpty(t, res.Plan.Allocs)
+	must.Eq(t, []string{`task "db" asks for network_mode = "host"; node "node-1" does not allow docker tasks on the host's network: ` +
+		`set driver "docker" { allow_host_network = true } in its agent config, or leave network_mode out (bridge) (1 node)`},
+		res.Failures[0].Reasons)
+
+	allowed := healthyDocker()
+	allowed.AllowHostNetwork = true
+	w.dockerNode("node-2", allowed)
+	res = w.run(job)
+	must.SliceEmpty(t, res.Failures)
+	must.EqOp(t, "node-2", res.Plan.Allocs[0].NodeID)
+	res = w.run(dockerJob("web", false))
+	must.SliceEmpty(t, res.Failures, must.Sprint("bridge needs nothing"))
+}
+
+// TestPlanner_Plan_DockerRoot: a container whose user is root goes only
+// where the client allows root tasks or its engine remaps root; so does
+// a docker plugin task that names no user.
+func TestPlanner_Plan_DockerRoot(t *testing.T) {
+	w := newWorld(t)
+	w.dockerNode("node-1", healthyDocker())
+	job := dockerJob("db", false)
+	job.TaskGroups[0].Tasks[0].User = "0:0"
+	res := w.run(job)
+	must.SliceEmpty(t, res.Plan.Allocs)
+	must.SliceLen(t, 1, res.Failures[0].Reasons)
+	must.StrHasPrefix(t, `task "db" would run as root in its container (user = "0:0"); node "node-1" does not allow root tasks `+
+		`and its Docker engine does not remap root`, res.Failures[0].Reasons[0])
+
+	remapped := healthyDocker()
+	remapped.UserNamespaces = true
+	w.dockerNode("node-2", remapped)
+	res = w.run(job)
+	must.SliceEmpty(t, res.Failures)
+	must.EqOp(t, "node-2", res.Plan.Allocs[0].NodeID)
+
+	job = dockerJob("web", false)
+	job.TaskGroups[0].Tasks[0].User = "65534"
+	res = w.run(job)
+	must.SliceEmpty(t, res.Failures, must.Sprint("a non-root user needs nothing"))
+}

@@ -9,9 +9,10 @@
 // Docker name. A leftover container of the same task and alloc under that
 // name (from a start that crashed) is removed before the new one is
 // created; a container of anything else under it is refused. The task dir
-// and the alloc dir are bound at TaskMountPoint (/berth/local, also the
-// working directory) and AllocMountPoint (/berth/alloc); BERTH_TASK_DIR and
-// BERTH_ALLOC_DIR name those paths. Volumes are bind mounts with the
+// is bound at TaskMountPoint (/berth/local, also the working directory),
+// and the alloc dir's data/ and tmp/ under AllocMountPoint (/berth/alloc):
+// not its logs/, so a container never reaches the files the client writes
+// and reads for it. BERTH_TASK_DIR and BERTH_ALLOC_DIR name those paths. Volumes are bind mounts with the
 // propagation asked (private: rprivate, host-to-task: rslave,
 // bidirectional: rshared); a relative destination is under /berth/local.
 // The environment is the task's env, then the caller's Extra, then
@@ -42,7 +43,9 @@
 // a frame in flight when the old client died, stamped before its last
 // write landed, can be lost), or from the container's start when neither
 // file exists. The log paths travel with the container as labels
-// (LabelStdoutPath, LabelStderrPath), so HandleState needs only the ID.
+// (LabelStdoutPath, LabelStderrPath, and LabelLogRoot: the alloc dir they
+// are opened beneath, following no link), so HandleState needs only the
+// ID.
 //
 // Reattach inspects a container a previous client started: running gives
 // a handle that waits on it as Start's does (with the real exit code: the
@@ -50,8 +53,9 @@
 // Owned lists every container with berth's labels, for the client's sweep
 // of containers no alloc claims; Remove force-removes one, idempotently.
 //
-// Imports: structs (propagation modes), internal/backoff, the Docker
-// client and its API types; never the exec driver, allocrunner, server,
+// Imports: structs (propagation modes), internal/backoff,
+// client/internal/beneath (the log files), the Docker client and its API
+// types; never the exec driver, allocrunner, server,
 // state or fsm. Tests build their images through dockertest.
 //
 // Concurrency: a *Driver and a *Handle are safe for concurrent use. Each

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/docker/docker/client"
 	"github.com/hashicorp/go-hclog"
@@ -21,6 +23,13 @@ var (
 	// ErrCapsNotAllowed: the task adds capabilities the client's
 	// allow_caps does not hold.
 	ErrCapsNotAllowed = errors.New("docker: capabilities not allowed on this client")
+	// ErrHostNetworkNotAllowed: the task asks for the host's network and
+	// the client's driver config does not allow it.
+	ErrHostNetworkNotAllowed = errors.New("docker: the host's network is not allowed on this client")
+	// ErrRootNotAllowed: the container would run as root (its user's or
+	// its image's), and neither the client allows root tasks nor the
+	// engine remaps root.
+	ErrRootNotAllowed = errors.New("docker: containers may not run as root on this client")
 	// ErrInvalidTask: the task config is wrong (the message says how).
 	ErrInvalidTask = errors.New("docker: invalid task")
 	// ErrInvalidConfig: the driver's config is wrong.
@@ -45,6 +54,9 @@ type Config struct {
 	// structs.NormalizeCapabilities makes them; "all" for any); nil is
 	// structs.DockerDefaultAllowCaps.
 	AllowCaps []string
+	// AllowHostNetwork lets tasks run on the host's network (network_mode
+	// = "host"); off, they get the engine's bridge.
+	AllowHostNetwork bool
 }
 
 // DefaultConfig is the local engine, no privileged containers.
@@ -73,6 +85,10 @@ type Driver struct {
 	mu     sync.Mutex // guards closed against wg.Add
 	closed bool
 	wg     sync.WaitGroup
+
+	// userns is what the last fingerprint found of the engine's user
+	// namespaces (usernsUnknown before one ran).
+	userns atomic.Int32
 }
 
 // New returns a driver for the engine at cfg.Endpoint. It does no I/O:
@@ -128,6 +144,9 @@ type Health struct {
 	Version    string // the engine's version, such as 20.10.24
 	APIVersion string // its API version, such as 1.41
 	Err        string // why it is not healthy
+	// UserNamespaces: the engine remaps containers' root to an
+	// unprivileged host user (dockerd --userns-remap).
+	UserNamespaces bool
 }
 
 // Fingerprint checks that the engine answers (a ping and its version).
@@ -139,5 +158,25 @@ func (d *Driver) Fingerprint(ctx context.Context) Health {
 	if err != nil {
 		return Health{Err: fmt.Sprintf("docker engine at %s: read its version: %v", d.cfg.Endpoint, err)}
 	}
-	return Health{Healthy: true, Version: v.Version, APIVersion: v.APIVersion}
+	userns, err := d.userNamespaces(ctx)
+	if err != nil {
+		return Health{Err: fmt.Sprintf("docker engine at %s: read its security options: %v", d.cfg.Endpoint, err)}
+	}
+	d.noteUserns(userns)
+	return Health{Healthy: true, Version: v.Version, APIVersion: v.APIVersion, UserNamespaces: userns}
+}
+
+// userNamespaces asks the engine whether it remaps containers' root
+// (its security options hold "name=userns").
+func (d *Driver) userNamespaces(ctx context.Context) (bool, error) {
+	info, err := d.cli.Info(ctx)
+	if err != nil {
+		return false, err
+	}
+	for _, o := range info.SecurityOptions {
+		if o == "name=userns" || strings.HasPrefix(o, "name=userns,") {
+			return true, nil
+		}
+	}
+	return false, nil
 }

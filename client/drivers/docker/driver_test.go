@@ -45,7 +45,7 @@ func TestDriver_Start_RunsAndLogs(t *testing.T) {
 	d := newDriver(t, docker.DefaultConfig())
 	cfg := taskConfig(t, e.image, "print:hello", "stderr:oops", "print:${GREETING}-${NOPE}", "env:BERTH_TASK_DIR",
 		"env:BERTH_ALLOC_DIR", "env:BERTH_ALLOC_ID", "env:BERTH_NODE_NAME", "write:/berth/local/db.txt:row1",
-		"touch:/berth/local/ready", "waitfile:/berth/alloc/go")
+		"touch:/berth/local/ready", "waitfile:/berth/alloc/data/go")
 	cfg.Env = map[string]string{"GREETING": "hi", "BERTH_ALLOC_ID": "spoofed"}
 	cfg.Extra = map[string]string{"BERTH_NODE_NAME": "node-1"}
 	cfg.Labels = map[string]string{"team": "storage"}
@@ -68,7 +68,7 @@ func TestDriver_Start_RunsAndLogs(t *testing.T) {
 	default:
 	}
 
-	touch(t, filepath.Join(cfg.AllocDir, "go"))
+	touch(t, filepath.Join(cfg.AllocDir, "data", "go"))
 	res := waitDone(t, h)
 	must.Eq(t, docker.ExitResult{}, res)
 	must.True(t, res.Successful())
@@ -239,6 +239,71 @@ func TestDriver_Caps(t *testing.T) {
 	_, err := d.Start(t.Context(), cfg)
 	must.ErrorIs(t, err, docker.ErrCapsNotAllowed)
 	must.StrContains(t, err.Error(), "adds capabilities net_admin")
+}
+
+// TestDriver_Defaults: a container gets the engine's bridge, not the
+// host's network, and no NET_RAW, unless the task asks and the client
+// allows it.
+func TestDriver_Defaults(t *testing.T) {
+	e := newEngine(t)
+	d := newDriver(t, docker.Config{AllowHostNetwork: true, AllowCaps: []string{"net_raw"}})
+	cfg := taskConfig(t, e.image, "ifaces", "caps")
+	must.Eq(t, docker.ExitResult{}, waitDone(t, start(t, d, cfg)))
+	out := readFile(t, cfg.StdoutPath)
+	must.StrContains(t, out, "ifaces: eth0 lo\n", must.Sprint("a bridge network's interfaces"))
+	must.StrContains(t, out, "CapEff: 00000000a80405fb\n", must.Sprint("Docker's default set less NET_RAW (bit 13)"))
+
+	cfg = taskConfig(t, e.image, "ifaces", "caps")
+	cfg.NetworkMode, cfg.CapAdd = docker.NetworkHost, []string{"net_raw"}
+	must.Eq(t, docker.ExitResult{}, waitDone(t, start(t, d, cfg)))
+	out = readFile(t, cfg.StdoutPath)
+	must.StrNotContains(t, out, "ifaces: eth0 lo\n", must.Sprint("the host's interfaces"))
+	must.StrContains(t, out, "CapEff: 00000000a80425fb\n", must.Sprint("NET_RAW added back"))
+}
+
+// TestDriver_Start_RootRefused: where root is not allowed, a container
+// that would run as root is refused, whoever says root: its image (no
+// USER, or a USER its passwd file makes uid 0) or the task's user; the
+// refusal says which, and leaves no container. One that runs as another
+// user starts.
+func TestDriver_Start_RootRefused(t *testing.T) {
+	e := newEngine(t)
+	d := newDriver(t, docker.DefaultConfig())
+	bin := dockertest.StaticBinary(t, "./testdata/berthdb")
+	toor := dockertest.ImageAs(t, e.cli, "berthdb-toor", bin, "toor", "toor:x:0:0:root by another name:/:/berthdb\n")
+	app := dockertest.ImageAs(t, e.cli, "berthdb-app", bin, "app", "app:x:1000:1000:an app:/:/berthdb\n")
+	refused := []struct {
+		name, image, user, who string
+	}{
+		{"image with no user", e.image, "", "its image names no user, so root"},
+		{"user root", e.image, "root", `user = "root"`},
+		{"uid 0 with a group", app, "0:1000", `user = "0:1000"`},
+		{"image user that is uid 0", toor, "", `its image's user, "toor", which is uid 0 in the image`},
+		{"task user that is uid 0", toor, "toor", `user = "toor", which is uid 0 in the image`},
+	}
+	for _, tc := range refused {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := taskConfig(t, tc.image, "print:ran")
+			cfg.User, cfg.AllowRoot = tc.user, false
+			_, err := d.Start(t.Context(), cfg)
+			must.ErrorIs(t, err, docker.ErrRootNotAllowed)
+			must.StrContains(t, err.Error(), `task "db" would run as root in its container (`+tc.who+`); node "node-1" does not allow root tasks`)
+			must.StrContains(t, err.Error(), "allow_root_tasks = true")
+			_, left := ownedByAlloc(t, d, cfg.AllocID)
+			must.False(t, left, must.Sprint("no container is left"))
+		})
+	}
+	for _, tc := range []struct{ name, image, user string }{
+		{"numeric user", e.image, "65534:65534"},
+		{"image user that is not root", app, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := taskConfig(t, tc.image, "print:ran")
+			cfg.User, cfg.AllowRoot = tc.user, false
+			must.Eq(t, docker.ExitResult{}, waitDone(t, start(t, d, cfg)))
+			must.Eq(t, "ran\n", readFile(t, cfg.StdoutPath))
+		})
+	}
 }
 
 func TestDriver_Start_Leftover(t *testing.T) {

@@ -53,11 +53,11 @@ type HandleState struct {
 
 // Handle is a running (or finished) task's container.
 type Handle struct {
-	d                      *Driver
-	state                  HandleState
-	stdoutPath, stderrPath string
-	logger                 hclog.Logger
-	done                   chan struct{}
+	d      *Driver
+	state  HandleState
+	logs   logFiles
+	logger hclog.Logger
+	done   chan struct{}
 
 	mu         sync.Mutex
 	sent       map[int]bool // signals Stop sent
@@ -65,8 +65,8 @@ type Handle struct {
 	cleanupErr error
 }
 
-func newHandle(d *Driver, s HandleState, stdout, stderr string, logger hclog.Logger) *Handle {
-	return &Handle{d: d, state: s, stdoutPath: stdout, stderrPath: stderr, logger: logger,
+func newHandle(d *Driver, s HandleState, logs logFiles, logger hclog.Logger) *Handle {
+	return &Handle{d: d, state: s, logs: logs, logger: logger,
 		done: make(chan struct{}), sent: map[int]bool{}}
 }
 
@@ -284,8 +284,11 @@ func (d *Driver) Reattach(ctx context.Context, s HandleState) (*Handle, error) {
 			ErrInvalidTask, s.TaskName, shortID(s.ContainerID), LabelStdoutPath, LabelStderrPath)
 	}
 	log := d.logger.With("task", s.TaskName, "alloc_id", labels[LabelAllocID], "container_id", shortID(c.ID))
-	h := newHandle(d, HandleState{TaskName: s.TaskName, ContainerID: c.ID}, stdout, stderr, log)
-	since := copiedUntil(stdout, stderr)
+	// A container of a client before log roots were labelled: each log
+	// beneath its own dir.
+	logs := logFiles{root: labels[LabelLogRoot], stdout: stdout, stderr: stderr}
+	h := newHandle(d, HandleState{TaskName: s.TaskName, ContainerID: c.ID}, logs, log)
+	since := logs.copiedUntil()
 	if err := d.goHandle(func() { h.run(d.ctx, nil, nil, since) }); err != nil {
 		return nil, fmt.Errorf("task %q: %w", s.TaskName, err)
 	}

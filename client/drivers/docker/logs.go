@@ -5,12 +5,14 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"time"
 
 	cerrdefs "github.com/containerd/errdefs"
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/pkg/stdcopy"
 
+	"github.com/berth-csi/berth/client/internal/beneath"
 	"github.com/berth-csi/berth/internal/backoff"
 )
 
@@ -19,13 +21,13 @@ import (
 // ended with the container stopped, or ctx ends. A broken stream is read
 // again from just after the last frame copied.
 func (h *Handle) copyLogs(ctx context.Context, since time.Time, exited <-chan struct{}) {
-	stdout, err := openLog(h.stdoutPath)
+	stdout, err := h.logs.open(h.logs.stdout)
 	if err != nil {
 		h.logger.Error("cannot copy the container's logs", "error", err)
 		return
 	}
 	defer stdout.Close()
-	stderr, err := openLog(h.stderrPath)
+	stderr, err := h.logs.open(h.logs.stderr)
 	if err != nil {
 		h.logger.Error("cannot copy the container's logs", "error", err)
 		return
@@ -107,29 +109,61 @@ func (w *stampWriter) Write(p []byte) (int, error) {
 	}
 	if ok && err == nil {
 		*w.last = ts
-		if err := os.Chtimes(w.f.Name(), time.Time{}, ts); err != nil {
+		if err := beneath.SetModTime(w.f, ts); err != nil {
 			w.h.logger.Warn("cannot record how far the log copy got", "path", w.f.Name(), "error", err)
 		}
 	}
 	return len(p), nil
 }
 
+// logFiles are a task's two log files and the dir (its alloc dir) they
+// are opened beneath: no link below it is followed.
+type logFiles struct {
+	root, stdout, stderr string // "" root: each file's own dir
+}
+
+func (c *TaskConfig) logFiles() logFiles {
+	return logFiles{root: c.LogRoot, stdout: c.StdoutPath, stderr: c.StderrPath}
+}
+
+// open opens one of the files for appending, creating it.
+func (l logFiles) open(path string) (*os.File, error) { return beneath.OpenAppend(l.root, path) }
+
+// touch makes sure both files exist.
+func (l logFiles) touch() error {
+	for _, p := range []string{l.stdout, l.stderr} {
+		f, err := l.open(p)
+		if err != nil {
+			return err
+		}
+		f.Close()
+	}
+	return nil
+}
+
 // copiedUntil is the stamp of the last frame a handle copied into the
 // log files (the later of their modification times), or the zero time
-// when neither exists.
-func copiedUntil(paths ...string) time.Time {
+// when neither exists (or either is not berth's: a link is not read).
+func (l logFiles) copiedUntil() time.Time {
 	var t time.Time
-	for _, p := range paths {
-		if fi, err := os.Stat(p); err == nil && fi.ModTime().After(t) {
+	for _, p := range []string{l.stdout, l.stderr} {
+		root := l.root
+		if root == "" {
+			root = filepath.Dir(p)
+		}
+		rel, err := beneath.Split(root, p)
+		if err != nil {
+			continue
+		}
+		r, err := beneath.Open(root)
+		if err != nil {
+			continue
+		}
+		fi, err := r.Stat(rel)
+		r.Close()
+		if err == nil && fi.ModTime().After(t) {
 			t = fi.ModTime()
 		}
 	}
 	return t
-}
-
-func openLog(path string) (*os.File, error) {
-	if err := touchLog(path); err != nil {
-		return nil, err
-	}
-	return os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0o644)
 }

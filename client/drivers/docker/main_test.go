@@ -56,7 +56,9 @@ func taskConfig(t *testing.T, image string, args ...string) *docker.TaskConfig {
 	taskDir := filepath.Join(root, "db", "local")
 	allocDir := filepath.Join(root, "alloc")
 	must.NoError(t, os.MkdirAll(taskDir, 0o755))
-	must.NoError(t, os.MkdirAll(filepath.Join(allocDir, "logs"), 0o755))
+	for _, d := range []string{"logs", "data", "tmp"} {
+		must.NoError(t, os.MkdirAll(filepath.Join(allocDir, d), 0o755))
+	}
 	return &docker.TaskConfig{
 		AllocID:    "a-" + dockertest.Unique(),
 		JobID:      "shop",
@@ -68,6 +70,8 @@ func taskConfig(t *testing.T, image string, args ...string) *docker.TaskConfig {
 		AllocDir:   allocDir,
 		StdoutPath: filepath.Join(allocDir, "logs", "db.stdout.0"),
 		StderrPath: filepath.Join(allocDir, "logs", "db.stderr.0"),
+		LogRoot:    root,
+		AllowRoot:  true, // the image's user is root: most tests are about other things
 		Image:      image,
 		Args:       args,
 	}
@@ -153,6 +157,19 @@ func owned(t *testing.T, d *docker.Driver, id string) (docker.Owned, bool) {
 	must.NoError(t, err)
 	for _, o := range all {
 		if o.ContainerID == id {
+			return o, true
+		}
+	}
+	return docker.Owned{}, false
+}
+
+// ownedByAlloc is a container of the alloc berth owns, if there is one.
+func ownedByAlloc(t *testing.T, d *docker.Driver, allocID string) (docker.Owned, bool) {
+	t.Helper()
+	all, err := d.Owned(t.Context())
+	must.NoError(t, err)
+	for _, o := range all {
+		if o.AllocID == allocID {
 			return o, true
 		}
 	}

@@ -6,14 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
 	cerrdefs "github.com/containerd/errdefs"
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/image"
+	"github.com/hashicorp/go-hclog"
 )
 
 // removeTimeout bounds the removal of a container that failed to start.
@@ -30,13 +29,17 @@ func (d *Driver) Start(ctx context.Context, cfg *TaskConfig) (*Handle, error) {
 	if err := d.ctx.Err(); err != nil {
 		return nil, fmt.Errorf("task %q: %w", cfg.TaskName, ErrClosed)
 	}
-	if err := d.ensureImage(ctx, cfg); err != nil {
+	imageUser, err := d.ensureImage(ctx, cfg)
+	if err != nil {
 		return nil, err
 	}
-	for _, p := range []string{cfg.StdoutPath, cfg.StderrPath} {
-		if err := touchLog(p); err != nil {
-			return nil, fmt.Errorf("task %q: %w", cfg.TaskName, err)
-		}
+	root, err := d.rootCheck(ctx, cfg, imageUser)
+	if err != nil {
+		return nil, err
+	}
+	logs := cfg.logFiles()
+	if err := logs.touch(); err != nil {
+		return nil, fmt.Errorf("task %q: %w", cfg.TaskName, err)
 	}
 	if err := d.removeLeftover(ctx, cfg, s.name); err != nil {
 		return nil, err
@@ -66,8 +69,12 @@ func (d *Driver) Start(ctx context.Context, cfg *TaskConfig) (*Handle, error) {
 	for _, w := range created.Warnings {
 		log.Warn("engine warning on create", "warning", w)
 	}
+	if err := root.named(ctx, d, id); err != nil {
+		d.removeCreated(ctx, id, log)
+		return nil, err
+	}
 
-	h := newHandle(d, HandleState{TaskName: cfg.TaskName, ContainerID: id}, cfg.StdoutPath, cfg.StderrPath, log)
+	h := newHandle(d, HandleState{TaskName: cfg.TaskName, ContainerID: id}, logs, log)
 	// The wait is registered before the start, so an exit however quick
 	// is seen; it lives as long as the handle.
 	hctx, cancel := context.WithCancel(d.ctx)
@@ -85,36 +92,41 @@ func (d *Driver) Start(ctx context.Context, cfg *TaskConfig) (*Handle, error) {
 	}
 	cancel()
 	drainWait(waitC, errC)
-	// Removed even when ctx has ended: a created container must not stay.
-	rctx, rcancel := context.WithTimeout(context.WithoutCancel(ctx), removeTimeout)
-	defer rcancel()
-	if rerr := d.Remove(rctx, id); rerr != nil {
-		log.Warn("could not remove a container that failed to start", "error", rerr)
-	}
+	d.removeCreated(ctx, id, log)
 	return nil, fmt.Errorf("task %q: start container %s (image %s): %w%s", cfg.TaskName, s.name, cfg.Image, err, startHint(cfg, err))
 }
 
+// removeCreated removes a container that was created but is not to run,
+// even when ctx has ended: a created container must not stay.
+func (d *Driver) removeCreated(ctx context.Context, id string, log hclog.Logger) {
+	rctx, rcancel := context.WithTimeout(context.WithoutCancel(ctx), removeTimeout)
+	defer rcancel()
+	if err := d.Remove(rctx, id); err != nil {
+		log.Warn("could not remove a container that is not to run", "error", err)
+	}
+}
+
 // ensureImage checks the task's image is on the node, pulling it first
-// when the task asks to.
-func (d *Driver) ensureImage(ctx context.Context, cfg *TaskConfig) error {
+// when the task asks to, and returns the user the image runs as ("" is
+// root).
+func (d *Driver) ensureImage(ctx context.Context, cfg *TaskConfig) (string, error) {
 	if cfg.ForcePull {
 		if err := d.pull(ctx, cfg.Image); err != nil {
-			return fmt.Errorf("task %q: pull image %s: %w", cfg.TaskName, cfg.Image, err)
+			return "", fmt.Errorf("task %q: pull image %s: %w", cfg.TaskName, cfg.Image, err)
 		}
 	}
-	_, err := d.cli.ImageInspect(ctx, cfg.Image)
+	img, err := d.cli.ImageInspect(ctx, cfg.Image)
 	switch {
 	case cerrdefs.IsNotFound(err):
-		node := cfg.NodeName
-		if node == "" {
-			node = "this node"
-		}
-		return fmt.Errorf("%w: task %q: image %s is not present on node %s; build or pull it (or set force_pull in the task's config)",
-			ErrImageMissing, cfg.TaskName, cfg.Image, node)
+		return "", fmt.Errorf("%w: task %q: image %s is not present on node %s; build or pull it (or set force_pull in the task's config)",
+			ErrImageMissing, cfg.TaskName, cfg.Image, cfg.nodeName())
 	case err != nil:
-		return fmt.Errorf("task %q: inspect image %s: %w", cfg.TaskName, cfg.Image, err)
+		return "", fmt.Errorf("task %q: inspect image %s: %w", cfg.TaskName, cfg.Image, err)
 	}
-	return nil
+	if img.Config == nil {
+		return "", nil
+	}
+	return img.Config.User, nil
 }
 
 // pull pulls ref, reading the engine's progress stream to its end: a
@@ -178,18 +190,6 @@ func (d *Driver) removeLeftover(ctx context.Context, cfg *TaskConfig, name strin
 		return fmt.Errorf("task %q: remove leftover container %s: %w", cfg.TaskName, name, err)
 	}
 	return nil
-}
-
-// touchLog makes sure a log file and its directory exist.
-func touchLog(path string) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
-	if err != nil {
-		return err
-	}
-	return f.Close()
 }
 
 // shortID is a container ID as the docker CLI shows it.

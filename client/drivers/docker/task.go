@@ -7,6 +7,7 @@ import (
 	"path"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -28,6 +29,8 @@ const (
 	// container's logs are copied to, for a reattach.
 	LabelStdoutPath = "berth.stdout_path"
 	LabelStderrPath = "berth.stderr_path"
+	// LabelLogRoot is the dir the log files are opened beneath.
+	LabelLogRoot = "berth.log_root"
 )
 
 // Where the task dir and the alloc dir are inside the container.
@@ -36,12 +39,22 @@ const (
 	AllocMountPoint = "/berth/alloc"
 )
 
-// Network modes a task may ask for; "" is NetworkHost.
+// sharedSubdirs are the dirs of the alloc dir bound under
+// AllocMountPoint; its logs/ is not.
+var sharedSubdirs = []string{"data", "tmp"}
+
+// Network modes a task may ask for; "" is NetworkBridge. NetworkHost
+// needs Config.AllowHostNetwork.
 const (
 	NetworkHost   = "host"
 	NetworkBridge = "bridge"
 	NetworkNone   = "none"
 )
+
+// defaultCapDrop are dropped from Docker's default set unless the task
+// adds them back (within allow_caps): NET_RAW lets a container forge
+// packets and, on the host's network, read other processes' traffic.
+var defaultCapDrop = []string{"net_raw"}
 
 // Mount is a bind mount into the container.
 type Mount struct {
@@ -62,12 +75,16 @@ type TaskConfig struct {
 	AllocID, JobID, Namespace, Group, TaskName string
 	// NodeName names this node in errors (a missing image).
 	NodeName string
-	// TaskDir and AllocDir are host dirs, bound at TaskMountPoint and
-	// AllocMountPoint. Both exist and are absolute.
+	// TaskDir and AllocDir are host dirs: TaskDir is bound at
+	// TaskMountPoint, AllocDir's data/ and tmp/ under AllocMountPoint
+	// (its logs/ is not). All exist and are absolute.
 	TaskDir, AllocDir string
 	// StdoutPath and StderrPath are host files appended with the
-	// container's logs (a restart continues the same log).
+	// container's logs (a restart continues the same log), opened beneath
+	// LogRoot (the alloc dir; "" is each file's own dir): no link below
+	// it is followed.
 	StdoutPath, StderrPath string
+	LogRoot                string
 
 	Image string
 	// Command and Args replace the image's command; Args alone are the
@@ -82,7 +99,7 @@ type TaskConfig struct {
 	// Docker's default set, normalized ("sys_admin", "all"). CapAdd must
 	// be within Config.AllowCaps.
 	CapAdd, CapDrop []string
-	// NetworkMode is NetworkHost (""), NetworkBridge or NetworkNone.
+	// NetworkMode is NetworkBridge (""), NetworkHost or NetworkNone.
 	NetworkMode string
 	// Labels are added to berth's (see LabelPrefix).
 	Labels map[string]string
@@ -90,8 +107,10 @@ type TaskConfig struct {
 	// Extra are more BERTH_ variables, set by the caller.
 	Extra map[string]string
 	// User is who the container runs as (name, uid, uid:gid); "" is the
-	// image's user.
-	User   string
+	// image's user. Root (by either) needs AllowRoot, or an engine that
+	// remaps root (user namespaces).
+	User      string
+	AllowRoot bool
 	Mounts []Mount
 	// ForcePull pulls the image before every start.
 	ForcePull bool
@@ -138,14 +157,19 @@ func (c *TaskConfig) resolve(dc Config) (*spec, error) {
 			return nil, bad("%s %q is not an absolute path", name, p)
 		}
 	}
-	s := &spec{name: containerName(c.TaskName, c.AllocID), capAdd: engineCaps(c.CapAdd), capDrop: engineCaps(c.CapDrop)}
+	s := &spec{name: containerName(c.TaskName, c.AllocID), capAdd: engineCaps(c.CapAdd), capDrop: engineCaps(capDrop(c.CapAdd, c.CapDrop))}
 	switch c.NetworkMode {
-	case "", NetworkHost:
+	case "", NetworkBridge:
+		s.network = NetworkBridge
+	case NetworkHost:
+		if !dc.AllowHostNetwork {
+			return nil, fmt.Errorf("%w: %s", ErrHostNetworkNotAllowed, structs.HostNetworkTaskRefusal(c.TaskName, structs.DriverDocker, c.NodeName))
+		}
 		s.network = NetworkHost
-	case NetworkBridge, NetworkNone:
+	case NetworkNone:
 		s.network = c.NetworkMode
 	default:
-		return nil, bad("network mode %q is not host, bridge or none", c.NetworkMode)
+		return nil, bad("network mode %q is not bridge, host or none", c.NetworkMode)
 	}
 
 	s.labels = map[string]string{}
@@ -156,7 +180,8 @@ func (c *TaskConfig) resolve(dc Config) (*spec, error) {
 		s.labels[k] = v
 	}
 	for k, v := range map[string]string{LabelAllocID: c.AllocID, LabelJobID: c.JobID, LabelNamespace: c.Namespace,
-		LabelGroup: c.Group, LabelTask: c.TaskName, LabelStdoutPath: c.StdoutPath, LabelStderrPath: c.StderrPath} {
+		LabelGroup: c.Group, LabelTask: c.TaskName, LabelStdoutPath: c.StdoutPath, LabelStderrPath: c.StderrPath,
+		LabelLogRoot: c.LogRoot} {
 		s.labels[k] = v
 	}
 
@@ -173,9 +198,11 @@ func (c *TaskConfig) resolve(dc Config) (*spec, error) {
 	}
 	s.entry = interpolateAll(c.Entrypoint, env)
 
-	s.mounts = []mount.Mount{
-		bindMount(c.TaskDir, TaskMountPoint, false, mount.PropagationRPrivate),
-		bindMount(c.AllocDir, AllocMountPoint, false, mount.PropagationRPrivate),
+	// The alloc dir's data/ and tmp/, not the dir itself: its logs/ are
+	// berth's, which a container must not reach (see LogRoot).
+	s.mounts = []mount.Mount{bindMount(c.TaskDir, TaskMountPoint, false, mount.PropagationRPrivate)}
+	for _, d := range sharedSubdirs {
+		s.mounts = append(s.mounts, bindMount(filepath.Join(c.AllocDir, d), path.Join(AllocMountPoint, d), false, mount.PropagationRPrivate))
 	}
 	for _, m := range c.Mounts {
 		bm, err := m.resolve()
@@ -200,10 +227,12 @@ func (m Mount) resolve() (mount.Mount, error) {
 	if relative {
 		dst = path.Join(TaskMountPoint, dst)
 	}
-	switch dst {
-	case "/", TaskMountPoint, AllocMountPoint:
-		return mount.Mount{}, fmt.Errorf("destination %s would hide %s", dst, map[string]string{
-			"/": "the image's root", TaskMountPoint: "the task dir", AllocMountPoint: "the alloc dir"}[dst])
+	hidden := map[string]string{"/": "the image's root", TaskMountPoint: "the task dir", AllocMountPoint: "the alloc dir"}
+	for _, d := range sharedSubdirs {
+		hidden[path.Join(AllocMountPoint, d)] = "the alloc dir's " + d + "/"
+	}
+	if what, ok := hidden[dst]; ok {
+		return mount.Mount{}, fmt.Errorf("destination %s would hide %s", dst, what)
 	}
 	if relative && !strings.HasPrefix(dst, TaskMountPoint+"/") {
 		return mount.Mount{}, fmt.Errorf("destination %q leaves the task dir", m.Destination)
@@ -288,6 +317,21 @@ func interpolateAll(ss []string, env map[string]string) []string {
 	out := make([]string, len(ss))
 	for i, s := range ss {
 		out[i] = interpolate(s, env)
+	}
+	return out
+}
+
+// capDrop is what a container drops: the task's cap_drop, and
+// defaultCapDrop but what the task adds back.
+func capDrop(add, drop []string) []string {
+	if slices.Contains(add, structs.CapAll) || slices.Contains(drop, structs.CapAll) {
+		return drop
+	}
+	out := slices.Clone(drop)
+	for _, c := range defaultCapDrop {
+		if !slices.Contains(add, c) && !slices.Contains(out, c) {
+			out = append(out, c)
+		}
 	}
 	return out
 }

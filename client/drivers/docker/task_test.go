@@ -11,6 +11,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/shoenig/test/must"
 
+	"github.com/berth-csi/berth/client/internal/beneath"
 	"github.com/berth-csi/berth/structs"
 )
 
@@ -19,7 +20,8 @@ func validConfig() *TaskConfig {
 		AllocID: "8f2c", JobID: "shop", Namespace: "default", Group: "data", TaskName: "db", NodeName: "node-1",
 		TaskDir: "/data/allocs/8f2c/db/local", AllocDir: "/data/allocs/8f2c/alloc",
 		StdoutPath: "/data/allocs/8f2c/alloc/logs/db.stdout.0", StderrPath: "/data/allocs/8f2c/alloc/logs/db.stderr.0",
-		Image: "postgres:16",
+		LogRoot: "/data/allocs/8f2c",
+		Image:   "postgres:16",
 	}
 }
 
@@ -39,20 +41,22 @@ func TestTaskConfig_Resolve(t *testing.T) {
 	s, err := c.resolve(Config{})
 	must.NoError(t, err)
 	must.Eq(t, "berth-db-8f2c", s.name)
-	must.Eq(t, NetworkHost, s.network)
+	must.Eq(t, NetworkBridge, s.network, must.Sprint("bridge by default"))
+	must.Eq(t, []string{"CAP_NET_RAW"}, s.capDrop, must.Sprint("NET_RAW dropped by default"))
 	must.Eq(t, []string{"/bin/pg", "--dir=/berth/local/pg", "${UNKNOWN}", "$NAME"}, s.cmd)
 	must.Eq(t, []string{"/init", "db"}, s.entry)
 	must.Eq(t, []string{"BERTH_ALLOC_DIR=/berth/alloc", "BERTH_ALLOC_ID=8f2c", "BERTH_NODE_NAME=node-1",
 		"BERTH_TASK_DIR=/berth/local", "BERTH_TASK_NAME=db", "NAME=pg"}, s.env)
 	must.Eq(t, map[string]string{LabelAllocID: "8f2c", LabelJobID: "shop", LabelNamespace: "default",
 		LabelGroup: "data", LabelTask: "db", LabelStdoutPath: c.StdoutPath, LabelStderrPath: c.StderrPath,
-		"team": "storage"}, s.labels)
+		LabelLogRoot: c.LogRoot, "team": "storage"}, s.labels)
 	bind := func(src, dst string, ro bool, p mount.Propagation) mount.Mount {
 		return mount.Mount{Type: mount.TypeBind, Source: src, Target: dst, ReadOnly: ro, BindOptions: &mount.BindOptions{Propagation: p}}
 	}
 	must.Eq(t, []mount.Mount{
 		bind(c.TaskDir, "/berth/local", false, mount.PropagationRPrivate),
-		bind(c.AllocDir, "/berth/alloc", false, mount.PropagationRPrivate),
+		bind(c.AllocDir+"/data", "/berth/alloc/data", false, mount.PropagationRPrivate),
+		bind(c.AllocDir+"/tmp", "/berth/alloc/tmp", false, mount.PropagationRPrivate),
 		bind("/vol/a", "/berth/local/data", false, mount.PropagationRPrivate),
 		bind("/vol/b", "/srv/b", true, mount.PropagationRSlave),
 		bind("/vol/c", "/srv/c", false, mount.PropagationRShared),
@@ -67,6 +71,18 @@ func TestTaskConfig_Resolve(t *testing.T) {
 	must.Nil(t, s.entry)
 	must.Eq(t, NetworkBridge, s.network)
 	must.Nil(t, s.capAdd)
+
+	c = validConfig()
+	c.NetworkMode = NetworkHost
+	s, err = c.resolve(Config{AllowHostNetwork: true})
+	must.NoError(t, err)
+	must.Eq(t, NetworkHost, s.network)
+
+	c = validConfig()
+	c.CapAdd, c.CapDrop = []string{"net_raw"}, []string{"mknod"}
+	s, err = c.resolve(Config{AllowCaps: []string{"net_raw"}})
+	must.NoError(t, err)
+	must.Eq(t, []string{"CAP_MKNOD"}, s.capDrop, must.Sprint("added back, NET_RAW is not dropped"))
 
 	c = validConfig()
 	c.CapAdd, c.CapDrop = []string{"chown"}, []string{"all"}
@@ -96,11 +112,15 @@ func TestTaskConfig_Resolve_Refused(t *testing.T) {
 		{"caps beyond allow_caps", func(c *TaskConfig) { c.CapAdd = []string{"chown", "sys_admin", "net_admin"} },
 			ErrCapsNotAllowed, `adds capabilities sys_admin, net_admin; node "node-1" does not allow them`},
 		{"network", func(c *TaskConfig) { c.NetworkMode = "container:x" }, ErrInvalidTask, `network mode "container:x"`},
+		{"host network", func(c *TaskConfig) { c.NetworkMode = NetworkHost }, ErrHostNetworkNotAllowed,
+			`asks for network_mode = "host"; node "node-1" does not allow docker tasks on the host's network: set driver "docker" { allow_host_network = true }`},
 		{"berth label", func(c *TaskConfig) { c.Labels = map[string]string{"berth.task": "x"} }, ErrInvalidTask, `label "berth.task"`},
 		{"relative source", func(c *TaskConfig) { c.Mounts = []Mount{{Source: "vol", Destination: "/v"}} }, ErrInvalidTask, `source "vol"`},
 		{"no destination", func(c *TaskConfig) { c.Mounts = []Mount{{Source: "/vol"}} }, ErrInvalidTask, "no destination"},
 		{"leaves task dir", func(c *TaskConfig) { c.Mounts = []Mount{{Source: "/vol", Destination: "../x"}} }, ErrInvalidTask, "leaves the task dir"},
 		{"hides task dir", func(c *TaskConfig) { c.Mounts = []Mount{{Source: "/vol", Destination: "."}} }, ErrInvalidTask, "would hide the task dir"},
+		{"hides alloc data", func(c *TaskConfig) { c.Mounts = []Mount{{Source: "/vol", Destination: "/berth/alloc/data"}} }, ErrInvalidTask,
+			"would hide the alloc dir's data/"},
 		{"hides root", func(c *TaskConfig) { c.Mounts = []Mount{{Source: "/vol", Destination: "/"}} }, ErrInvalidTask, "would hide the image's root"},
 		{"bad propagation", func(c *TaskConfig) { c.Mounts = []Mount{{Source: "/vol", Destination: "/v", Propagation: "shared"}} }, ErrInvalidTask, `propagation mode "shared"`},
 		{"read-only bidirectional", func(c *TaskConfig) {
@@ -130,13 +150,14 @@ func TestContainerName(t *testing.T) {
 
 func TestStampWriter(t *testing.T) {
 	dir := t.TempDir()
-	out, err := openLog(filepath.Join(dir, "logs", "db.stdout.0"))
+	logs := logFiles{root: dir, stdout: filepath.Join(dir, "logs", "db.stdout.0"), stderr: filepath.Join(dir, "logs", "db.stderr.0")}
+	must.Eq(t, time.Time{}, logs.copiedUntil(), must.Sprint("no file: nothing copied"))
+	out, err := logs.open(logs.stdout)
 	must.NoError(t, err)
 	defer out.Close()
-	errf, err := openLog(filepath.Join(dir, "logs", "db.stderr.0"))
+	errf, err := logs.open(logs.stderr)
 	must.NoError(t, err)
 	defer errf.Close()
-	must.Eq(t, time.Time{}, copiedUntil(filepath.Join(dir, "none")), must.Sprint("no file: nothing copied"))
 
 	var last time.Time
 	h := &Handle{logger: hclog.NewNullLogger()}
@@ -159,8 +180,20 @@ func TestStampWriter(t *testing.T) {
 	must.Eq(t, t2, last)
 	must.Eq(t, "first line\nnot stamped\n", readAll(t, out.Name()))
 	must.Eq(t, "an error\n", readAll(t, errf.Name()))
-	must.True(t, copiedUntil(errf.Name()).Equal(t2), must.Sprint("the file's time is its last frame's stamp"))
-	must.True(t, copiedUntil(out.Name(), errf.Name(), filepath.Join(dir, "none")).Equal(t2))
+	must.True(t, logs.copiedUntil().Equal(t2), must.Sprint("the later file's time is its last frame's stamp"))
+	must.True(t, logFiles{stdout: errf.Name(), stderr: filepath.Join(dir, "none")}.copiedUntil().Equal(t2))
+
+	// A log a task replaced with a link is neither read for its time nor
+	// appended to.
+	must.NoError(t, os.Remove(logs.stdout))
+	must.NoError(t, os.Remove(logs.stderr))
+	host := filepath.Join(t.TempDir(), "host")
+	must.NoError(t, os.WriteFile(host, []byte("host\n"), 0o600))
+	must.NoError(t, os.Symlink(host, logs.stdout))
+	must.Eq(t, time.Time{}, logs.copiedUntil(), must.Sprint("a link is not berth's log"))
+	_, err = logs.open(logs.stdout)
+	must.ErrorIs(t, err, beneath.ErrLink)
+	must.Eq(t, "host\n", readAll(t, host))
 }
 
 func TestExitResult_String(t *testing.T) {

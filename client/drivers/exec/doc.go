@@ -4,7 +4,8 @@
 // (the task's env plus BERTH_ALLOC_ID, BERTH_TASK_NAME, BERTH_TASK_DIR,
 // BERTH_ALLOC_DIR and the caller's Extra, such as BERTH_NODE_NAME),
 // ${NAME} in the command and args replaced by that environment's NAME, and
-// its stdout and stderr appended to log files the caller names.
+// its stdout and stderr appended to log files the caller names, opened
+// beneath the alloc dir (TaskConfig.LogRoot) without following a link.
 //
 // The namespaces are set up by a re-exec of the running binary (moby's
 // reexec pattern): Start runs /proc/self/exe with argv[0] "berth-exec-init"
@@ -13,8 +14,10 @@
 // the new namespace a slave (so nothing the task mounts reaches the host,
 // while the host's unmounts still reach the task), mounts a proc of the new
 // PID namespace over /proc, bind mounts the volumes with the propagation
-// asked (private: rprivate, host-to-task: rslave, bidirectional: rshared),
-// remounts read-only ones, enters the task dir, drops to the task's user
+// asked (private: rprivate, host-to-task: rslave, bidirectional: rshared;
+// a destination in the task dir, which the task writes, is made and
+// mounted on beneath it through an fd, never through a link the task left
+// there), remounts read-only ones, enters the task dir, drops to the task's user
 // (setgroups, setgid, setuid: for good) and starts the command as its
 // child. A setup error comes back to Start over a close-on-exec pipe, so
 // Start either returns a running task or the reason it could not start.
@@ -68,7 +71,8 @@
 // every process of its user, and one that leaves its process group
 // (setsid) outlives Stop.
 //
-// Imports: the standard library, golang.org/x/sys/unix (prctl) and
+// Imports: the standard library, golang.org/x/sys/unix (prctl),
+// client/internal/beneath (log files and mount points in the task dir) and
 // structs (propagation modes, the default user). Linux only.
 //
 // Concurrency: a *Handle is safe for concurrent use; one goroutine per task

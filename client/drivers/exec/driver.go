@@ -14,6 +14,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/berth-csi/berth/client/internal/beneath"
 	"github.com/berth-csi/berth/structs"
 )
 
@@ -46,9 +47,12 @@ type TaskConfig struct {
 	TaskDir  string
 	AllocDir string
 	// StdoutPath and StderrPath are appended to (a restart continues the
-	// same log).
+	// same log). Both are under LogRoot (the alloc dir), and are opened
+	// beneath it: a link anywhere below LogRoot is refused, never
+	// followed. An empty LogRoot is each log's own directory.
 	StdoutPath string
 	StderrPath string
+	LogRoot    string
 
 	Command string
 	Args    []string
@@ -205,12 +209,12 @@ func Start(ctx context.Context, cfg *TaskConfig) (*Handle, error) {
 		}
 	}
 
-	stdout, err := openLog(c.StdoutPath)
+	stdout, err := beneath.OpenAppend(c.LogRoot, c.StdoutPath)
 	if err != nil {
 		return nil, fmt.Errorf("task %q: %w", c.TaskName, err)
 	}
 	defer stdout.Close()
-	stderr, err := openLog(c.StderrPath)
+	stderr, err := beneath.OpenAppend(c.LogRoot, c.StderrPath)
 	if err != nil {
 		return nil, fmt.Errorf("task %q: %w", c.TaskName, err)
 	}
@@ -303,11 +307,4 @@ func readStatus(ctx context.Context, r *os.File) (string, error) {
 	case <-ctx.Done():
 		return "", ctx.Err()
 	}
-}
-
-func openLog(path string) (*os.File, error) {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return nil, err
-	}
-	return os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
 }

@@ -76,7 +76,7 @@ func runInit() error {
 		return fmt.Errorf("read spec: %w", err)
 	}
 	if s.Namespaces {
-		if err := setupMounts(s.Mounts); err != nil {
+		if err := setupMounts(s.Mounts, s.Dir); err != nil {
 			return err
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"syscall"
 
+	"github.com/berth-csi/berth/client/internal/beneath"
 	"github.com/berth-csi/berth/structs"
 )
 
@@ -49,7 +50,7 @@ func propagationFlag(mode string) (uintptr, error) {
 // or under a bidirectional source stay shared, so that the bind of it is a
 // peer of the host's mount. Then a fresh /proc, then the binds, read-only
 // remounts and the propagation of each.
-func setupMounts(mounts []Mount) error {
+func setupMounts(mounts []Mount, taskDir string) error {
 	var shared []string
 	for _, m := range mounts {
 		if m.Propagation == structs.PropagationBidirectional {
@@ -67,7 +68,7 @@ func setupMounts(mounts []Mount) error {
 		return err
 	}
 	for _, m := range mounts {
-		if err := bind(m); err != nil {
+		if err := bind(m, taskDir); err != nil {
 			return fmt.Errorf("mount %s at %s: %w", m.Source, m.Destination, err)
 		}
 	}
@@ -115,7 +116,11 @@ next:
 	return nil
 }
 
-func bind(m Mount) error {
+// bind makes the mount, its read-only remount and its propagation. A
+// destination in the task dir is found and made beneath it, and mounted
+// on through an fd (mountTarget): the task writes its dir, and may have
+// left a link there for the next start.
+func bind(m Mount, taskDir string) error {
 	prop, err := propagationFlag(m.Propagation)
 	if err != nil {
 		return err
@@ -124,21 +129,66 @@ func bind(m Mount) error {
 	if err != nil {
 		return err
 	}
-	if err := ensureTarget(m.Destination, fi.IsDir()); err != nil {
+	target, release, err := mountTarget(taskDir, m.Destination, fi.IsDir(), true)
+	if err != nil {
 		return err
 	}
-	if err := syscall.Mount(m.Source, m.Destination, "", syscall.MS_BIND|syscall.MS_REC, ""); err != nil {
+	err = syscall.Mount(m.Source, target, "", syscall.MS_BIND|syscall.MS_REC, "")
+	release()
+	if err != nil {
 		return fmt.Errorf("bind: %w", err)
 	}
+	// Found again the same way: the bind's root, now.
+	top, release, err := mountTarget(taskDir, m.Destination, fi.IsDir(), false)
+	if err != nil {
+		return err
+	}
+	defer release()
 	if m.ReadOnly {
-		if err := remountReadOnly(m.Destination); err != nil {
+		if err := remountReadOnly(top, m.Destination); err != nil {
 			return err
 		}
 	}
-	if err := syscall.Mount("", m.Destination, "", syscall.MS_REC|prop, ""); err != nil {
+	if err := syscall.Mount("", top, "", syscall.MS_REC|prop, ""); err != nil {
 		return fmt.Errorf("set propagation %s: %w", m.Propagation, err)
 	}
 	return nil
+}
+
+// mountTarget is the path to mount on at dest, made first when make is
+// set (a dir, or an empty file for a file source): dest itself when it is
+// outside the task dir (a path of the host's tree that the job names),
+// else the magic link of an fd opened beneath the task dir, where a link
+// is refused, never followed. release closes the fd.
+func mountTarget(taskDir, dest string, dir, make bool) (string, func(), error) {
+	nothing := func() {}
+	if !under(dest, taskDir) {
+		if make {
+			if err := ensureTarget(dest, dir); err != nil {
+				return "", nothing, err
+			}
+		}
+		return dest, nothing, nil
+	}
+	root, err := beneath.Open(taskDir)
+	if err != nil {
+		return "", nothing, err
+	}
+	defer root.Close()
+	rel, err := beneath.Split(taskDir, dest)
+	if err != nil {
+		return "", nothing, err
+	}
+	if make {
+		if err := ensureTargetBeneath(root, rel, dir); err != nil {
+			return "", nothing, err
+		}
+	}
+	f, err := root.OpenPath(rel)
+	if err != nil {
+		return "", nothing, err
+	}
+	return beneath.MagicPath(f), func() { f.Close() }, nil
 }
 
 // ensureTarget makes the mount point: a directory, or an empty file for a
@@ -160,15 +210,30 @@ func ensureTarget(path string, dir bool) error {
 	return f.Close()
 }
 
-// remountReadOnly makes the bind at path, and every mount under it,
-// read-only, keeping each one's nosuid, nodev, noexec and atime flags (a
-// bind remount clears what it does not repeat).
-func remountReadOnly(path string) error {
+// ensureTargetBeneath is ensureTarget beneath the task dir.
+func ensureTargetBeneath(root *beneath.Root, rel string, dir bool) error {
+	if dir {
+		return root.MkdirAll(rel, 0o755)
+	}
+	if err := root.MkdirAll(filepath.Dir(rel), 0o755); err != nil {
+		return err
+	}
+	f, err := root.OpenFile(rel, os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	return f.Close()
+}
+
+// remountReadOnly makes the bind at top (path, or an fd's link to it) and
+// every mount under path read-only, keeping each one's nosuid, nodev,
+// noexec and atime flags (a bind remount clears what it does not repeat).
+func remountReadOnly(top, path string) error {
 	mps, err := MountsUnder(path)
 	if err != nil {
 		return err
 	}
-	for _, mp := range append([]string{path}, mps...) {
+	for _, mp := range append([]string{top}, mps...) {
 		var st syscall.Statfs_t
 		if err := syscall.Statfs(mp, &st); err != nil {
 			return fmt.Errorf("statfs %s: %w", mp, err)

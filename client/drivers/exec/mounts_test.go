@@ -200,3 +200,32 @@ grep " $BERTH_TASK_DIR/vol " /proc/self/mountinfo | grep -q nosuid && echo nosui
 	out := strings.TrimSpace(readFile(t, cfg.StderrPath))
 	must.Eq(t, "", out)
 }
+
+// TestStart_Mounts_PlantedLinkRefused: a task that left a link in its task
+// dir where its next start mounts a volume (a relative destination) gets
+// a refused start: nothing is mounted or made through the link, and the
+// error names it.
+func TestStart_Mounts_PlantedLinkRefused(t *testing.T) {
+	needRoot(t)
+	host := t.TempDir() // what the link points at: the host's
+	vol := t.TempDir()
+	for _, tc := range []struct{ name, dest string }{
+		{"link at the destination", "local/data"},
+		{"link above it", "local/data/sub"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := taskConfig(t, "echo ran")
+			must.NoError(t, os.Symlink(host, filepath.Join(cfg.TaskDir, "local", "data")))
+			cfg.Mounts = []Mount{{Source: vol, Destination: tc.dest}}
+			_, err := Start(context.Background(), cfg)
+			must.Error(t, err)
+			must.StrContains(t, err.Error(), filepath.Join(cfg.TaskDir, "local", "data"))
+			must.StrContains(t, err.Error(), "symbolic link")
+			entries, err := os.ReadDir(host)
+			must.NoError(t, err)
+			must.SliceEmpty(t, entries, must.Sprint("nothing was made through the link"))
+			must.SliceEmpty(t, hostMountsUnder(t, host))
+			must.Eq(t, "", readFile(t, cfg.StdoutPath), must.Sprint("the command did not run"))
+		})
+	}
+}

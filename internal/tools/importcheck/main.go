@@ -50,8 +50,8 @@ var allowed = map[string][]string{
 	"internal/tools":           {},
 
 	// The docker task driver and its tests' image builds.
-	"client/drivers/docker":            {"structs", "internal/backoff"}, // never the exec driver or the allocrunner
-	"client/drivers/docker/dockertest": {},                              // the Docker client only
+	"client/drivers/docker":            {"structs", "internal/backoff", "client/internal/beneath"}, // never the exec driver or the allocrunner
+	"client/drivers/docker/dockertest": {},                                                         // the Docker client only
 }
 
 // grpcAllowed may import the CSI spec and gRPC.

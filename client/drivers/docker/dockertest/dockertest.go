@@ -121,6 +121,19 @@ var nameInvalid = regexp.MustCompile(`[^a-z0-9._-]`)
 // the tag; the test's cleanup removes it.
 func Image(t testing.TB, cli *client.Client, name, binary string) string {
 	t.Helper()
+	return buildImage(t, cli, name, binary, "", "")
+}
+
+// ImageAs is Image with an /etc/passwd of passwd's lines, running as user
+// (USER in its Dockerfile): an image whose user only its own passwd
+// file names.
+func ImageAs(t testing.TB, cli *client.Client, name, binary, user, passwd string) string {
+	t.Helper()
+	return buildImage(t, cli, name, binary, user, passwd)
+}
+
+func buildImage(t testing.TB, cli *client.Client, name, binary, user, passwd string) string {
+	t.Helper()
 	name = nameInvalid.ReplaceAllString(strings.ToLower(name), "-")
 	tag := RepoPrefix + name + ":" + Unique()
 	bin, err := os.ReadFile(binary)
@@ -128,10 +141,16 @@ func Image(t testing.TB, cli *client.Client, name, binary string) string {
 		t.Fatalf("read %s: %v", binary, err)
 	}
 	dockerfile := fmt.Sprintf("FROM scratch\nCOPY %[1]s /%[1]s\nENTRYPOINT [\"/%[1]s\"]\n", name)
-	buildCtx, err := tarball(map[string]file{
-		"Dockerfile": {mode: 0o644, data: []byte(dockerfile)},
-		name:         {mode: 0o755, data: bin},
-	})
+	files := map[string]file{name: {mode: 0o755, data: bin}}
+	if passwd != "" {
+		dockerfile += "COPY passwd /etc/passwd\n"
+		files["passwd"] = file{mode: 0o644, data: []byte(passwd)}
+	}
+	if user != "" {
+		dockerfile += "USER " + user + "\n"
+	}
+	files["Dockerfile"] = file{mode: 0o644, data: []byte(dockerfile)}
+	buildCtx, err := tarball(files)
 	if err != nil {
 		t.Fatalf("build context: %v", err)
 	}

@@ -106,8 +106,11 @@ type DriverConfig struct {
 	// AllowPrivileged lets tasks run privileged containers; on in -dev.
 	AllowPrivileged bool `hcl:"allow_privileged,optional"`
 	// AllowCaps are the capabilities tasks may add with cap_add ("all"
-	// for any); unset is Docker's default set, all in -dev.
+	// for any); unset is Docker's default set less net_raw, all in -dev.
 	AllowCaps []string `hcl:"allow_caps,optional"`
+	// AllowHostNetwork lets tasks run on the host's network (network_mode
+	// = "host"); off, they get the engine's bridge. On in -dev.
+	AllowHostNetwork bool `hcl:"allow_host_network,optional"`
 }
 
 // configurableDrivers are the drivers a driver block may name.
@@ -140,8 +143,8 @@ func (c *Config) checkDrivers() error {
 }
 
 // dockerDriver is the docker driver's block, or the defaults without one;
-// -dev allows privileged containers and any capability, as it allows
-// root tasks.
+// -dev allows privileged containers, any capability and the host's
+// network, as it allows root tasks.
 func (c *Config) dockerDriver() DriverConfig {
 	d := DriverConfig{Name: structs.DriverDocker}
 	for _, b := range c.Drivers {
@@ -150,7 +153,7 @@ func (c *Config) dockerDriver() DriverConfig {
 		}
 	}
 	if c.Dev {
-		d.AllowPrivileged = true
+		d.AllowPrivileged, d.AllowHostNetwork = true, true
 		d.AllowCaps = []string{structs.CapAll}
 	}
 	return d
@@ -165,6 +168,7 @@ func (c *Config) applyDrivers(ccfg *client.Config) {
 	}
 	ccfg.DockerAllowPrivileged = d.AllowPrivileged
 	ccfg.DockerAllowCaps = d.AllowCaps
+	ccfg.DockerAllowHostNetwork = d.AllowHostNetwork
 }
 
 func quoteAll(names []string) string {

@@ -137,10 +137,10 @@ func (m *meta) drivers(infos map[string]*structs.DriverInfo) {
 		if !d.Detected {
 			health = "undetected"
 		}
-		rows = append(rows, []string{name, yesNo(d.Detected), health, yesNo(d.AllowPrivileged),
+		rows = append(rows, []string{name, yesNo(d.Detected), health, yesNo(d.AllowPrivileged), yesNo(d.AllowHostNetwork),
 			formatTime(d.UpdateTime), d.HealthDescription})
 	}
-	table(m.stdout, []string{"Driver", "Detected", "Health", "Privileged", "Updated", "Description"}, rows)
+	table(m.stdout, []string{"Driver", "Detected", "Health", "Privileged", "Host Network", "Updated", "Description"}, rows)
 }
 
 func yesNo(b bool) string {

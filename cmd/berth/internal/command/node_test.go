@@ -17,16 +17,16 @@ func TestNodeInfo_Drivers(t *testing.T) {
 	m := &meta{stdout: &out}
 	m.nodeInfo(&structs.Node{ID: "n1", Name: "client-1", Status: structs.NodeStatusReady, Drivers: map[string]*structs.DriverInfo{
 		structs.DriverExec:   {Detected: true, Healthy: true, HealthDescription: "healthy"},
-		structs.DriverDocker: {Detected: true, HealthDescription: "Cannot connect to the Docker daemon", AllowPrivileged: true},
+		structs.DriverDocker: {Detected: true, HealthDescription: "Cannot connect to the Docker daemon", AllowPrivileged: true, AllowHostNetwork: true},
 		"podman":             {},
 	}}, false)
 	lines := strings.Split(out.String(), "\n")
 	i := indexOf(lines, "Drivers")
 	must.Positive(t, i, must.Sprint(out.String()))
-	must.StrHasPrefix(t, "Driver  Detected  Health      Privileged  Updated  Description", lines[i+1])
-	must.StrHasPrefix(t, "docker  yes       unhealthy   yes         <none>   Cannot connect to the Docker daemon", lines[i+2])
-	must.StrHasPrefix(t, "exec    yes       healthy     no          <none>   healthy", lines[i+3])
-	must.StrHasPrefix(t, "podman  no        undetected  no          <none>", lines[i+4])
+	must.StrHasPrefix(t, "Driver  Detected  Health      Privileged  Host Network  Updated  Description", lines[i+1])
+	must.StrHasPrefix(t, "docker  yes       unhealthy   yes         yes           <none>   Cannot connect to the Docker daemon", lines[i+2])
+	must.StrHasPrefix(t, "exec    yes       healthy     no          no            <none>   healthy", lines[i+3])
+	must.StrHasPrefix(t, "podman  no        undetected  no          no            <none>", lines[i+4])
 
 	out.Reset()
 	m.nodeInfo(&structs.Node{ID: "n2", Name: "client-2", Status: structs.NodeStatusReady}, false)

@@ -75,7 +75,7 @@ func TestParseJob_Docker(t *testing.T) {
 	must.Eq(t, []string{"net_bind_service", "chown"}, cfg.CapAdd)
 	cfg, err = plugin.DockerConfig()
 	must.NoError(t, err)
-	must.EqOp(t, structs.DockerNetworkHost, cfg.NetworkMode, must.Sprint("the default"))
+	must.EqOp(t, structs.DockerNetworkBridge, cfg.NetworkMode, must.Sprint("the default"))
 	must.True(t, cfg.Privileged)
 }
 

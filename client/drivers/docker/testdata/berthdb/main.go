@@ -7,9 +7,14 @@
 //	env:NAME          print NAME=value
 //	caps              print the process's effective capabilities, as
 //	                  /proc/self/status has them ("CapEff: 0000...")
+//	ifaces            print the names of the network interfaces it sees,
+//	                  one line: "ifaces: eth0 lo"
 //	write:PATH:TEXT   append TEXT to PATH, read the file back and print
 //	                  "read PATH: CONTENT" (exit 4 if it cannot)
 //	touch:PATH        create PATH (a mark the test waits for)
+//	link:TARGET:PATH  replace PATH with a symbolic link to TARGET, as an
+//	                  attacker would, and print "link PATH: ok" or why
+//	                  not (and go on either way)
 //	waitfile:PATH     wait until PATH exists
 //	trap              from now on, SIGTERM prints "got SIGTERM" and exits 0
 //	ignore            from now on, SIGTERM is ignored
@@ -22,8 +27,10 @@ package main
 
 import (
 	"fmt"
+	"net"
 	"os"
 	"os/signal"
+	"sort"
 	"strconv"
 	"strings"
 	"syscall"
@@ -51,9 +58,28 @@ func main() {
 					fmt.Println(strings.Join(strings.Fields(line), " "))
 				}
 			}
+		case "ifaces":
+			ifs, err := net.Interfaces()
+			if err != nil {
+				fail(4, "ifaces: %v", err)
+			}
+			names := make([]string, len(ifs))
+			for i, f := range ifs {
+				names[i] = f.Name
+			}
+			sort.Strings(names)
+			fmt.Println("ifaces: " + strings.Join(names, " "))
 		case "write":
 			path, text, _ := strings.Cut(arg, ":")
 			write(path, text)
+		case "link":
+			target, path, _ := strings.Cut(arg, ":")
+			_ = os.RemoveAll(path)
+			if err := os.Symlink(target, path); err != nil {
+				fmt.Printf("link %s: %v\n", path, err)
+			} else {
+				fmt.Printf("link %s: ok\n", path)
+			}
 		case "touch":
 			if err := os.WriteFile(arg, nil, 0o644); err != nil {
 				fail(4, "touch: %v", err)
