@@ -101,9 +101,9 @@ type driverHealth struct {
 func newDriverHealth(logger hclog.Logger, cfg *Config, drivers map[string]driverFingerprinter,
 	onChange func(string, *structs.DriverInfo, *structs.NodeEvent)) *driverHealth {
 	return &driverHealth{
-		logger:     logger.Named("drivers"),
-		drivers:    drivers,
-		onChange:   onChange,
+		logger:   logger.Named("drivers"),
+		drivers:  drivers,
+		onChange: onChange,
 		policies: map[string]structs.DriverInfo{structs.DriverDocker: {AllowPrivileged: cfg.DockerAllowPrivileged,
 			AllowCaps: cfg.dockerAllowCaps(), AllowHostNetwork: cfg.DockerAllowHostNetwork}},
 		interval:  driverInterval,

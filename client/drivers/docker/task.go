@@ -111,7 +111,7 @@ type TaskConfig struct {
 	// remaps root (user namespaces).
 	User      string
 	AllowRoot bool
-	Mounts []Mount
+	Mounts    []Mount
 	// ForcePull pulls the image before every start.
 	ForcePull bool
 }
