@@ -253,6 +253,8 @@ func (w *allocWatcher) sync(allocs []*structs.Allocation) (before []*allocrunner
 			Logger:         w.c.logger,
 			Plugins:        w.c.registry,
 			AllowRootTasks: w.c.config.AllowRootTasks,
+			Users:          w.c.users,
+			CoreMHz:        w.c.resources.MHzPerCore(),
 			Docker:         w.c.docker,
 
 			PluginProbeInterval: w.c.config.ProbeInterval,

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"github.com/berth-csi/berth/client/drivers/docker"
+	"maps"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
@@ -43,6 +44,14 @@ type Client struct {
 	volumes  *volumemanager.Manager
 	allocs   *allocWatcher
 	fence    fence
+
+	// resources and attributes are what the client found the node has,
+	// once at start (Node.Resources, Node.Attributes).
+	resources  *structs.NodeResources
+	attributes map[string]string
+	// users is who tasks may run as, with the members of its denied
+	// groups found at start (Node.TaskUsers).
+	users *structs.TaskUserPolicy
 
 	// settled is false while allocations of this client's past (from
 	// before it started) may still have tasks or mounts here: the client
@@ -95,6 +104,12 @@ func New(cfg *Config) (*Client, error) {
 
 		nodeSecret: secret,
 	}
+	if c.resources, err = nodeResources(cfg); err != nil {
+		return nil, err
+	}
+	c.attributes = nodeAttributes(c.resources)
+	c.users = cfg.Users.Copy()
+	c.users.DeniedMembers = groupUsers(c.users.Groups())
 	c.settledKick = make(chan struct{}, 1)
 	past := allocrunner.AnyLocalState(dataDir)
 	c.settled.Store(!past)
@@ -235,6 +250,11 @@ func (c *Client) node(status string) (*structs.Node, uint64) {
 		CSINodePlugins:       nodes,
 		AllowRootTasks:       c.config.AllowRootTasks,
 		Drivers:              drivers,
+		Resources:            c.resources.Copy(),
+		Reserved:             c.config.Reserved.Copy(),
+		Attributes:           maps.Clone(c.attributes),
+		Meta:                 maps.Clone(c.config.Meta),
+		TaskUsers:            c.users.Copy(),
 	}, seq
 }
 

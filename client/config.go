@@ -80,6 +80,20 @@ type Config struct {
 	// engine's bridge by default.
 	DockerAllowHostNetwork bool
 
+	// CPUTotalCompute and MemoryTotalMB replace what the client finds the
+	// node has (client { cpu_total_compute, memory_total_mb }), 0 keeps
+	// it; Reserved is what the node keeps for itself and berth's agents
+	// (client { reserved }), never offered to allocations.
+	CPUTotalCompute int
+	MemoryTotalMB   int
+	Reserved        *structs.NodeResources
+	// Meta is what the operator says of the node (client { meta }), for
+	// constraints and affinities (${meta.NAME}).
+	Meta map[string]string
+	// Users is who exec tasks may run as besides root (client { user });
+	// the zero value denies the users of structs.DefaultDeniedTaskGroups.
+	Users structs.TaskUserPolicy
+
 	// TLS, with EnableRPC, makes the client's sessions to the servers
 	// TLS: it presents its certificate and verifies theirs against the CA
 	// and, whatever VerifyServerHostname says, that it is a server's
@@ -174,6 +188,17 @@ func (c *Config) Validate() error {
 	}
 	if c.ProbeInterval <= 0 || c.ProbeTimeout <= 0 || c.RPCTimeout <= 0 {
 		errs = append(errs, errors.New("client: probe interval, probe timeout and RPC timeout must be positive"))
+	}
+	if c.CPUTotalCompute < 0 || c.MemoryTotalMB < 0 {
+		errs = append(errs, errors.New("client: cpu_total_compute and memory_total_mb must not be negative (0: what the node has)"))
+	}
+	if r := c.Reserved; r != nil && (r.CPU < 0 || r.MemoryMB < 0 || r.Cores < 0) {
+		errs = append(errs, fmt.Errorf("client: reserved { cpu = %d, memory = %d, cores = %d } must not be negative", r.CPU, r.MemoryMB, r.Cores))
+	}
+	for k := range c.Meta {
+		if err := structs.ValidateMetaKey(k); err != nil {
+			errs = append(errs, fmt.Errorf("client: meta: %w", err))
+		}
 	}
 	return errors.Join(errs...)
 }

@@ -244,9 +244,34 @@ func (n *Node) Get(args *structs.NodeSpecificRequest, reply *structs.SingleNodeR
 		reply.Node = node.Sanitized()
 		if node != nil {
 			reply.Index = node.ModifyIndex
-			return nil
+			// A snapshot of this read: an allocation's change alone does
+			// not wake a blocking read of the node.
+			reply.Node.Allocated, err = allocatedOn(st, node)
+			return err
 		}
 		reply.Index, err = maxIndex(st, state.TableNodes)
 		return err
 	})
+}
+
+// allocatedOn is what the node's allocations take of what it offers (nil
+// for a node that reports no resources).
+func allocatedOn(st *state.StateStore, node *structs.Node) (*structs.AllocatedResources, error) {
+	capacity := node.Capacity()
+	if capacity == nil {
+		return nil, nil
+	}
+	iter, err := st.AllocsByNode(nil, node.ID)
+	if err != nil {
+		return nil, err
+	}
+	r := &structs.AllocatedResources{Capacity: *capacity}
+	mhz := node.Resources.MHzPerCore()
+	for raw := iter.Next(); raw != nil; raw = iter.Next() {
+		if a := raw.(*structs.Allocation); a.UsesResources() {
+			r.Allocated = r.Allocated.Add(a.Ask(mhz))
+			r.Allocs++
+		}
+	}
+	return r, nil
 }

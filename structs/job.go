@@ -110,6 +110,10 @@ type Task struct {
 	// client. Empty is the default: DefaultTaskUser, or root for a CSI
 	// plugin task (see RunAs). Root needs the client's allow_root_tasks.
 	User string `json:",omitempty"`
+	// Resources is what the task may use of its node, enforced on the
+	// client and accounted by the scheduler; nil is every default (see
+	// ResourcesOrDefault).
+	Resources *Resources `json:",omitempty"`
 }
 
 // TaskCSIPluginConfig is a task's `csi_plugin` block: the task is a plugin.
@@ -226,6 +230,7 @@ func (t *Task) Copy() *Task {
 		rp := *t.Restart
 		c.Restart = &rp
 	}
+	c.Resources = t.Resources.Copy()
 	if t.VolumeMounts != nil {
 		c.VolumeMounts = make([]*VolumeMount, len(t.VolumeMounts))
 		for i, vm := range t.VolumeMounts {

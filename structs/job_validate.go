@@ -194,6 +194,7 @@ func (t *Task) validate(p *problems, tg *TaskGroup, at string) {
 	if t.KillTimeout < 0 {
 		p.add("%skill_timeout %s must not be negative (0 is the default, 5s)", at, t.KillTimeout)
 	}
+	t.Resources.validate(p, at)
 	if t.KillSignal != "" && !slices.Contains(KillSignals, t.KillSignal) {
 		p.add("%skill_signal %s is not one berth sends; use %s%s", at, QuoteName(t.KillSignal), orList(KillSignals),
 			didYouMean(t.KillSignal, KillSignals))

@@ -49,6 +49,27 @@ type Node struct {
 	// is detected and healthy (DriverUsable).
 	Drivers map[string]*DriverInfo `json:",omitempty"`
 
+	// TaskUsers is who the node's tasks may run as (client { user }), nil
+	// for a client from before it was reported.
+	TaskUsers *TaskUserPolicy `json:",omitempty"`
+
+	// Resources is what the client found the node has (CPU compute and
+	// cores, memory), Reserved what its agent config keeps for the node
+	// itself (client { reserved }); the scheduler places on it only what
+	// fits in the difference (Capacity). Nil Resources: a client from
+	// before resources were reported, not limited.
+	Resources *NodeResources `json:",omitempty"`
+	Reserved  *NodeResources `json:",omitempty"`
+	// Attributes are what the client fingerprinted of the node
+	// (kernel.name, cpu.arch, unique.hostname, ...), Meta what its agent
+	// config says of it (client { meta }): constraints and affinities
+	// read them as ${attr.NAME} and ${meta.NAME}.
+	Attributes map[string]string `json:",omitempty"`
+	Meta       map[string]string `json:",omitempty"`
+	// Allocated is what the node's allocations take of what it offers,
+	// set in a read's answer (Node.Get) only: never stored.
+	Allocated *AllocatedResources `json:",omitempty"`
+
 	// SchedulingEligibility says whether the scheduler may place new
 	// allocations here: NodeSchedulingEligible or NodeSchedulingIneligible
 	// (see Schedulable). The servers own it; a registration keeps it.
@@ -82,6 +103,9 @@ func (n *Node) Copy() *Node {
 	c.CSIControllerPlugins = copyCSIInfoMap(n.CSIControllerPlugins)
 	c.CSINodePlugins = copyCSIInfoMap(n.CSINodePlugins)
 	c.Drivers = copyDriverInfoMap(n.Drivers)
+	c.Resources, c.Reserved = n.Resources.Copy(), n.Reserved.Copy()
+	c.Attributes, c.Meta = copyStringMap(n.Attributes), copyStringMap(n.Meta)
+	c.TaskUsers = n.TaskUsers.Copy()
 	c.DrainStrategy = n.DrainStrategy.Copy()
 	if n.Events != nil {
 		c.Events = make([]*NodeEvent, len(n.Events))

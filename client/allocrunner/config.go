@@ -60,6 +60,12 @@ type Config struct {
 	// AllowRootTasks is the client's allow_root_tasks: without it, an
 	// alloc with a task that would run as root fails before it starts.
 	AllowRootTasks bool
+	// CoreMHz is the compute of one of the node's cores: what a task's
+	// cores stand for as a CPU weight.
+	CoreMHz int
+	// Users is who the client's exec tasks may run as besides root
+	// (client { user }); nil allows any user the node has.
+	Users *structs.TaskUserPolicy
 	// Docker runs docker tasks; nil when the client has no docker driver
 	// (an alloc with a docker task fails, saying so).
 	Docker *docker.Driver

@@ -47,7 +47,7 @@ func (h execHandle) saved() savedHandle { return savedHandle{HandleState: h.Stat
 
 func (h execHandle) describe() string { return fmt.Sprintf("pid %d", h.Pid()) }
 
-func (h execHandle) oomKilled() bool { return false }
+func (h execHandle) oomKilled() bool { return h.Handle.Result().OOMKilled }
 
 // dockerHandle is a docker task's handle.
 type dockerHandle struct{ *docker.Handle }

@@ -358,7 +358,14 @@ func (r *Runner) taskRunners() []*taskRunner {
 				},
 				User:      t.RunAs(),
 				AllowRoot: r.cfg.AllowRootTasks,
+				Users:     r.cfg.Users,
 			},
+		}
+		if enforced() || t.Driver == structs.DriverDocker {
+			tr.cfg.Limits = limits(t, r.cfg.CoreMHz, "")
+		} else if tr.attached == nil {
+			r.updateTask(t.Name, nil, event(EventResourcesNotEnforced,
+				"the client does not run as root, so it makes no cgroups: the task's cpu and memory are not limited"))
 		}
 		if t.CSIPluginConfig != nil {
 			tr.plugin = newPluginTask(r, t)

@@ -39,7 +39,16 @@ func (r *Runner) dockerTask(t *structs.Task, cfg *exec.TaskConfig, dc *structs.D
 		Image: dc.Image, Command: dc.Command, Args: dc.Args, Entrypoint: dc.Entrypoint,
 		Privileged: dc.Privileged, CapAdd: dc.CapAdd, CapDrop: dc.CapDrop, NetworkMode: dc.NetworkMode, Labels: dc.Labels, ForcePull: dc.ForcePull,
 		Env: cfg.Env, Extra: cfg.Extra, User: t.User, AllowRoot: r.cfg.AllowRootTasks, Mounts: mounts,
+		Resources: dockerResources(cfg.Limits),
 	}
+}
+
+// dockerResources are a task's limits as the engine takes them.
+func dockerResources(l *exec.Limits) docker.Resources {
+	if l == nil {
+		return docker.Resources{}
+	}
+	return docker.Resources{CPUShares: int64(l.CPUShares), Cpuset: l.Cpuset, MemoryBytes: l.MemoryBytes, MemoryReservationBytes: l.MemoryLowBytes}
 }
 
 // nodeName names this node in messages: its name, else its ID.

@@ -30,6 +30,7 @@ const (
 	EventKilling          = "Killing"
 	EventKilled           = "Killed"
 	EventSiblingFailed    = "Sibling Task Failed"
+	EventOOMKilled        = "OOM Killed"
 )
 
 const (
@@ -132,7 +133,7 @@ func (tr *taskRunner) run(ctx context.Context) {
 					return
 				}
 				tr.r.updateTask(name, nil, ev)
-				if !tr.restartOrFail(ctx) {
+				if !tr.restartOrFail(ctx, "") {
 					return
 				}
 				continue
@@ -155,9 +156,13 @@ func (tr *taskRunner) run(ctx context.Context) {
 		}
 		<-supervised // the plugin is deregistered before any restart
 		res := h.Result()
-		msg := res.String()
+		msg, why := res.String(), ""
 		if h.oomKilled() {
-			msg += " (out of memory: the kernel killed it)"
+			why = fmt.Sprintf("it ran out of memory: the kernel killed it at its limit of %d MiB",
+				tr.task.ResourcesOrDefault().MemoryLimitMB())
+			msg += " (" + why + ")"
+			tr.r.updateTask(name, nil, event(EventOOMKilled, fmt.Sprintf("the task %s; raise resources { memory } "+
+				"(or memory_max) if it needs more", why)))
 		}
 		tr.forget()
 		h = nil
@@ -166,7 +171,7 @@ func (tr *taskRunner) run(ctx context.Context) {
 			tr.r.updateTask(name, markDead(false))
 			return
 		}
-		if !tr.restartOrFail(ctx) {
+		if !tr.restartOrFail(ctx, why) {
 			return
 		}
 	}
@@ -175,7 +180,7 @@ func (tr *taskRunner) run(ctx context.Context) {
 // startRefused reports a start that fails the same way however often it
 // is tried: the task, or what this client allows, must change first.
 func startRefused(err error) bool {
-	for _, target := range []error{exec.ErrInvalidTask, exec.ErrNeedsRoot, exec.ErrRootNotAllowed, exec.ErrUnknownUser,
+	for _, target := range []error{exec.ErrInvalidTask, exec.ErrNeedsRoot, exec.ErrRootNotAllowed, exec.ErrUnknownUser, exec.ErrUserNotAllowed,
 		docker.ErrInvalidTask, docker.ErrPrivilegedNotAllowed, docker.ErrCapsNotAllowed, docker.ErrHostNetworkNotAllowed,
 		docker.ErrRootNotAllowed, docker.ErrImageMissing} {
 		if errors.Is(err, target) {
@@ -231,17 +236,21 @@ func (tr *taskRunner) start(ctx context.Context) (taskHandle, error) {
 }
 
 // restartOrFail waits out the restart delay and returns true, or marks the
-// task failed (policy exhausted) or killed and returns false.
-func (tr *taskRunner) restartOrFail(ctx context.Context) bool {
+// task failed (policy exhausted) or killed and returns false. cause, if
+// set, is why the task ended, for the events.
+func (tr *taskRunner) restartOrFail(ctx context.Context, cause string) bool {
 	delay, ok, why := tr.restart.next(timeNow())
+	if cause != "" {
+		cause = ": " + cause
+	}
 	if !ok {
-		tr.r.updateTask(tr.task.Name, markDead(true), event(EventNotRestarting, why))
+		tr.r.updateTask(tr.task.Name, markDead(true), event(EventNotRestarting, why+cause))
 		return false
 	}
 	tr.r.updateTask(tr.task.Name, func(ts *structs.TaskState) {
 		ts.State = structs.TaskStatePending
 		ts.Restarts++
-	}, event(EventRestarting, fmt.Sprintf("restarting in %s", delay)))
+	}, event(EventRestarting, fmt.Sprintf("restarting in %s%s", delay, cause)))
 	t := time.NewTimer(delay)
 	defer t.Stop()
 	select {

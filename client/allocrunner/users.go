@@ -41,8 +41,14 @@ func (r *Runner) taskUsers() (map[string]*exec.Credential, error) {
 			continue // its user is the container's, not this node's
 		}
 		cred, err := exec.ResolveUser(t.RunAs(), r.cfg.AllowRootTasks)
+		if err == nil {
+			err = exec.CheckPolicy(cred, r.cfg.Users)
+		}
 		var rootGroup *exec.RootGroupError
+		var denied *exec.UserNotAllowedError
 		switch {
+		case errors.As(err, &denied):
+			return nil, errors.New(structs.TaskUserRefusal(t.Name, denied.User, node, denied.Why))
 		case errors.As(err, &rootGroup):
 			return nil, fmt.Errorf("task %q of alloc %s on node %q: %w", t.Name, r.cfg.Alloc.ID, node, err)
 		case errors.Is(err, exec.ErrRootNotAllowed):

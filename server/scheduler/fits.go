@@ -32,6 +32,9 @@ func (p *planning) fits(tg *structs.TaskGroup, n *structs.Node, idx int) ([]stru
 		}
 		return nil, structs.RootTaskRefusal(t.Name, n.Name), nil
 	}
+	if t, user, why := tg.UserTaskOn(n); t != nil {
+		return nil, structs.TaskUserRefusal(t.Name, user, n.Name, why), nil
+	}
 	if t := tg.HostNetworkTask(); t != nil {
 		if d := n.Drivers[t.Driver]; d == nil || !d.AllowHostNetwork {
 			return nil, structs.HostNetworkTaskRefusal(t.Name, t.Driver, n.Name), nil
@@ -49,6 +52,9 @@ func (p *planning) fits(tg *structs.TaskGroup, n *structs.Node, idx int) ([]stru
 		return nil
 	}); t != nil {
 		return nil, structs.CapsTaskRefusal(t.Name, t.Driver, n.Name, missing), nil
+	}
+	if why, err := p.fitsResources(tg, n); why != "" || err != nil {
+		return nil, why, err
 	}
 	var claims []structs.CSIVolumeClaimRequest
 	aliases := make([]string, 0, len(tg.Volumes))
@@ -118,6 +124,9 @@ func (p *planning) add(tg *structs.TaskGroup, n *structs.Node, idx int, claims [
 		Job:           p.job,
 	}
 	p.plan.Allocs = append(p.plan.Allocs, alloc)
+	if err := p.useResources(tg, n); err != nil {
+		return err
+	}
 	for _, c := range claims {
 		c.AllocationID = id
 		c.Timestamp = p.now

@@ -3,6 +3,7 @@ package scheduler
 import (
 	"fmt"
 	"sort"
+	"strings"
 
 	"github.com/berth-csi/berth/structs"
 )
@@ -122,6 +123,10 @@ func (p *planning) placeGroup(tg *structs.TaskGroup, live, stopping []*structs.A
 		f.Reasons = append(f.Reasons, driverWhy)
 	}
 	for why, nodes := range reasons {
+		if strings.HasPrefix(why, resourceKey) {
+			f.Reasons = append(f.Reasons, p.resourceReason(why, nodes))
+			continue
+		}
 		f.Reasons = append(f.Reasons, fmt.Sprintf("%s (%d node%s)", why, len(nodes), structs.Plural(len(nodes))))
 	}
 	sort.Strings(f.Reasons)

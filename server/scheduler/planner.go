@@ -77,6 +77,7 @@ func (p *Planner) Plan(st *state.StateStore, job *structs.Job, mode Mode) (*Resu
 	now := p.clock.Now()
 	pl := &planning{st: st, job: job, auto: mode == Auto, now: now,
 		vols: map[string]*structs.CSIVolume{}, onNode: map[string]map[string]string{},
+		usage: map[string]structs.Ask{}, shortfalls: map[string]map[string]string{},
 		plan: &structs.PlanApplyRequest{Job: job, Timestamp: now.UnixNano(), WriteRequest: structs.WriteRequest{Namespace: job.Namespace}}}
 	failures, err := pl.run()
 	if err != nil {
@@ -99,6 +100,8 @@ type planning struct {
 	unschedulable []*structs.Node
 	vols          map[string]*structs.CSIVolume // copies, with the plan's claims added
 	onNode        map[string]map[string]string  // node -> volumes (namespace/ID) claimed there, any job's, plan included -> plugin
+	usage         map[string]structs.Ask        // node -> what its allocations take, plan included (nodeUsage)
+	shortfalls    map[string]map[string]string  // resource -> node ID -> why it is short (fitsResources)
 	plan          *structs.PlanApplyRequest
 	auto          bool      // Mode Auto
 	now           time.Time // the claims' timestamp

@@ -114,6 +114,18 @@ type TaskConfig struct {
 	Mounts    []Mount
 	// ForcePull pulls the image before every start.
 	ForcePull bool
+	// Resources are the container's limits; zero ones are none.
+	Resources Resources
+}
+
+// Resources are a container's limits, as the engine takes them
+// (HostConfig.Resources): CPU shares (the task's MHz), the cores it runs
+// on, its memory limit and, under a higher limit, its reservation.
+type Resources struct {
+	CPUShares              int64
+	Cpuset                 string
+	MemoryBytes            int64
+	MemoryReservationBytes int64
 }
 
 // spec is a checked task config, ready for the engine.

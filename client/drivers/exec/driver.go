@@ -8,11 +8,13 @@ import (
 	"io"
 	"os"
 	osexec "os/exec"
+	"path"
 	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/berth-csi/berth/client/internal/beneath"
 	"github.com/berth-csi/berth/structs"
@@ -26,6 +28,9 @@ var (
 	// ErrRootNotAllowed: the task would run as root, and the caller did
 	// not allow it (the client's allow_root_tasks).
 	ErrRootNotAllowed = errors.New("exec: tasks may not run as root on this client")
+	// ErrUserNotAllowed: the client's user policy refuses the task's
+	// user (a *UserNotAllowedError says why).
+	ErrUserNotAllowed = errors.New("exec: user not allowed on this client")
 	// ErrUnknownUser: the task's user does not exist on this host.
 	ErrUnknownUser = errors.New("exec: no such user")
 	// ErrInvalidTask: the task config is wrong (the message says how).
@@ -62,9 +67,14 @@ type TaskConfig struct {
 	Mounts []Mount
 
 	// User is who the task runs as: a user name or a numeric uid; ""
-	// is DefaultUser (see ResolveUser). AllowRoot lets it be root.
+	// is DefaultUser (see ResolveUser). AllowRoot lets it be root; Users,
+	// when set, is the client's policy for other users (CheckPolicy).
 	User      string
 	AllowRoot bool
+	Users     *structs.TaskUserPolicy
+	// Limits, when set, are enforced in a cgroup of the task's own (as
+	// root; without root they cannot be, and the start says so).
+	Limits *Limits
 }
 
 // resolve checks the config and returns it with every mount destination
@@ -193,6 +203,9 @@ func Start(ctx context.Context, cfg *TaskConfig) (*Handle, error) {
 		return nil, fmt.Errorf("task %q: volume mounts need a mount namespace: %w", c.TaskName, ErrNeedsRoot)
 	}
 	cred, err := ResolveUser(c.User, c.AllowRoot)
+	if err == nil {
+		err = CheckPolicy(cred, c.Users)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("task %q: %w", c.TaskName, err)
 	}
@@ -238,6 +251,27 @@ func Start(ctx context.Context, cfg *TaskConfig) (*Handle, error) {
 		return nil, err
 	}
 
+	var cg taskCgroup
+	var group string
+	if c.Limits != nil {
+		if !root {
+			return nil, fmt.Errorf("task %q: its resources cannot be limited without root (cgroups): %w", c.TaskName, ErrNeedsRoot)
+		}
+		group = path.Join(CgroupParent, cgroupName(c.AllocID, c.TaskName, time.Now()))
+		if cg, err = newTaskCgroup(group, c.Limits); err != nil {
+			return nil, fmt.Errorf("task %q: limit its resources: %w", c.TaskName, err)
+		}
+	}
+	oomBefore := uint64(0)
+	if cg != nil {
+		oomBefore, _ = cg.oomKills()
+	}
+	dropCgroup := func() {
+		if cg != nil {
+			_ = removeWhenEmpty(cg)
+		}
+	}
+
 	attr := &syscall.SysProcAttr{Setpgid: true}
 	if root {
 		attr.Cloneflags = syscall.CLONE_NEWNS | syscall.CLONE_NEWPID
@@ -258,13 +292,22 @@ func Start(ctx context.Context, cfg *TaskConfig) (*Handle, error) {
 	resultW.Close()
 	if err != nil {
 		resultR.Close()
+		dropCgroup()
 		return nil, fmt.Errorf("task %q: start: %w", c.TaskName, err)
 	}
 	fail := func(err error) (*Handle, error) {
 		_ = cmd.Process.Kill()
 		_ = cmd.Wait()
 		resultR.Close()
+		dropCgroup()
 		return nil, err
+	}
+	// The init waits for its spec: in its cgroup before the command
+	// starts, every process of the task is.
+	if cg != nil {
+		if err := cg.add(cmd.Process.Pid); err != nil {
+			return fail(fmt.Errorf("task %q: put its init in its cgroup: %w", c.TaskName, err))
+		}
 	}
 
 	spec := initSpec{Command: c.Command, Args: c.Args, Env: c.env(), Dir: c.TaskDir, Namespaces: root, Mounts: c.Mounts, Cred: cred}
@@ -282,6 +325,10 @@ func Start(ctx context.Context, cfg *TaskConfig) (*Handle, error) {
 	}
 	start, _ := processStartTime(cmd.Process.Pid)
 	h := newHandle(c.TaskName, cmd.Process.Pid, start, cleanups)
+	if cg != nil {
+		h.cg = cg
+		h.state.Cgroup, h.state.OOMKillsBefore = group, oomBefore
+	}
 	go h.wait(cmd, resultR)
 	return h, nil
 }

@@ -18,6 +18,9 @@ import (
 type ExitResult struct {
 	ExitCode int
 	Signal   int // the signal that killed it, 0 if it exited
+	// OOMKilled: the kernel killed a process of the task for going over
+	// its memory limit (its cgroup counted an OOM kill while it ran).
+	OOMKilled bool
 	// Err is set when the exit is unknown (a reattached task, whose
 	// status only its parent could read).
 	Err error
@@ -52,11 +55,17 @@ type HandleState struct {
 	Pid       int
 	StartTime uint64 // the process's start time in clock ticks after boot: tells a reused PID apart
 	Cleanups  []MountCleanup
+	// Cgroup is the task's cgroup (CgroupParent/<alloc>.<task>.<stamp>), "" when
+	// it has none; OOMKillsBefore what its OOM count was when the task
+	// started in it.
+	Cgroup         string `json:",omitempty"`
+	OOMKillsBefore uint64 `json:",omitempty"`
 }
 
 // Handle is a running (or finished) task.
 type Handle struct {
 	state HandleState
+	cg    taskCgroup // nil without one
 	done  chan struct{}
 
 	mu     sync.Mutex
@@ -139,6 +148,14 @@ func readResult(f *os.File) (initResult, bool) {
 func (h *Handle) finish(res ExitResult) {
 	_ = syscall.Kill(-h.state.Pid, syscall.SIGKILL)
 	var errs []error
+	if h.cg != nil {
+		if kills, err := h.cg.oomKills(); err == nil && kills > h.state.OOMKillsBefore {
+			res.OOMKilled = true
+		}
+		if err := removeWhenEmpty(h.cg); err != nil {
+			errs = append(errs, fmt.Errorf("remove cgroup %s: %w", h.state.Cgroup, err))
+		}
+	}
 	for _, c := range h.state.Cleanups {
 		if _, err := DetachMountsUnder(c.Source, c.Before); err != nil {
 			errs = append(errs, err)
@@ -203,9 +220,16 @@ func Reattach(s HandleState) (*Handle, error) {
 		return nil, fmt.Errorf("task %q: %w (no PID)", s.TaskName, ErrGone)
 	}
 	if !alive(s.Pid, s.StartTime) {
+		dropRecordedCgroup(s.Cgroup)
 		return nil, fmt.Errorf("task %q (pid %d): %w", s.TaskName, s.Pid, ErrGone)
 	}
 	h := newHandle(s.TaskName, s.Pid, s.StartTime, s.Cleanups)
+	h.state.Cgroup, h.state.OOMKillsBefore = s.Cgroup, s.OOMKillsBefore
+	if s.Cgroup != "" {
+		if cg, err := loadTaskCgroup(s.Cgroup); err == nil {
+			h.cg = cg
+		}
+	}
 	go func() {
 		t := time.NewTicker(reattachPoll)
 		defer t.Stop()

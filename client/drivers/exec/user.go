@@ -15,14 +15,59 @@ import (
 // berth runs as root.
 const DefaultUser = structs.DefaultTaskUser
 
-// Credential is who a task runs as: the user it named, and that user's
-// uid, primary gid and supplementary groups on this host.
+// Credential is who a task runs as: the user it named, that user's name
+// on this host (the same, or the name of a numeric uid), and its uid,
+// primary gid and supplementary groups.
 type Credential struct {
 	User   string
+	Name   string
 	UID    uint32
 	GID    uint32
 	Groups []uint32
 }
+
+// CheckPolicy refuses a user the client's policy (client { user }) does
+// not allow: one outside its allowed list, in its denied list, or in one
+// of its denied groups as this host resolves them (ErrUserNotAllowed). A
+// nil credential (berth's own user) and root (allow_root_tasks' to allow)
+// pass.
+func CheckPolicy(cred *Credential, p *structs.TaskUserPolicy) error {
+	if cred == nil || p == nil || cred.Root() {
+		return nil
+	}
+	uid := strconv.FormatUint(uint64(cred.UID), 10)
+	if why := p.Refusal(cred.User, cred.Name, uid); why != "" {
+		return &UserNotAllowedError{User: cred.User, Why: why}
+	}
+	for _, g := range p.Groups() {
+		grp, err := user.LookupGroup(g)
+		if err != nil {
+			continue // no such group here: nobody is in it
+		}
+		gid, err := strconv.ParseUint(grp.Gid, 10, 32)
+		if err != nil {
+			continue
+		}
+		if cred.GID == uint32(gid) || slices.Contains(cred.Groups, uint32(gid)) {
+			return &UserNotAllowedError{User: cred.User,
+				Why: fmt.Sprintf("it is in group %q, which the node's client { user { denied_groups } } refuses", g)}
+		}
+	}
+	return nil
+}
+
+// UserNotAllowedError refuses a user the client's policy does not allow.
+// It is ErrUserNotAllowed for errors.Is.
+type UserNotAllowedError struct {
+	User, Why string
+}
+
+func (e *UserNotAllowedError) Error() string {
+	return fmt.Sprintf("user %q is not allowed on this client: %s", e.User, e.Why)
+}
+
+// Is makes a UserNotAllowedError ErrUserNotAllowed.
+func (e *UserNotAllowedError) Is(target error) bool { return target == ErrUserNotAllowed }
 
 // Root reports whether the credential is root's (uid 0).
 func (c *Credential) Root() bool { return c != nil && c.UID == 0 }
@@ -127,7 +172,7 @@ func lookupUser(name string) (*Credential, error) {
 	if err != nil {
 		return nil, fmt.Errorf("exec: user %q has a gid that is not a number: %q", name, u.Gid)
 	}
-	cred := &Credential{User: name, UID: uint32(uid), GID: uint32(gid)}
+	cred := &Credential{User: name, Name: u.Username, UID: uint32(uid), GID: uint32(gid)}
 	gids, err := u.GroupIds()
 	if err != nil {
 		return nil, fmt.Errorf("exec: list the groups of user %q: %w", name, err)

@@ -165,7 +165,7 @@ func startClient(ctx context.Context, cfg *Config, logger hclog.Logger) (*client
 	ccfg.HTTPAddr = net.JoinHostPort(cfg.BindAddr, strconv.Itoa(cfg.Ports.HTTP))
 	ccfg.BindAddr = cfg.BindAddr
 	ccfg.TLS = cfg.rpcTLS()
-	ccfg.AllowRootTasks = cfg.Client.AllowRootTasks
+	cfg.applyClient(ccfg)
 	cfg.applyDrivers(ccfg)
 	ccfg.Logger = logger
 	for _, p := range cfg.Plugins {

@@ -82,6 +82,14 @@ type ClientConfig struct {
 	ControllerConcurrency int `hcl:"controller_concurrency,optional"`
 	// AllowRootTasks lets tasks run as root; on in -dev.
 	AllowRootTasks bool `hcl:"allow_root_tasks,optional"`
+	// CPUTotalCompute (MHz) and MemoryTotalMB replace what the client
+	// finds the node has; Reserved is kept back from allocations.
+	CPUTotalCompute int             `hcl:"cpu_total_compute,optional"`
+	MemoryTotalMB   int             `hcl:"memory_total_mb,optional"`
+	Reserved        *ReservedConfig `hcl:"reserved,block"`
+	MetaBlock       *MetaConfig     `hcl:"meta,block"`
+	User            *UserConfig     `hcl:"user,block"`
+	meta            map[string]string
 }
 
 // PluginConfig is a `plugin "ID" { type, socket }` block: a CSI plugin run
@@ -273,6 +281,9 @@ func parseConfig(args []string, stderr io.Writer) (*Config, error) {
 			return nil, fmt.Errorf("agent config: %s: %w", configFile, err)
 		}
 		if err := cfg.checkGC(); err != nil {
+			return nil, fmt.Errorf("agent config: %s: %w", configFile, err)
+		}
+		if err := cfg.checkClient(); err != nil {
 			return nil, fmt.Errorf("agent config: %s: %w", configFile, err)
 		}
 	}

@@ -2,9 +2,11 @@ package command
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"sort"
 	"strconv"
+	"strings"
 
 	"github.com/berth-csi/berth/api"
 	"github.com/berth-csi/berth/structs"
@@ -84,6 +86,16 @@ func (m *meta) nodeInfo(n *structs.Node, verbose bool) {
 	pairs = append(pairs, [2]string{"HTTP Addr", orNone(n.HTTPAddr)})
 	kv(m.stdout, pairs)
 
+	section(m.stdout, "Allocated Resources")
+	m.allocated(n)
+	if len(n.Meta) > 0 {
+		section(m.stdout, "Meta")
+		m.stringMap(n.Meta)
+	}
+	if verbose && len(n.Attributes) > 0 {
+		section(m.stdout, "Attributes")
+		m.stringMap(n.Attributes)
+	}
 	section(m.stdout, "Drivers")
 	m.drivers(n.Drivers)
 	section(m.stdout, "CSI Controller Plugins")
@@ -106,6 +118,34 @@ func (m *meta) nodeInfo(n *structs.Node, verbose bool) {
 		rows = append(rows, []string{formatTime(e.Timestamp), e.Subsystem, e.Message})
 	}
 	table(m.stdout, []string{"Time", "Subsystem", "Message"}, rows)
+}
+
+// allocated shows what the node's allocations take of what it offers,
+// and what its client reserves.
+func (m *meta) allocated(n *structs.Node) {
+	a := n.Allocated
+	if a == nil {
+		m.println("Not reported (a client from before resources were reported: the scheduler does not limit it)")
+		return
+	}
+	row := func(name string, used, offered, total int, unit string) []string {
+		f := func(format string, args ...any) string { return strings.TrimSpace(fmt.Sprintf(format, args...)) }
+		return []string{name, f("%d/%d %s", used, offered, unit), f("%d %s", total-offered, unit), f("%d %s", total, unit)}
+	}
+	table(m.stdout, []string{"Resource", "Allocated", "Reserved", "Node"}, [][]string{
+		row("CPU", a.Allocated.CPU, a.Capacity.CPU, n.Resources.CPU, "MHz"),
+		row("Memory", a.Allocated.MemoryMB, a.Capacity.MemoryMB, n.Resources.MemoryMB, "MiB"),
+		row("Cores", a.Allocated.Cores, a.Capacity.Cores, n.Resources.Cores, ""),
+	})
+}
+
+// stringMap lists a map's keys and values, sorted by key.
+func (m *meta) stringMap(values map[string]string) {
+	pairs := make([][2]string, 0, len(values))
+	for _, k := range sortedKeys(values) {
+		pairs = append(pairs, [2]string{k, values[k]})
+	}
+	kv(m.stdout, pairs)
 }
 
 // csiInstances lists a node's plugin instances by plugin ID.

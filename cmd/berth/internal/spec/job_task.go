@@ -19,7 +19,8 @@ const (
 )
 
 var (
-	taskFields        = []string{"driver", "config", "env", "restart", "kill_timeout", "kill_signal", "volume_mount", "csi_plugin", "user"}
+	taskFields        = []string{"driver", "config", "env", "restart", "kill_timeout", "kill_signal", "volume_mount", "csi_plugin", "user", "resources"}
+	resourcesFields   = []string{"cpu", "cores", "memory", "memory_max"}
 	execConfigFields  = []string{"command", "args"}
 	taskDrivers       = structs.TaskDrivers
 	restartFields     = []string{"attempts", "interval", "delay", "mode"}
@@ -93,6 +94,10 @@ func (p *parser) task(tf *field, name string, gs scope, jobType string, vols map
 			if b := p.block(f, s); b != nil {
 				t.CSIPluginConfig = p.csiPlugin(b, s.sub("csi_plugin"))
 			}
+		case "resources":
+			if b := p.block(f, s); b != nil {
+				t.Resources = p.resources(b, s.sub("resources"))
+			}
 		case "user":
 			if u, ok := p.str(f, s); ok {
 				if err := structs.ValidateTaskUser(u); err != nil {
@@ -142,6 +147,43 @@ func (p *parser) task(tf *field, name string, gs scope, jobType string, vols map
 		}
 	}
 	return t
+}
+
+// resources reads a task's resources block: cpu (MHz) or cores, memory
+// and memory_max (MiB), checked as the servers check them.
+func (p *parser) resources(b *node, s scope) *structs.Resources {
+	r := &structs.Resources{}
+	fs := newFields()
+	for _, f := range b.fields {
+		if f.val.kind == kindNull || !p.once(fs.seen, f, s) {
+			continue
+		}
+		var dst *int
+		switch f.name {
+		case "cpu":
+			dst = &r.CPU
+		case "cores":
+			dst = &r.Cores
+		case "memory":
+			dst = &r.MemoryMB
+		case "memory_max":
+			dst = &r.MemoryMaxMB
+		default:
+			fs.unknown(p, f, s, resourcesFields)
+			continue
+		}
+		if n, ok := p.integer(f, s); ok {
+			if n <= 0 {
+				p.bad(f.line, s, f.name, "must be more than 0, not %d; leave it out for the default", n)
+				continue
+			}
+			*dst = n
+		}
+	}
+	if err := r.Validate(); err != nil {
+		p.badIn(b.line, s, "%v", err)
+	}
+	return r
 }
 
 // execConfig reads the exec driver's config block.

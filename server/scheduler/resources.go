@@ -1,0 +1,107 @@
+package scheduler
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/berth-csi/berth/structs"
+)
+
+// resourceKey starts the reason fits gives for a node short of a
+// resource: the reasons of every such node are one line per resource,
+// which names a few of them (resourceReason).
+const resourceKey = "\x00resources:"
+
+// maxShortNodes is how many short nodes a resource's reason names.
+const maxShortNodes = 3
+
+// fitsResources checks that node n has room for one allocation of the
+// group on top of what is allocated there; the reason, when it has not,
+// is a resourceKey one per short resource, with the node's figures kept
+// for resourceReason.
+func (p *planning) fitsResources(tg *structs.TaskGroup, n *structs.Node) (string, error) {
+	capacity := n.Capacity()
+	if capacity == nil {
+		return "", nil // a client that does not report resources is not limited
+	}
+	used, err := p.nodeUsage(n.ID)
+	if err != nil {
+		return "", err
+	}
+	short := structs.ResourceShortfall(n.Name, *capacity, used, tg.GroupAsk(n.Resources.MHzPerCore()))
+	if len(short) == 0 {
+		return "", nil
+	}
+	for _, s := range short {
+		if p.shortfalls[s.Resource] == nil {
+			p.shortfalls[s.Resource] = map[string]string{}
+		}
+		p.shortfalls[s.Resource][n.ID] = s.Text
+	}
+	return resourceKey + short[0].Resource, nil
+}
+
+// nodeUsage is what the allocations on a node take of it (those that use
+// resources: structs.Allocation.UsesResources), the plan's placements
+// included and its stops left out; read once per pass per node.
+func (p *planning) nodeUsage(nodeID string) (structs.Ask, error) {
+	if a, ok := p.usage[nodeID]; ok {
+		return a, nil
+	}
+	n, err := p.st.NodeByID(nil, nodeID)
+	if err != nil {
+		return structs.Ask{}, err
+	}
+	mhz := 0
+	if n != nil {
+		mhz = n.Resources.MHzPerCore()
+	}
+	iter, err := p.st.AllocsByNode(nil, nodeID)
+	if err != nil {
+		return structs.Ask{}, err
+	}
+	var used structs.Ask
+	for raw := iter.Next(); raw != nil; raw = iter.Next() {
+		a := raw.(*structs.Allocation)
+		if a.UsesResources() && !p.stoppedIDs[a.ID] {
+			used = used.Add(a.Ask(mhz))
+		}
+	}
+	p.usage[nodeID] = used
+	return used, nil
+}
+
+// useResources adds a placement on node n to its usage.
+func (p *planning) useResources(tg *structs.TaskGroup, n *structs.Node) error {
+	used, err := p.nodeUsage(n.ID)
+	if err != nil {
+		return err
+	}
+	p.usage[n.ID] = used.Add(tg.GroupAsk(n.Resources.MHzPerCore()))
+	return nil
+}
+
+// resourceReason renders a resource's reason for the nodes that gave it:
+// the one node's figures, or how many nodes and the figures of the
+// first few.
+func (p *planning) resourceReason(key string, nodes map[string]bool) string {
+	resource := strings.TrimPrefix(key, resourceKey)
+	ids := make([]string, 0, len(nodes))
+	for id := range nodes {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	var texts []string
+	for _, id := range ids {
+		if len(texts) == maxShortNodes {
+			texts = append(texts, fmt.Sprintf("and %d more", len(ids)-maxShortNodes))
+			break
+		}
+		texts = append(texts, p.shortfalls[resource][id])
+	}
+	if len(ids) == 1 {
+		return texts[0]
+	}
+	return fmt.Sprintf("not enough %s on %d nodes: %s", resource, len(ids), strings.Join(texts, "; "))
+}
