@@ -10,7 +10,8 @@ import (
 
 // ACLBootstrap makes the cluster's first management token and returns it
 // with its SecretID: the one time it is shown. The servers refuse a
-// second bootstrap.
+// second bootstrap (409, naming the reset index) unless the leader's
+// data dir holds an acl-bootstrap-reset file with that index.
 func (c *Client) ACLBootstrap() (*structs.ACLToken, *WriteMeta, error) {
 	var out structs.ACLToken
 	wm, err := c.write(http.MethodPost, "/v1/acl/bootstrap", nil, nil, &out)

@@ -34,12 +34,14 @@ func applyACLTokenDelete(f *FSM, index uint64, buf []byte) any {
 	return f.State().DeleteACLTokens(index, req.AccessorIDs)
 }
 
-// applyACLBootstrap writes the first management token; the state refuses
-// a second bootstrap (Conflict).
+// applyACLBootstrap writes a bootstrap's management token; the state
+// refuses it (Conflict) unless its reset index is the one the request
+// expects (0 before the first bootstrap). Entries written before reset
+// existed carry 0, which is what their state held then.
 func applyACLBootstrap(f *FSM, index uint64, buf []byte) any {
 	var req structs.ACLBootstrapRequest
 	if err := decode(structs.ACLBootstrapRequestType, index, buf, &req); err != nil {
 		return err
 	}
-	return f.State().BootstrapACLToken(index, req.Token)
+	return f.State().BootstrapACLToken(index, req.ResetIndex, req.Token)
 }

@@ -199,6 +199,16 @@ func goldenScenarios() map[string][]entry {
 			{structs.ACLBootstrapRequestType, refusal{&structs.ACLBootstrapRequest{Token: &structs.ACLToken{
 				AccessorID: "aaaaaaaa-0000-4000-8000-000000000002", SecretHash: "hash-of-second", Name: "Bootstrap Token",
 				Type: structs.ACLTokenTypeManagement, CreateTime: stamp}}, structs.ErrConflict}},
+			// A reset: a bootstrap that expects the reset index (2, the
+			// first bootstrap's) makes one more management token; another
+			// against the same index, as a concurrent reset would send, is
+			// refused: the index moved on.
+			{structs.ACLBootstrapRequestType, &structs.ACLBootstrapRequest{ResetIndex: 2, Token: &structs.ACLToken{
+				AccessorID: "aaaaaaaa-0000-4000-8000-000000000004", SecretHash: "hash-of-reset", Name: "Bootstrap Token",
+				Type: structs.ACLTokenTypeManagement, CreateTime: stamp}}},
+			{structs.ACLBootstrapRequestType, refusal{&structs.ACLBootstrapRequest{ResetIndex: 2, Token: &structs.ACLToken{
+				AccessorID: "aaaaaaaa-0000-4000-8000-000000000005", SecretHash: "hash-of-racer", Name: "Bootstrap Token",
+				Type: structs.ACLTokenTypeManagement, CreateTime: stamp}}, structs.ErrConflict}},
 			{structs.ACLTokenUpsertRequestType, &structs.ACLTokenUpsertRequest{Tokens: []*structs.ACLToken{{
 				AccessorID: "aaaaaaaa-0000-4000-8000-000000000003", SecretHash: "hash-of-deployer", Name: "deployer",
 				Type: structs.ACLTokenTypeClient, Policies: []string{"deploy"}, CreateTime: stamp}}}},

@@ -26,8 +26,8 @@ func TestACL_Bootstrap_Once(t *testing.T) {
 	var again structs.ACLTokenUpsertResponse
 	err = callAs(t, s, "", "ACL.Bootstrap", &structs.ACLBootstrapRequest{}, &again)
 	must.ErrorIs(t, err, structs.ErrConflict)
-	must.StrContains(t, err.Error(), "ACL bootstrap already done at index")
-	must.StrContains(t, err.Error(), "use the management token you got then")
+	must.StrContains(t, err.Error(), "ACL bootstrap already done (reset index: ")
+	must.StrContains(t, err.Error(), "use the management token made then")
 
 	var self structs.ACLTokenGetResponse
 	must.NoError(t, callAs(t, s, mgmt, "ACL.WhoAmI", &structs.ACLTokenGetRequest{}, &self))

@@ -123,8 +123,11 @@ func TestStateStore_BootstrapACLToken(t *testing.T) {
 
 	mgmt := aclToken("root", "root-hash")
 	mgmt.Type = structs.ACLTokenTypeManagement
-	must.ErrorIs(t, s.BootstrapACLToken(5, aclToken("client", "h")), structs.ErrBadRequest)
-	must.NoError(t, s.BootstrapACLToken(7, mgmt))
+	must.ErrorIs(t, s.BootstrapACLToken(5, 0, aclToken("client", "h")), structs.ErrBadRequest)
+	err = s.BootstrapACLToken(6, 3, mgmt)
+	must.ErrorIs(t, err, structs.ErrConflict)
+	must.StrContains(t, err.Error(), "the cluster was never bootstrapped, so there is no reset index 3")
+	must.NoError(t, s.BootstrapACLToken(7, 0, mgmt))
 	idx, err = s.ACLBootstrapIndex()
 	must.NoError(t, err)
 	must.Eq(t, 7, idx)
@@ -133,12 +136,47 @@ func TestStateStore_BootstrapACLToken(t *testing.T) {
 	must.NoError(t, s.DeleteACLTokens(8, []string{"root"}))
 	again := aclToken("root-2", "root-hash-2")
 	again.Type = structs.ACLTokenTypeManagement
-	err = s.BootstrapACLToken(9, again)
+	err = s.BootstrapACLToken(9, 0, again)
 	must.ErrorIs(t, err, structs.ErrConflict)
-	must.EqError(t, err, "ACL bootstrap already done at index 7; use the management token you got then")
+	must.StrContains(t, err.Error(), "ACL bootstrap already done (reset index: 7)")
+	must.StrContains(t, err.Error(), "write 7 into the file acl-bootstrap-reset")
 	got, err := s.ACLTokenByAccessorID(nil, "root-2")
 	must.NoError(t, err)
 	must.Nil(t, got)
+}
+
+// TestStateStore_BootstrapACLToken_Reset: a bootstrap that expects the
+// current reset index is applied and moves the index on; one that
+// expects an older index, as a second reset raced against the first
+// would, is refused and writes nothing.
+func TestStateStore_BootstrapACLToken_Reset(t *testing.T) {
+	s := statetest.New(t)
+	mgmt := func(id string) *structs.ACLToken {
+		tok := aclToken(id, id+"-hash")
+		tok.Type = structs.ACLTokenTypeManagement
+		return tok
+	}
+	must.NoError(t, s.BootstrapACLToken(7, 0, mgmt("first")))
+	must.NoError(t, s.BootstrapACLToken(12, 7, mgmt("reset")))
+	idx, err := s.ACLBootstrapIndex()
+	must.NoError(t, err)
+	must.Eq(t, 12, idx)
+
+	err = s.BootstrapACLToken(13, 7, mgmt("racer"))
+	must.ErrorIs(t, err, structs.ErrConflict)
+	must.StrContains(t, err.Error(), "it expected reset index 7, but the reset index is now 12")
+	racer, err := s.ACLTokenByAccessorID(nil, "racer")
+	must.NoError(t, err)
+	must.Nil(t, racer)
+	idx, err = s.ACLBootstrapIndex()
+	must.NoError(t, err)
+	must.Eq(t, 12, idx)
+
+	for _, id := range []string{"first", "reset"} {
+		tok, err := s.ACLTokenByAccessorID(nil, id)
+		must.NoError(t, err)
+		must.NotNil(t, tok, must.Sprintf("token %s is kept", id))
+	}
 }
 
 func TestStateStore_NodeBySecretHash(t *testing.T) {
@@ -162,7 +200,7 @@ func TestStateStore_Restore_ACLRows(t *testing.T) {
 	must.NoError(t, src.UpsertACLPolicies(5, []*structs.ACLPolicy{{Name: "readonly", Rules: "node {\n  policy = \"read\"\n}\n"}}))
 	mgmt := aclToken("root", "root-hash")
 	mgmt.Type = structs.ACLTokenTypeManagement
-	must.NoError(t, src.BootstrapACLToken(6, mgmt))
+	must.NoError(t, src.BootstrapACLToken(6, 0, mgmt))
 
 	snap, err := src.Snapshot()
 	must.NoError(t, err)

@@ -113,9 +113,14 @@ func (s *StateStore) DeleteACLTokens(index uint64, accessorIDs []string) error {
 	return nil
 }
 
-// BootstrapACLToken writes the first management token and records that
-// bootstrap is done. Once done, it is refused (Conflict) for good.
-func (s *StateStore) BootstrapACLToken(index uint64, token *structs.ACLToken) error {
+// BootstrapACLToken writes a management token made by `berth acl
+// bootstrap` and records index as the reset index: the raft index of the
+// latest bootstrap. resetIndex is the reset index the request expects: 0
+// for the cluster's first bootstrap, the current one for a bootstrap
+// after a reset (the acl-bootstrap-reset file on the leader). Any other
+// is refused (Conflict), so of two bootstraps sent against the same reset
+// index only the first is applied.
+func (s *StateStore) BootstrapACLToken(index, resetIndex uint64, token *structs.ACLToken) error {
 	if token == nil {
 		return errBadRequest("acl bootstrap: the request carries no token")
 	}
@@ -125,13 +130,16 @@ func (s *StateStore) BootstrapACLToken(index uint64, token *structs.ACLToken) er
 	txn := s.db.Txn(true)
 	defer txn.Abort()
 
+	var current uint64
 	done, err := txn.First(TableIndex, indexID, aclBootstrapKey)
 	if err != nil {
 		return errInternal("read acl bootstrap", err)
 	}
 	if done != nil {
-		return errConflict("ACL bootstrap already done at index %d; use the management token you got then",
-			done.(*IndexEntry).Value)
+		current = done.(*IndexEntry).Value
+	}
+	if current != resetIndex {
+		return aclBootstrapRefusal(current, resetIndex)
 	}
 	if err := upsertACLTokenTxn(txn, index, token); err != nil {
 		return err
@@ -144,6 +152,24 @@ func (s *StateStore) BootstrapACLToken(index uint64, token *structs.ACLToken) er
 	}
 	txn.Commit()
 	return nil
+}
+
+// aclBootstrapRefusal is the Conflict for a bootstrap that expected reset
+// index want when the state's is current (0: never bootstrapped).
+func aclBootstrapRefusal(current, want uint64) error {
+	switch {
+	case want == 0:
+		return errConflict("ACL bootstrap already done (reset index: %d); use the management token made then, "+
+			"or, if it is lost, write %d into the file acl-bootstrap-reset in the leader's server data dir "+
+			"(<data_dir>/server) and run the bootstrap again", current, current)
+	case current == 0:
+		return errConflict("ACL bootstrap reset: the cluster was never bootstrapped, so there is no reset index %d; "+
+			"remove the acl-bootstrap-reset file and run the bootstrap", want)
+	default:
+		return errConflict("ACL bootstrap reset: it expected reset index %d, but the reset index is now %d "+
+			"(another bootstrap was applied first); use the token it made, or write %d into acl-bootstrap-reset and run the bootstrap again",
+			want, current, current)
+	}
 }
 
 // ACLBootstrapIndex returns the raft index of the ACL bootstrap, 0 when it

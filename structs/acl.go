@@ -106,11 +106,16 @@ type ACLTokenListStub struct {
 	ModifyIndex    uint64
 }
 
-// ACLBootstrapRequest makes the first management token. The endpoint
-// stamps Token (accessor, secret hash, time) before the raft write; the
-// write is refused once any bootstrap has happened.
+// ACLBootstrapRequest makes a management token: the cluster's first, or
+// one more after a reset. The endpoint stamps Token (accessor, secret
+// hash, time) and ResetIndex before the raft write, whatever the caller
+// sent. ResetIndex is the reset index (the raft index of the latest
+// bootstrap) the write expects: 0 for the first bootstrap, the one read
+// from the leader's acl-bootstrap-reset file for a reset. The write is
+// refused unless the state's reset index is ResetIndex.
 type ACLBootstrapRequest struct {
-	Token *ACLToken
+	Token      *ACLToken
+	ResetIndex uint64
 	WriteRequest
 }
 

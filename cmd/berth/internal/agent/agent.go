@@ -65,8 +65,8 @@ func run(ctx context.Context, cfg *Config, stderr io.Writer, hup <-chan os.Signa
 		Output:     stderr,
 		JSONFormat: cfg.LogJSON,
 	})
-	if cfg.Dev {
-		logger.Warn("dev mode: TLS and ACLs are off; do not expose this agent to a network")
+	for _, w := range securityWarnings(cfg) {
+		logger.Warn(w)
 	}
 	// Before the server and client start: raft's and serf's metrics from
 	// their first moments go to the registry too.
@@ -239,10 +239,6 @@ func serveHTTP(ctx context.Context, cfg *Config, backend httpapi.Backend, logger
 		"tls_http", cfg.TLS.HTTP, "tls_rpc", cfg.TLS.RPC, "acl", cfg.ACL.Enabled)
 	if cfg.Dev {
 		logger.Warn("dev mode: one server and one client in this process; data lives in a temp dir unless -data-dir is given")
-	}
-	if cfg.ACL.Enabled && !cfg.TLS.HTTP && !isLoopback(cfg.BindAddr) {
-		logger.Warn("ACL tokens reach the HTTP API in clear: tls.http is off and the API listens beyond loopback; turn on tls { http = true }",
-			"http_addr", l.Addr().String())
 	}
 
 wait:

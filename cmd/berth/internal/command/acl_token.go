@@ -21,7 +21,13 @@ var aclBootstrapCommand = &command{
   Make the cluster's first management token, once, on a cluster whose
   agents run with acl { enabled = true }. The token's Secret ID is shown
   this once: keep it, and send it with -token or BERTH_TOKEN. A second
-  bootstrap is refused.
+  bootstrap is refused, naming the reset index.
+
+  If the management token is lost, write the reset index into the file
+  acl-bootstrap-reset in the server data dir of the leader, which the
+  refusal names (<data_dir>/server/acl-bootstrap-reset), and run the
+  bootstrap again: it makes one more management token, once; the tokens
+  made before stay valid.
 
 Bootstrap Options:
 

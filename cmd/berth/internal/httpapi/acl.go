@@ -36,7 +36,8 @@ func (h *handler) aclRoutes() {
 
 // POST|PUT /v1/acl/bootstrap: make the first management token. The answer
 // is the token with its SecretID, which is shown this once; a second
-// bootstrap is refused by the servers.
+// bootstrap is refused by the servers, unless the leader's
+// acl-bootstrap-reset file names the reset index.
 func (h *handler) aclBootstrap(w http.ResponseWriter, r *http.Request) error {
 	var args structs.ACLBootstrapRequest
 	var reply structs.ACLTokenUpsertResponse
