@@ -21,6 +21,11 @@ type Job struct {
 	Type       string
 	Stop       bool
 	TaskGroups []*TaskGroup
+	// Constraints, Affinities and Spreads are the job's placement rules,
+	// which every group's add to (see the same fields of TaskGroup).
+	Constraints []*Constraint `json:",omitempty"`
+	Affinities  []*Affinity   `json:",omitempty"`
+	Spreads     []*Spread     `json:",omitempty"`
 	// Version counts the job's changes: 0 when first registered, one more
 	// each time it is registered with a different spec (SpecChanged).
 	// The servers set it.
@@ -51,6 +56,12 @@ type TaskGroup struct {
 	// Migrate is how a node drain moves the group's allocations; nil is
 	// every default (see MigrateMaxParallel).
 	Migrate *MigrateStrategy `json:",omitempty"`
+	// Constraints are what a node must be to run the group (with the
+	// job's), Affinities what it had better be, Spreads how the group's
+	// allocations spread over a node attribute's values.
+	Constraints []*Constraint `json:",omitempty"`
+	Affinities  []*Affinity   `json:",omitempty"`
+	Spreads     []*Spread     `json:",omitempty"`
 }
 
 // DisconnectStrategy is a group's `disconnect` block.
@@ -148,6 +159,7 @@ func (j *Job) Copy() *Job {
 		return nil
 	}
 	c := *j
+	c.Constraints, c.Affinities, c.Spreads = copyPlacement(j.Constraints, j.Affinities, j.Spreads)
 	if j.TaskGroups != nil {
 		c.TaskGroups = make([]*TaskGroup, len(j.TaskGroups))
 		for i, tg := range j.TaskGroups {
@@ -163,6 +175,7 @@ func (tg *TaskGroup) Copy() *TaskGroup {
 		return nil
 	}
 	c := *tg
+	c.Constraints, c.Affinities, c.Spreads = copyPlacement(tg.Constraints, tg.Affinities, tg.Spreads)
 	if tg.Update != nil {
 		u := *tg.Update
 		c.Update = &u

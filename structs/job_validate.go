@@ -70,6 +70,7 @@ func (j *Job) Validate() error {
 	if len(j.TaskGroups) == 0 {
 		p.add("needs at least one group")
 	}
+	validatePlacement(&p, "", j.Constraints, j.Affinities, j.Spreads)
 	seen := map[string]bool{}
 	for i, tg := range j.TaskGroups {
 		if tg == nil {
@@ -164,6 +165,7 @@ func (tg *TaskGroup) validate(p *problems) {
 	if len(tg.Tasks) == 0 {
 		p.add("%sneeds at least one task", at)
 	}
+	validatePlacement(p, at, tg.Constraints, tg.Affinities, tg.Spreads)
 	tg.validateUpdate(p, at)
 	tg.validateReschedule(p, at)
 	tg.validateMigrate(p, at)

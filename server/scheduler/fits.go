@@ -53,6 +53,9 @@ func (p *planning) fits(tg *structs.TaskGroup, n *structs.Node, idx int) ([]stru
 	}); t != nil {
 		return nil, structs.CapsTaskRefusal(t.Name, t.Driver, n.Name, missing), nil
 	}
+	if why, err := p.fitsConstraints(tg, n); why != "" || err != nil {
+		return nil, why, err
+	}
 	if why, err := p.fitsResources(tg, n); why != "" || err != nil {
 		return nil, why, err
 	}
@@ -124,6 +127,7 @@ func (p *planning) add(tg *structs.TaskGroup, n *structs.Node, idx int, claims [
 		Job:           p.job,
 	}
 	p.plan.Allocs = append(p.plan.Allocs, alloc)
+	p.placedOn(tg.Name, n.ID)
 	if err := p.useResources(tg, n); err != nil {
 		return err
 	}

@@ -88,7 +88,7 @@ func (p *planning) placeGroup(tg *structs.TaskGroup, live, stopping []*structs.A
 			missing = 1
 		}
 	} else {
-		sp := newSpread(nodes, live)
+		sp := newSpread(nodes, live, p.rules(tg))
 		rescheduled, err := p.reschedule(tg, idx, sp, placeAt)
 		if err != nil {
 			return nil, err
@@ -133,32 +133,39 @@ func (p *planning) placeGroup(tg *structs.TaskGroup, live, stopping []*structs.A
 	return f, nil
 }
 
-// spread orders the nodes the group may use by how many of the group's allocations
-// the state (live) and the plan put on each, fewest first. It is kept up
-// to date as the group's allocations are placed, so that ordering costs
-// the nodes, not the allocations placed so far.
+// spread orders the nodes the group may use: by its affinities and
+// spread blocks (score, best first), then by how many of the group's
+// allocations the state (live) and the plan put on each, fewest first. It
+// is kept up to date as the group's allocations are placed, so that
+// ordering costs the nodes, not the allocations placed so far.
 type spread struct {
 	nodes []*structs.Node
 	count map[string]int
+	rules placementRules
 }
 
-func newSpread(nodes []*structs.Node, live []*structs.Allocation) *spread {
-	sp := &spread{nodes: append([]*structs.Node(nil), nodes...), count: map[string]int{}}
+func newSpread(nodes []*structs.Node, live []*structs.Allocation, rules placementRules) *spread {
+	sp := &spread{nodes: append([]*structs.Node(nil), nodes...), count: map[string]int{}, rules: rules}
 	for _, a := range live {
 		sp.count[a.NodeID]++
 	}
 	return sp
 }
 
-// order returns the nodes, fewest of the group's allocations first; ties
-// keep the order by node ID.
+// order returns the nodes, best score first, then fewest of the group's
+// allocations; ties keep the order by node ID.
 func (sp *spread) order() []*structs.Node {
+	score := sp.rules.scores(sp.nodes, sp.count)
 	sort.SliceStable(sp.nodes, func(i, j int) bool {
-		ci, cj := sp.count[sp.nodes[i].ID], sp.count[sp.nodes[j].ID]
+		ni, nj := sp.nodes[i], sp.nodes[j]
+		if si, sj := score[ni.ID], score[nj.ID]; si != sj {
+			return si > sj
+		}
+		ci, cj := sp.count[ni.ID], sp.count[nj.ID]
 		if ci != cj {
 			return ci < cj
 		}
-		return sp.nodes[i].ID < sp.nodes[j].ID
+		return ni.ID < nj.ID
 	})
 	return sp.nodes
 }

@@ -98,10 +98,12 @@ type planning struct {
 	// unschedulable are the nodes left out of nodes: not ready, or
 	// ineligible (see noNodeReason).
 	unschedulable []*structs.Node
-	vols          map[string]*structs.CSIVolume // copies, with the plan's claims added
-	onNode        map[string]map[string]string  // node -> volumes (namespace/ID) claimed there, any job's, plan included -> plugin
-	usage         map[string]structs.Ask        // node -> what its allocations take, plan included (nodeUsage)
-	shortfalls    map[string]map[string]string  // resource -> node ID -> why it is short (fitsResources)
+	vols          map[string]*structs.CSIVolume    // copies, with the plan's claims added
+	onNode        map[string]map[string]string     // node -> volumes (namespace/ID) claimed there, any job's, plan included -> plugin
+	usage         map[string]structs.Ask           // node -> what its allocations take, plan included (nodeUsage)
+	live          map[string][]*structs.Allocation // the job's allocations that hold their place, by group
+	onNodeByGroup map[string]map[string]int        // node -> group -> the job's allocations there, plan included (jobOnNode)
+	shortfalls    map[string]map[string]string     // resource -> node ID -> why it is short (fitsResources)
 	plan          *structs.PlanApplyRequest
 	auto          bool      // Mode Auto
 	now           time.Time // the claims' timestamp
@@ -150,6 +152,7 @@ func (p *planning) run() ([]*structs.PlacementFailure, error) {
 	if err != nil {
 		return nil, err
 	}
+	p.live = live
 	if p.auto {
 		// Placements only, for the job as it is now (see PlanApplyRequest).
 		p.plan.Job, p.plan.JobID, p.plan.JobModifyIndex = nil, p.job.ID, p.job.ModifyIndex

@@ -94,6 +94,11 @@ func (p *parser) hclExpr(e hclsyntax.Expression, path string) *node {
 		p.errorf(line, path, "%s: must be a literal value (for expressions are not allowed here)", path)
 		return nil
 	}
+	if keepsReferences(path) {
+		if text, ok := templateText(e); ok {
+			return &node{kind: kindString, line: line, str: text}
+		}
+	}
 	v, diags := e.Value(templateContext(e, path))
 	if ste, ok := e.(*hclsyntax.ScopeTraversalExpr); ok && diags.HasErrors() && len(ste.Traversal) == 1 {
 		word := ste.Traversal.RootName()
@@ -147,6 +152,56 @@ func templateContext(e hclsyntax.Expression, path string) *hcl.EvalContext {
 		return nil
 	}
 	return &hcl.EvalContext{Variables: vars}
+}
+
+// keepsReferences reports a field whose ${...} name a node's attributes
+// for the scheduler (constraint, affinity and spread attributes and
+// values): kept as written.
+func keepsReferences(path string) bool {
+	for _, b := range []string{".constraint.", ".affinity.", ".spread."} {
+		if strings.HasSuffix(path, b+"attribute") || strings.HasSuffix(path, b+"value") {
+			return true
+		}
+	}
+	return false
+}
+
+// templateText writes a template of literals and ${a.b.c} references
+// back as its text; ok is false for anything else in it (a function, an
+// index, a conditional), which stays an error.
+func templateText(e hclsyntax.Expression) (string, bool) {
+	var parts []hclsyntax.Expression
+	switch t := e.(type) {
+	case *hclsyntax.TemplateWrapExpr:
+		parts = []hclsyntax.Expression{t.Wrapped}
+	case *hclsyntax.TemplateExpr:
+		parts = t.Parts
+	default:
+		return "", false
+	}
+	var b strings.Builder
+	for _, part := range parts {
+		switch x := part.(type) {
+		case *hclsyntax.LiteralValueExpr:
+			if x.Val.Type() != cty.String {
+				return "", false
+			}
+			b.WriteString(x.Val.AsString())
+		case *hclsyntax.ScopeTraversalExpr:
+			names := []string{x.Traversal.RootName()}
+			for _, step := range x.Traversal[1:] {
+				attr, ok := step.(hcl.TraverseAttr)
+				if !ok {
+					return "", false
+				}
+				names = append(names, attr.Name)
+			}
+			b.WriteString("${" + strings.Join(names, ".") + "}")
+		default:
+			return "", false
+		}
+	}
+	return b.String(), true
 }
 
 // ctyValue converts an evaluated value into the tree.

@@ -47,8 +47,8 @@ func ParseJob(filename string, src []byte) (*structs.Job, error) {
 
 var (
 	jobTypes       = []string{structs.JobTypeService, structs.JobTypeBatch, structs.JobTypeSystem}
-	jobFields      = []string{"type", "name", "namespace", "group"}
-	groupFields    = []string{"count", "volume", "task", "disconnect", "update", "reschedule", "migrate"}
+	jobFields      = []string{"type", "name", "namespace", "group", "constraint", "affinity", "spread"}
+	groupFields    = []string{"count", "volume", "task", "disconnect", "update", "reschedule", "migrate", "constraint", "affinity", "spread"}
 	disconnectKeys = []string{"stop_on_client"}
 	volumeReqField = []string{"type", "source", "access_mode", "attachment_mode", "read_only", "per_alloc", "mount_options"}
 )
@@ -91,6 +91,7 @@ func (p *parser) job(jf *field, id string) *structs.Job {
 	s := scope{human: fmt.Sprintf("job %q", id), dotted: "job"}
 	job := &structs.Job{ID: id, Type: structs.JobTypeService}
 	seen := map[string]int{}
+	var pl placement
 	var groups []*field
 	guessedGroup := false // a misspelt group block was reported
 	for _, f := range jf.val.fields {
@@ -99,6 +100,9 @@ func (p *parser) job(jf *field, id string) *structs.Job {
 		}
 		if f.name == "group" {
 			groups = append(groups, f)
+			continue
+		}
+		if p.placementField(&pl, f, s) {
 			continue
 		}
 		if !p.once(seen, f, s) {
@@ -123,6 +127,7 @@ func (p *parser) job(jf *field, id string) *structs.Job {
 	if job.Name == "" {
 		job.Name = id
 	}
+	job.Constraints, job.Affinities, job.Spreads = pl.constraints, pl.affinities, pl.spreads
 	if len(groups) == 0 && !guessedGroup {
 		p.badIn(jf.line, s, `has no group; add a group "name" { ... } block holding a task "name" { ... } block`)
 	}
@@ -163,8 +168,9 @@ func (p *parser) group(gf *field, name, jobType string) *structs.TaskGroup {
 	var tasks []*field
 	guessedTask := false // a misspelt task block was reported
 	countLine := 0
+	var pl placement
 	for _, f := range gf.val.fields {
-		if f.val.kind == kindNull {
+		if f.val.kind == kindNull || p.placementField(&pl, f, s) {
 			continue
 		}
 		switch f.name {
@@ -221,6 +227,7 @@ func (p *parser) group(gf *field, name, jobType string) *structs.TaskGroup {
 			guessedTask = guessedTask || p.unknown(f, s, groupFields) == "task"
 		}
 	}
+	tg.Constraints, tg.Affinities, tg.Spreads = pl.constraints, pl.affinities, pl.spreads
 	if len(vols) > 0 {
 		tg.Volumes = make(map[string]*structs.VolumeRequest, len(vols))
 		for alias, v := range vols {

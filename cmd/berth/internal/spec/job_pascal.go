@@ -16,6 +16,8 @@ var (
 	pascalRestartNames = map[string]string{"Attempts": "attempts", "Interval": "interval", "Delay": "delay", "Mode": "mode"}
 	pascalMountNames   = map[string]string{"Volume": "volume", "Destination": "destination", "ReadOnly": "read_only", "PropagationMode": "propagation_mode"}
 	pascalPluginNames  = map[string]string{"ID": "id", "Type": "type", "MountDir": "mount_dir", "HealthTimeout": "health_timeout"}
+	pascalResources    = map[string]string{"CPU": "cpu", "Cores": "cores", "MemoryMB": "memory", "MemoryMaxMB": "memory_max"}
+	pascalConstraint   = map[string]string{"Attribute": "attribute", "Operator": "operator", "Value": "value", "Weight": "weight"}
 
 	// pascalServerOwned are the job's fields the servers set; a job read
 	// back from the API carries them, and registering it ignores them.
@@ -47,6 +49,7 @@ func (p *parser) pascalJob(root *node) *node {
 			for _, item := range p.pascalList(f) {
 				job.fields = append(job.fields, &field{name: "group", line: item.line, val: p.pascalGroup(item)})
 			}
+		case p.pascalPlacement(job, f):
 		case pascalServerOwned[f.name]:
 		default:
 			job.fields = append(job.fields, renamed(f, pascalJobNames))
@@ -92,6 +95,8 @@ func (p *parser) pascalGroup(tg *node) *node {
 			g.fields = append(g.fields, &field{name: "update", line: f.line, val: pascalObject(f.val, pascalUpdate)})
 		case "Migrate":
 			g.fields = append(g.fields, &field{name: "migrate", line: f.line, val: pascalObject(f.val, pascalMigrate)})
+		case "Constraints", "Affinities", "Spreads":
+			p.pascalPlacement(g, f)
 		default:
 			g.fields = append(g.fields, renamed(f, pascalGroupNames))
 		}
@@ -113,11 +118,48 @@ func (p *parser) pascalTask(tn *node) *node {
 			t.fields = append(t.fields, &field{name: "restart", line: f.line, val: pascalObject(f.val, pascalRestartNames)})
 		case "CSIPluginConfig":
 			t.fields = append(t.fields, &field{name: "csi_plugin", line: f.line, val: pascalObject(f.val, pascalPluginNames)})
+		case "Resources":
+			t.fields = append(t.fields, &field{name: "resources", line: f.line, val: pascalObject(f.val, pascalResources)})
 		default:
 			t.fields = append(t.fields, renamed(f, pascalTaskNames))
 		}
 	}
 	return t
+}
+
+// pascalPlacement reshapes a Constraints, Affinities or Spreads list
+// into constraint, affinity or spread blocks of parent (a spread's
+// Targets into its target "VALUE" blocks); false for another field.
+func (p *parser) pascalPlacement(parent *node, f *field) bool {
+	name := map[string]string{"Constraints": "constraint", "Affinities": "affinity", "Spreads": "spread"}[f.name]
+	if name == "" {
+		return false
+	}
+	for _, item := range p.pascalList(f) {
+		b := &node{kind: kindObject, line: item.line, block: true}
+		for _, cf := range present(item.fields) {
+			if cf.name != "Targets" {
+				b.fields = append(b.fields, renamed(cf, pascalConstraint))
+				continue
+			}
+			for _, t := range p.pascalList(cf) {
+				target := &node{kind: kindObject, line: t.line, block: true}
+				for _, tf := range present(t.fields) {
+					switch tf.name {
+					case "Value":
+						target.labels = labelOf(tf)
+					case "Percent":
+						target.fields = append(target.fields, &field{name: "percent", line: tf.line, val: tf.val})
+					default:
+						target.fields = append(target.fields, tf)
+					}
+				}
+				b.fields = append(b.fields, &field{name: "target", line: t.line, val: target})
+			}
+		}
+		parent.fields = append(parent.fields, &field{name: name, line: item.line, val: b})
+	}
+	return true
 }
 
 // pascalList returns the objects of a list field; anything else is
