@@ -1,6 +1,7 @@
 package scheduler
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/shoenig/test/must"
@@ -129,4 +130,34 @@ func TestPlanner_Plan_AffinityAndSpread(t *testing.T) {
 	target.TaskGroups[0].Spreads = []*structs.Spread{{Attribute: "${meta.rack}", Weight: 100,
 		Targets: []structs.SpreadTarget{{Value: "r1", Percent: 75}, {Value: "r2", Percent: 25}}}}
 	must.Eq(t, map[string]int{"r1": 3, "r2": 1}, byRack(w.run(target)))
+}
+
+// TestPlanner_Plan_TaskUsers: a task goes only where the node's client
+// lets its user run: within allowed, not denied by name, not a member of
+// a denied group the client found; the reason says which and what to do.
+func TestPlanner_Plan_TaskUsers(t *testing.T) {
+	w := newWorld(t)
+	n := w.node("node-1").Copy()
+	n.TaskUsers = &structs.TaskUserPolicy{Denied: []string{"backup"}, DeniedMembers: []string{"syslog"}}
+	w.upsertNode(n)
+	for user, why := range map[string]string{
+		"backup": "the node's client { user { denied } } lists it",
+		"syslog": "it is in a group the node's client { user { denied_groups } } refuses (docker, disk, adm, shadow, sudo)",
+	} {
+		job := writerJob("as-"+user, "")
+		job.TaskGroups[0].Tasks[0].User = user
+		res := w.run(job)
+		must.Eq(t, []string{fmt.Sprintf(`task "db" runs as user %q; node "node-1" does not allow it: %s; choose another user, `+
+			`or change client { user { ... } } in the node's agent config (1 node)`, user, why)}, res.Failures[0].Reasons)
+	}
+	must.SliceEmpty(t, w.run(writerJob("default", "")).Failures, must.Sprint("nobody, the default, may run"))
+
+	n = n.Copy()
+	n.TaskUsers = &structs.TaskUserPolicy{Allowed: []string{"app"}}
+	w.upsertNode(n)
+	res := w.run(writerJob("default2", ""))
+	must.StrContains(t, res.Failures[0].Reasons[0], `runs as user "nobody"; node "node-1" does not allow it: it is not one of the users`)
+	plugin := writerJob("plugin", "")
+	plugin.TaskGroups[0].Tasks[0].User = "root"
+	must.StrContains(t, w.run(plugin).Failures[0].Reasons[0], "needs root", must.Sprint("root is allow_root_tasks', not the list's"))
 }

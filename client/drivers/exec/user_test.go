@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/shoenig/test/must"
+
+	"github.com/berth-csi/berth/structs"
 )
 
 // idOf is what `id -u; id -g; id -G` prints for a user of this host.
@@ -197,4 +199,48 @@ func TestResolveUser_RootGroup(t *testing.T) {
 			must.Eq(t, users[tc.user], cred)
 		})
 	}
+}
+
+// TestStart_User_Policy: the client's user policy refuses, before
+// anything runs, a user outside its allowed list, one it denies by name
+// or uid, and one of a denied group (daemon's primary group here); the
+// refusal names the user and why. Root is allow_root_tasks' alone.
+func TestStart_User_Policy(t *testing.T) {
+	needRoot(t)
+	cases := []struct {
+		name   string
+		user   string
+		policy structs.TaskUserPolicy
+		why    string
+	}{
+		{"not allowed", "daemon", structs.TaskUserPolicy{Allowed: []string{"nobody"}}, "is not one of the users"},
+		{"denied by name", "daemon", structs.TaskUserPolicy{Denied: []string{"daemon"}}, "client { user { denied } } lists it"},
+		{"denied by uid", "1", structs.TaskUserPolicy{Denied: []string{"daemon"}}, "client { user { denied } } lists it"},
+		{"denied group", "daemon", structs.TaskUserPolicy{DeniedGroups: []string{"daemon"}}, `it is in group "daemon"`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := taskConfig(t, "echo ran")
+			cfg.User, cfg.Users = tc.user, &tc.policy
+			_, err := Start(t.Context(), cfg)
+			must.ErrorIs(t, err, ErrUserNotAllowed)
+			must.StrContains(t, err.Error(), fmt.Sprintf("user %q is not allowed on this client: ", tc.user))
+			must.StrContains(t, err.Error(), tc.why)
+			_, err = os.Stat(cfg.StdoutPath)
+			must.ErrorIs(t, err, os.ErrNotExist, must.Sprint("nothing ran"))
+		})
+	}
+	t.Run("defaults let nobody run", func(t *testing.T) {
+		cfg := taskConfig(t, "id -u")
+		cfg.Users = &structs.TaskUserPolicy{}
+		must.Eq(t, ExitResult{}, waitDone(t, start(t, cfg)))
+		must.Eq(t, "65534\n", readFile(t, cfg.StdoutPath))
+	})
+	t.Run("root is allow_root_tasks'", func(t *testing.T) {
+		cfg := taskConfig(t, "id -u")
+		cfg.User, cfg.AllowRoot = "root", true
+		cfg.Users = &structs.TaskUserPolicy{Allowed: []string{"nobody"}}
+		must.Eq(t, ExitResult{}, waitDone(t, start(t, cfg)))
+		must.Eq(t, "0\n", readFile(t, cfg.StdoutPath))
+	})
 }
