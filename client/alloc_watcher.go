@@ -255,6 +255,7 @@ func (w *allocWatcher) sync(allocs []*structs.Allocation) (before []*allocrunner
 			AllowRootTasks: w.c.config.AllowRootTasks,
 			Users:          w.c.users,
 			CoreMHz:        w.c.resources.MHzPerCore(),
+			Cores:          w.c.cores,
 			Docker:         w.c.docker,
 
 			PluginProbeInterval: w.c.config.ProbeInterval,

@@ -49,6 +49,8 @@ type Client struct {
 	// once at start (Node.Resources, Node.Attributes).
 	resources  *structs.NodeResources
 	attributes map[string]string
+	// cores hands the node's cores out to tasks (their cpusets).
+	cores *allocrunner.Cores
 	// users is who tasks may run as, with the members of its denied
 	// groups found at start (Node.TaskUsers).
 	users *structs.TaskUserPolicy
@@ -108,6 +110,15 @@ func New(cfg *Config) (*Client, error) {
 		return nil, err
 	}
 	c.attributes = nodeAttributes(c.resources)
+	cores, err := usableCores()
+	if err != nil {
+		return nil, err
+	}
+	reservedCores := 0
+	if cfg.Reserved != nil {
+		reservedCores = cfg.Reserved.Cores
+	}
+	c.cores = allocrunner.NewCores(cores, reservedCores)
 	c.users = cfg.Users.Copy()
 	c.users.DeniedMembers = groupUsers(c.users.Groups())
 	c.settledKick = make(chan struct{}, 1)

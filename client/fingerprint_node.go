@@ -25,11 +25,11 @@ const fallbackMHz = 1000
 // the config's CPUTotalCompute), and its memory (the config's
 // MemoryTotalMB, or the kernel's total RAM).
 func nodeResources(cfg *Config) (*structs.NodeResources, error) {
-	var set unix.CPUSet
-	if err := unix.SchedGetaffinity(0, &set); err != nil {
-		return nil, fmt.Errorf("client: read the CPUs it may use: %w", err)
+	cores, err := usableCores()
+	if err != nil {
+		return nil, err
 	}
-	r := &structs.NodeResources{Cores: set.Count()}
+	r := &structs.NodeResources{Cores: len(cores)}
 	r.CPU = cfg.CPUTotalCompute
 	if r.CPU == 0 {
 		r.CPU = r.Cores * coreMHz()
@@ -43,6 +43,22 @@ func nodeResources(cfg *Config) (*structs.NodeResources, error) {
 		r.MemoryMB = int(uint64(si.Totalram) * uint64(si.Unit) >> 20)
 	}
 	return r, nil
+}
+
+// usableCores lists the cores this process may run on (its affinity
+// mask), which tasks are given.
+func usableCores() ([]int, error) {
+	var set unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &set); err != nil {
+		return nil, fmt.Errorf("client: read the CPUs it may use: %w", err)
+	}
+	var cores []int
+	for i := 0; i < len(set)*64; i++ {
+		if set.IsSet(i) {
+			cores = append(cores, i)
+		}
+	}
+	return cores, nil
 }
 
 // coreMHz is one core's clock: the highest "cpu MHz" of /proc/cpuinfo,

@@ -60,6 +60,9 @@ type Config struct {
 	// AllowRootTasks is the client's allow_root_tasks: without it, an
 	// alloc with a task that would run as root fails before it starts.
 	AllowRootTasks bool
+	// Cores hands out the node's cores (a task's cpuset); nil leaves
+	// cpusets alone.
+	Cores *Cores
 	// CoreMHz is the compute of one of the node's cores: what a task's
 	// cores stand for as a CPU weight.
 	CoreMHz int

@@ -29,6 +29,8 @@ type taskHandle interface {
 	describe() string
 	// oomKilled reports an exit the kernel forced for lack of memory.
 	oomKilled() bool
+	// setCpuset moves the task onto other cores.
+	setCpuset(ctx context.Context, cpuset string) error
 }
 
 // savedHandle is a running task as the alloc state keeps it. Driver ""
@@ -38,6 +40,8 @@ type savedHandle struct {
 	exec.HandleState
 	Driver      string `json:",omitempty"`
 	ContainerID string `json:",omitempty"`
+	// Cores are the node's cores the task has for its own.
+	Cores []int `json:",omitempty"`
 }
 
 // execHandle is an exec task's handle.
@@ -48,6 +52,8 @@ func (h execHandle) saved() savedHandle { return savedHandle{HandleState: h.Stat
 func (h execHandle) describe() string { return fmt.Sprintf("pid %d", h.Pid()) }
 
 func (h execHandle) oomKilled() bool { return h.Handle.Result().OOMKilled }
+
+func (h execHandle) setCpuset(_ context.Context, cpuset string) error { return h.SetCpuset(cpuset) }
 
 // dockerHandle is a docker task's handle.
 type dockerHandle struct{ *docker.Handle }
@@ -60,6 +66,10 @@ func (h dockerHandle) saved() savedHandle {
 func (h dockerHandle) describe() string { return "container " + shortID(h.ContainerID()) }
 
 func (h dockerHandle) oomKilled() bool { return h.Handle.Result().OOMKilled }
+
+func (h dockerHandle) setCpuset(ctx context.Context, cpuset string) error {
+	return h.Handle.SetCpuset(ctx, cpuset)
+}
 
 // Result is the container's exit as exec reports a process's.
 func (h dockerHandle) Result() exec.ExitResult {

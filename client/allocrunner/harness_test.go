@@ -211,6 +211,7 @@ type harness struct {
 	// and tasks that mount need it; their other tasks run as nobody.
 	allowRoot bool
 	docker    *docker.Driver // nil unless a test runs docker tasks
+	cores     *Cores         // nil unless a test hands out cores
 }
 
 func newHarness(t *testing.T) *harness {
@@ -255,6 +256,8 @@ func (h *harness) runner(alloc *structs.Allocation) *Runner {
 		Plugins:        h.plugins,
 		AllowRootTasks: h.allowRoot,
 		Docker:         h.docker,
+		Cores:          h.cores,
+		CoreMHz:        1000,
 
 		PluginProbeInterval: 100 * time.Millisecond,
 		Logger:              testlog.Logger(h.t, "allocrunner"),

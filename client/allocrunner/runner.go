@@ -382,6 +382,9 @@ func (r *Runner) taskRunners() []*taskRunner {
 			default:
 				r.logger.Info("reattached to task", "task", t.Name, "process", h.describe())
 				tr.attached = h
+				if r.cfg.Cores != nil && len(hs.Cores) > 0 {
+					r.cfg.Cores.Claim(tr.coreOwner(), hs.Cores)
+				}
 			}
 		}
 		out = append(out, tr)

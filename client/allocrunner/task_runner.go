@@ -104,6 +104,7 @@ func (tr *taskRunner) stop(why *structs.TaskEvent) {
 // ends, which leaves the task running.
 func (tr *taskRunner) run(ctx context.Context) {
 	defer close(tr.done)
+	defer tr.releaseCores()
 	name := tr.task.Name
 	if tr.unknown != nil {
 		tr.r.updateTask(name, markDead(true), event(EventDriverFailure,
@@ -143,17 +144,21 @@ func (tr *taskRunner) run(ctx context.Context) {
 		if tr.plugin != nil {
 			supervised = tr.plugin.supervise(ctx, h, killSignal(tr.task), killTimeout(tr.task))
 		}
+		unwatch := tr.followSharedCores(ctx, h)
 		select {
 		case <-h.Done():
 		case <-tr.kill:
 			if res, ok := tr.stopHandle(ctx, h); ok {
 				<-supervised
+				unwatch()
 				tr.killed(h, res)
 			}
 			return // else the client is stopping mid-kill: the handle is kept
 		case <-ctx.Done():
+			unwatch()
 			return // the client is stopping; the task runs on
 		}
+		unwatch()
 		<-supervised // the plugin is deregistered before any restart
 		res := h.Result()
 		msg, why := res.String(), ""
@@ -207,6 +212,16 @@ func (tr *taskRunner) start(ctx context.Context) (taskHandle, error) {
 		maps.Copy(c.Env, env)
 		cfg = &c
 	}
+	cores, cpuset, err := tr.takeCores()
+	if err != nil {
+		return nil, err
+	}
+	if cfg.Limits != nil {
+		c := *cfg
+		lim := *cfg.Limits
+		lim.Cpuset, c.Limits = cpuset, &lim
+		cfg = &c
+	}
 	sctx, cancel := context.WithTimeout(ctx, startTimeout)
 	defer cancel()
 	var h taskHandle
@@ -224,6 +239,7 @@ func (tr *taskRunner) start(ctx context.Context) (taskHandle, error) {
 		h = execHandle{eh}
 	}
 	st := h.saved()
+	st.Cores = cores
 	if err := tr.r.state.setHandle(tr.task.Name, &st); err != nil {
 		tr.r.logger.Warn("cannot record the task's handle; a client restart will not find it", "task", tr.task.Name, "error", err)
 	}

@@ -258,6 +258,15 @@ func (h *Handle) kill(ctx context.Context, sig syscall.Signal) error {
 	return fmt.Errorf("task %q: send %s to container %s: %w", h.state.TaskName, sig, shortID(h.state.ContainerID), err)
 }
 
+// SetCpuset moves the container onto other cores.
+func (h *Handle) SetCpuset(ctx context.Context, cpuset string) error {
+	_, err := h.d.cli.ContainerUpdate(ctx, h.state.ContainerID, container.UpdateConfig{Resources: container.Resources{CpusetCpus: cpuset}})
+	if err != nil && !cerrdefs.IsNotFound(err) {
+		return fmt.Errorf("task %q: set container %s's cores to %s: %w", h.state.TaskName, shortID(h.state.ContainerID), cpuset, err)
+	}
+	return nil
+}
+
 // Reattach finds a task's container a previous client started. It
 // returns ErrGone when the container no longer runs (the caller removes
 // it).

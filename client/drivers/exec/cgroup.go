@@ -40,6 +40,8 @@ type taskCgroup interface {
 	oomKills() (uint64, error)
 	// remove deletes the group once its processes are gone.
 	remove() error
+	// setCpus changes the cores the group's processes run on.
+	setCpus(cpuset string) error
 }
 
 // v1Controllers are the cgroup v1 controllers a task's group is made in.
@@ -128,6 +130,10 @@ func (g v1Group) oomKills() (uint64, error) {
 
 func (g v1Group) remove() error { return g.cg.Delete() }
 
+func (g v1Group) setCpus(cpuset string) error {
+	return g.cg.Update(&specs.LinuxResources{CPU: &specs.LinuxCPU{Cpus: cpuset}})
+}
+
 type v2Group struct{ m *cgroup2.Manager }
 
 func (g v2Group) add(pid int) error { return g.m.AddProc(uint64(pid)) }
@@ -144,6 +150,10 @@ func (g v2Group) oomKills() (uint64, error) {
 }
 
 func (g v2Group) remove() error { return g.m.Delete() }
+
+func (g v2Group) setCpus(cpuset string) error {
+	return g.m.Update(&cgroup2.Resources{CPU: &cgroup2.CPU{Cpus: cpuset}})
+}
 
 // cgroupName is the name of a start of a task's cgroup: its alloc and
 // task, and a stamp of the start, so that a start never shares a group

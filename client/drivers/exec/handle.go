@@ -89,6 +89,18 @@ func (h *Handle) State() HandleState { return h.state }
 // with; without root, the command itself.
 func (h *Handle) Pid() int { return h.state.Pid }
 
+// SetCpuset moves the task onto other cores; without a cgroup it has
+// none to change.
+func (h *Handle) SetCpuset(cpuset string) error {
+	if h.cg == nil {
+		return nil
+	}
+	if err := h.cg.setCpus(cpuset); err != nil {
+		return fmt.Errorf("task %q: set its cores to %s: %w", h.state.TaskName, cpuset, err)
+	}
+	return nil
+}
+
 // Done is closed once the task's process is gone and cleaned up after.
 func (h *Handle) Done() <-chan struct{} { return h.done }
 
