@@ -1,7 +1,6 @@
 package rpc
 
 import (
-	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -80,47 +79,107 @@ func checkFrameLen(hlen, blen uint64) error {
 // errMalformedHeader when the bytes are not a frame; after any error the
 // stream is out of step and must be closed. The lengths are checked before
 // anything is allocated, and the header is decoded before the body is read.
+// (A server reads the same three parts with its frame budget between them:
+// frame_read.go.)
 func readFrame(r io.Reader) (header, []byte, error) {
-	var h header
-	var prefix [framePrefixLen]byte
-	if _, err := io.ReadFull(r, prefix[:]); err != nil {
-		return h, nil, err
+	hlen, blen, err := readPrefix(r)
+	if err != nil {
+		return header{}, nil, err
 	}
-	hlen := binary.BigEndian.Uint32(prefix[0:4])
-	blen := binary.BigEndian.Uint32(prefix[4:8])
-	if hlen == 0 {
-		return h, nil, fmt.Errorf("%w: empty header", errMalformedHeader)
-	}
-	if err := checkFrameLen(uint64(hlen), uint64(blen)); err != nil {
-		return h, nil, err
-	}
-	hb, err := readN(r, int(hlen))
+	h, err := readHeader(r, hlen)
 	if err != nil {
 		return h, nil, err
 	}
-	if err := structs.Decode(hb, &h); err != nil {
-		return h, nil, fmt.Errorf("%w: %v", errMalformedHeader, err)
-	}
-	body, err := readN(r, int(blen))
+	body, err := readN(r, blen)
 	if err != nil {
 		return h, nil, err
 	}
 	return h, body, nil
 }
 
+// readPrefix reads a frame's length prefix and checks the lengths it
+// declares: its header's and its body's.
+func readPrefix(r io.Reader) (hlen, blen int, err error) {
+	var prefix [framePrefixLen]byte
+	if _, err := io.ReadFull(r, prefix[:]); err != nil {
+		return 0, 0, err
+	}
+	h := binary.BigEndian.Uint32(prefix[0:4])
+	b := binary.BigEndian.Uint32(prefix[4:8])
+	if h == 0 {
+		return 0, 0, fmt.Errorf("%w: empty header", errMalformedHeader)
+	}
+	if err := checkFrameLen(uint64(h), uint64(b)); err != nil {
+		return 0, 0, err
+	}
+	return int(h), int(b), nil
+}
+
+// readHeader reads and decodes a frame's header of hlen bytes.
+func readHeader(r io.Reader, hlen int) (header, error) {
+	var h header
+	hb, err := readN(r, hlen)
+	if err != nil {
+		return h, err
+	}
+	if err := structs.Decode(hb, &h); err != nil {
+		return h, fmt.Errorf("%w: %v", errMalformedHeader, err)
+	}
+	return h, nil
+}
+
+// skipN reads n bytes and drops them, holding none; running out early is
+// io.ErrUnexpectedEOF.
+func skipN(r io.Reader, n int) error {
+	if _, err := io.CopyN(io.Discard, r, int64(n)); err != nil {
+		return inFrame(err)
+	}
+	return nil
+}
+
 // readN reads exactly n bytes; running out early is io.ErrUnexpectedEOF.
 // The buffer starts at eagerReadLen at most and doubles, never past n, as
-// bytes arrive.
+// bytes arrive: a lying length costs what was sent. (A server reads
+// request bodies with readReserved instead.)
 func readN(r io.Reader, n int) ([]byte, error) {
 	if n == 0 {
 		return nil, nil
 	}
-	var buf bytes.Buffer
-	buf.Grow(min(n, eagerReadLen)) // more only as bytes arrive: a length may lie
-	if _, err := io.CopyN(&buf, r, int64(n)); err != nil {
+	buf := make([]byte, 0, min(n, eagerReadLen)) // more only as bytes arrive: a length may lie
+	for len(buf) < n {
+		if len(buf) == cap(buf) {
+			grown := make([]byte, len(buf), min(2*cap(buf), n))
+			copy(grown, buf)
+			buf = grown
+		}
+		m, err := io.ReadFull(r, buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+m]
+		if err != nil {
+			return nil, inFrame(err)
+		}
+	}
+	return buf, nil
+}
+
+// readReserved reads exactly n bytes whose room is reserved (a request body
+// within the frame budget): once the first eagerReadLen of them have
+// arrived, into one buffer of n bytes. So the body holds no more than its
+// reservation (and, while its first bytes arrive, eagerReadLen besides),
+// and no byte is copied twice.
+func readReserved(r io.Reader, n int) ([]byte, error) {
+	if n <= eagerReadLen {
+		return readN(r, n)
+	}
+	first := make([]byte, eagerReadLen)
+	if _, err := io.ReadFull(r, first); err != nil {
 		return nil, inFrame(err)
 	}
-	return buf.Bytes(), nil
+	buf := make([]byte, n)
+	copy(buf, first)
+	if _, err := io.ReadFull(r, buf[eagerReadLen:]); err != nil {
+		return nil, inFrame(err)
+	}
+	return buf, nil
 }
 
 // inFrame turns io.EOF inside a frame into io.ErrUnexpectedEOF.

@@ -31,7 +31,9 @@ var acceptRetry = backoff.Policy{Initial: 5 * time.Millisecond, Max: time.Second
 // the type its first byte names. It caps the connections it holds, in all
 // and per remote IP (see mux_limits.go): past a cap a new connection is
 // closed as soon as it is accepted, so a flood of connections cannot take
-// every file descriptor of the process.
+// every file descriptor of the process; and it keeps a share of the total
+// for raft and servers' connections, so that such a flood cannot lock
+// them out.
 type Mux struct {
 	firstByteTimeout time.Duration
 	limits           *connLimits
@@ -39,6 +41,9 @@ type Mux struct {
 	// requiredRole names the certificate role some types need.
 	tlsConfig    func() *tls.Config
 	requiredRole map[byte]tlsutil.Role
+	// reservedRoles are the certificate roles that may take a reserved
+	// place (WithReservedRoles).
+	reservedRoles []tlsutil.Role
 
 	logger hclog.Logger
 	l      net.Listener
@@ -49,14 +54,9 @@ type Mux struct {
 	// accepted and refused count connections (read by tests today; the
 	// metrics endpoint is where they will be exported).
 	accepted atomic.Uint64 // every connection accepted, refused ones too
-	refused  atomic.Uint64 // connections closed at once for a cap
-
-	// Owned by the accept loop: at most refusalLogBurst refusals are
-	// logged per refusalLogWindow; the next line logged says how many
-	// were not.
-	refusalWindow    time.Time
-	refusalsLogged   int
-	refusalsUnlogged int
+	refused  atomic.Uint64 // connections closed for a cap or a reserved place
+	// refuseLog paces the refusals' log lines.
+	refuseLog logLimiter
 }
 
 // MuxOption configures a Mux.
@@ -120,6 +120,7 @@ func NewMux(logger hclog.Logger, l net.Listener, opts ...MuxOption) *Mux {
 	m := &Mux{
 		firstByteTimeout: DefaultFirstByteTimeout,
 		limits:           newConnLimits(),
+		reservedRoles:    []tlsutil.Role{tlsutil.RoleServer},
 		logger:           logger.Named("rpc_mux"),
 		l:                l,
 		handlers:         map[byte]func(net.Conn){},
@@ -158,6 +159,7 @@ func (m *Mux) Serve(ctx context.Context) error {
 
 	m.logger.Info("accepting connections", "addr", m.l.Addr(),
 		"max_conns", m.limits.max, "max_conns_per_ip", m.limits.maxPerIP,
+		"reserved_conns", m.limits.reserve, "reserved_conns_per_ip", m.limits.reservePerIP,
 		"first_byte_timeout", m.firstByteTimeout, "tls", m.tlsConfig != nil)
 	failures := 0
 	for {
@@ -196,29 +198,18 @@ func (m *Mux) Serve(ctx context.Context) error {
 	}
 }
 
-// A flood of refused connections must not flood the log too: at most
-// refusalLogBurst lines per refusalLogWindow.
-const (
-	refusalLogWindow = time.Second
-	refusalLogBurst  = 10
-)
-
-// refuse logs a connection over a cap, naming the peer, and closes it.
+// refuse logs a connection refused for a cap or a reserved place, naming
+// the peer, and closes it.
 func (m *Mux) refuse(conn net.Conn, cause error) {
 	defer conn.Close()
 	m.refused.Add(1)
-	if now := time.Now(); now.Sub(m.refusalWindow) >= refusalLogWindow {
-		m.refusalWindow, m.refusalsLogged = now, 0
-	}
-	if m.refusalsLogged >= refusalLogBurst {
-		m.refusalsUnlogged++
+	unlogged, ok := m.refuseLog.allow()
+	if !ok {
 		return
 	}
-	m.refusalsLogged++
 	args := []any{"remote_addr", remoteAddr(conn), "error", cause}
-	if m.refusalsUnlogged > 0 {
-		args = append(args, "refused_unlogged", m.refusalsUnlogged)
-		m.refusalsUnlogged = 0
+	if unlogged > 0 {
+		args = append(args, "refused_unlogged", unlogged)
 	}
 	m.logger.Warn("refusing connection", args...)
 }
@@ -226,8 +217,9 @@ func (m *Mux) refuse(conn net.Conn, cause error) {
 // handshake reads conn's type byte and, under TLS, runs the handshake and
 // reads the inner type byte. It returns the connection to serve (the
 // *tls.Conn under TLS) and its handler, or closes conn and returns a nil
-// handler.
-func (m *Mux) handshake(ctx context.Context, conn net.Conn) (net.Conn, func(net.Conn)) {
+// handler: for a bad preamble, an unknown type, or a reserved place that
+// the connection may not hold.
+func (m *Mux) handshake(ctx context.Context, conn *countedConn) (net.Conn, func(net.Conn)) {
 	stop := context.AfterFunc(ctx, func() { _ = conn.Close() })
 	_ = conn.SetDeadline(time.Now().Add(m.firstByteTimeout))
 	served, t, ok := m.preamble(ctx, conn)
@@ -239,6 +231,15 @@ func (m *Mux) handshake(ctx context.Context, conn net.Conn) (net.Conn, func(net.
 		return nil, nil
 	}
 	_ = conn.SetDeadline(time.Time{})
+	if conn.reserved && !m.mayReserve(t, served) {
+		what := "a plain-text connection of type " + connTypeName(t)
+		if tc, ok := served.(*tls.Conn); ok {
+			what = fmt.Sprintf("a connection of type %s with a certificate of role %q", connTypeName(t), tlsutil.PeerRole(tc.ConnectionState()))
+		}
+		m.refuse(conn, fmt.Errorf("%w for raft and for certificates of role %v, not %s",
+			errReservedConns, m.reservedRoles, what))
+		return nil, nil
+	}
 
 	m.mu.RLock()
 	fn := m.handlers[t]

@@ -184,23 +184,33 @@ func TestNewMux_DefaultCaps(t *testing.T) {
 	must.NoError(t, err)
 	defer l.Close()
 
+	defMax := DefaultMaxConns()
 	cases := []struct {
-		name              string
-		opts              []MuxOption
-		wantMax, wantByIP int
+		name                  string
+		opts                  []MuxOption
+		wantMax, wantByIP     int
+		wantReserve, wantRsIP int
 	}{
-		{name: "defaults", wantMax: DefaultMaxConns(), wantByIP: min(DefaultMaxConnsPerIP, DefaultMaxConns()/2)},
-		{name: "small total halves the per-IP default", opts: []MuxOption{WithMaxConns(100)}, wantMax: 100, wantByIP: 50},
-		{name: "large total", opts: []MuxOption{WithMaxConns(100000)}, wantMax: 100000, wantByIP: DefaultMaxConnsPerIP},
-		{name: "no total cap", opts: []MuxOption{WithMaxConns(0)}, wantMax: 0, wantByIP: DefaultMaxConnsPerIP},
-		{name: "explicit per-IP", opts: []MuxOption{WithMaxConns(10), WithMaxConnsPerIP(20)}, wantMax: 10, wantByIP: 20},
-		{name: "no per-IP cap", opts: []MuxOption{WithMaxConnsPerIP(-1)}, wantMax: DefaultMaxConns(), wantByIP: 0},
+		{name: "defaults", wantMax: defMax, wantByIP: min(DefaultMaxConnsPerIP, defMax/2),
+			wantReserve: defMax / 10, wantRsIP: min(DefaultReservedConnsPerIP, defMax/20)},
+		{name: "small total halves the per-IP default", opts: []MuxOption{WithMaxConns(100)}, wantMax: 100, wantByIP: 50, wantReserve: 10, wantRsIP: 5},
+		{name: "large total", opts: []MuxOption{WithMaxConns(100000)}, wantMax: 100000, wantByIP: DefaultMaxConnsPerIP,
+			wantReserve: 10000, wantRsIP: DefaultReservedConnsPerIP},
+		{name: "no total cap", opts: []MuxOption{WithMaxConns(0)}, wantMax: 0, wantByIP: DefaultMaxConnsPerIP, wantReserve: 0, wantRsIP: 1},
+		{name: "explicit per-IP", opts: []MuxOption{WithMaxConns(10), WithMaxConnsPerIP(20)}, wantMax: 10, wantByIP: 20, wantReserve: 1, wantRsIP: 1},
+		{name: "no per-IP cap", opts: []MuxOption{WithMaxConnsPerIP(-1)}, wantMax: defMax, wantByIP: 0,
+			wantReserve: defMax / 10, wantRsIP: min(DefaultReservedConnsPerIP, defMax/20)},
+		{name: "explicit reserve", opts: []MuxOption{WithMaxConns(100), WithReservedConns(40)}, wantMax: 100, wantByIP: 50, wantReserve: 40, wantRsIP: DefaultReservedConnsPerIP},
+		{name: "reserve under the total", opts: []MuxOption{WithMaxConns(5), WithReservedConns(9)}, wantMax: 5, wantByIP: 2, wantReserve: 4, wantRsIP: 2},
+		{name: "no reserve", opts: []MuxOption{WithMaxConns(100), WithReservedConns(0)}, wantMax: 100, wantByIP: 50, wantReserve: 0, wantRsIP: 1},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			m := NewMux(nil, l, tc.opts...)
 			must.Eq(t, tc.wantMax, m.limits.max)
 			must.Eq(t, tc.wantByIP, m.limits.maxPerIP)
+			must.Eq(t, tc.wantReserve, m.limits.reserve)
+			must.Eq(t, tc.wantRsIP, m.limits.reservePerIP)
 		})
 	}
 

@@ -1,15 +1,13 @@
 package rpc
 
 import (
-	"bufio"
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"net"
 	"reflect"
 	"runtime/debug"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -21,7 +19,7 @@ import (
 // DefaultFrameTimeout bounds how long the rest of a request may take to
 // arrive once its first byte has: a MaxFrameSize request at 560 KB/s. The
 // wait for a request to start is not bounded; a connection may idle
-// between calls.
+// between calls. Within it, the request must not stall (frame_read.go).
 const DefaultFrameTimeout = 30 * time.Second
 
 // Server serves registered receivers over connections (ServeConn), yamux
@@ -29,6 +27,10 @@ const DefaultFrameTimeout = 30 * time.Second
 type Server struct {
 	logger       hclog.Logger
 	frameTimeout time.Duration
+	stallTimeout time.Duration
+	// budget bounds the bytes the requests being read hold together
+	// (frame_budget.go).
+	budget *frameBudget
 	// forwardRole, when set, is the certificate role a request that says
 	// it was forwarded must come from (WithForwardedRole).
 	forwardRole tlsutil.Role
@@ -43,6 +45,15 @@ type Server struct {
 	stateMu  sync.Mutex // guards shutdown and the Add side of wg
 	shutdown bool
 	wg       sync.WaitGroup // ServeConn/ServeSession/ServeMultiplex/Call in progress
+
+	// framesRefused counts the requests refused for want of room in the
+	// budget (answered Unavailable, or their connection closed when not
+	// even their header fitted); framesTimedOut those cut off by a stall
+	// or the frame timeout. Read by tests, as Mux's accepted and refused
+	// are. dropLog paces the log lines they make.
+	framesRefused  atomic.Uint64
+	framesTimedOut atomic.Uint64
+	dropLog        logLimiter
 }
 
 // ServerOption configures a Server.
@@ -50,8 +61,8 @@ type ServerOption func(*Server)
 
 // WithFrameTimeout sets how long the rest of a request may take to arrive
 // once its first byte has; d <= 0 keeps DefaultFrameTimeout. A peer that
-// stalls inside a request loses its connection (or its stream, over a
-// yamux session).
+// is slower inside a request loses its connection (or its stream, over a
+// yamux session). WithFrameStallTimeout bounds a silence within it.
 func WithFrameTimeout(d time.Duration) ServerOption {
 	return func(s *Server) {
 		if d > 0 {
@@ -102,6 +113,8 @@ func NewServer(logger hclog.Logger, opts ...ServerOption) *Server {
 	s := &Server{
 		logger:       logger.Named("rpc"),
 		frameTimeout: DefaultFrameTimeout,
+		stallTimeout: DefaultFrameStallTimeout,
+		budget:       newFrameBudget(DefaultFrameBudget()),
 		services:     map[string]*service{},
 		ctx:          ctx,
 		cancel:       cancel,
@@ -175,9 +188,11 @@ func (s *Server) enter() bool {
 // stops sending (EOF) it is taken to have hung up: the contexts of its
 // methods in flight are cancelled. The peer may idle between requests, but
 // once one starts it must arrive whole within the frame timeout and within
-// MaxFrameSize; otherwise conn is closed and the reason logged with the
-// peer's address. Its requests carry conn's Peer (PeerFromContext), unless
-// ctx names one already (a stream of a session).
+// MaxFrameSize, and never stall longer than the stall timeout; otherwise
+// conn is closed and the reason logged with the peer's address. A request
+// that finds no room in the frame budget is answered Unavailable, unrun.
+// Its requests carry conn's Peer (PeerFromContext), unless ctx names one
+// already (a stream of a session).
 func (s *Server) ServeConn(ctx context.Context, conn net.Conn) {
 	if !s.enter() {
 		_ = conn.Close()
@@ -192,10 +207,10 @@ func (s *Server) ServeConn(ctx context.Context, conn net.Conn) {
 	defer stopClose()
 
 	sc := &serverConn{conn: conn}
-	r := bufio.NewReader(conn)
+	fr := newFrameReader(conn, s.stallTimeout, s.frameTimeout)
 	var inflight sync.WaitGroup
 	for {
-		h, body, err := s.readRequest(conn, r)
+		req, err := s.readRequest(ctx, fr)
 		if err != nil {
 			s.logReadError(conn, err)
 			break
@@ -203,7 +218,7 @@ func (s *Server) ServeConn(ctx context.Context, conn net.Conn) {
 		inflight.Add(1)
 		go func() {
 			defer inflight.Done()
-			s.serveRequest(ctx, sc, &h, body)
+			s.serveRequest(ctx, sc, &req)
 		}()
 	}
 	cancel()
@@ -211,49 +226,24 @@ func (s *Server) ServeConn(ctx context.Context, conn net.Conn) {
 	_ = conn.Close()
 }
 
-// readRequest waits, without a deadline, for the first byte of the next
-// request on r (conn, buffered), then reads the request whole within the
-// frame timeout.
-func (s *Server) readRequest(conn net.Conn, r *bufio.Reader) (header, []byte, error) {
-	if _, err := r.Peek(1); err != nil {
-		return header{}, nil, err
-	}
-	_ = conn.SetReadDeadline(time.Now().Add(s.frameTimeout))
-	h, body, err := readFrame(r)
-	if err != nil {
-		var ne net.Error
-		if errors.As(err, &ne) && ne.Timeout() {
-			err = fmt.Errorf("%w: not whole within %s: %w", errFrameTimeout, s.frameTimeout, err)
-		}
-		return h, nil, err
-	}
-	_ = conn.SetReadDeadline(time.Time{})
-	return h, body, nil
-}
-
-// logReadError logs why a connection stopped, quietly for ordinary ends.
-func (s *Server) logReadError(conn net.Conn, err error) {
-	switch {
-	case errors.Is(err, io.EOF), errors.Is(err, net.ErrClosed):
-		return
-	case errors.Is(err, errFrameTooLarge), errors.Is(err, errMalformedHeader), errors.Is(err, errFrameTimeout):
-		s.logger.Warn("dropping connection: bad request", "remote_addr", remoteAddr(conn), "error", err)
-	case errors.Is(err, io.ErrUnexpectedEOF):
-		s.logger.Info("connection closed inside a request", "remote_addr", remoteAddr(conn))
-	default:
-		s.logger.Debug("connection read failed", "remote_addr", remoteAddr(conn), "error", err)
-	}
-}
-
-// serveRequest decodes, dispatches and answers one request.
-func (s *Server) serveRequest(ctx context.Context, sc *serverConn, h *header, body []byte) {
+// serveRequest decodes, dispatches and answers one request, or answers its
+// refusal.
+func (s *Server) serveRequest(ctx context.Context, sc *serverConn, req *request) {
+	defer req.release()
+	h := &req.h
 	if h.Timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, time.Duration(h.Timeout))
 		defer cancel()
 	}
 	resp := header{ServiceMethod: h.ServiceMethod, Seq: h.Seq}
-	out, err := s.dispatchWire(ctx, h.ServiceMethod, body)
+	var out []byte
+	var err error
+	if req.refused != nil {
+		err = structs.NewError(structs.CodeUnavailable, "rpc: %s refused before it ran: %v", h.ServiceMethod, req.refused)
+	} else {
+		out, err = s.dispatchWire(ctx, h.ServiceMethod, req)
+	}
 	if err != nil {
 		resp.Error, resp.Code = wireError(err)
 		out = nil
@@ -273,15 +263,21 @@ func (s *Server) serveRequest(ctx context.Context, sc *serverConn, h *header, bo
 	}
 }
 
-// dispatchWire decodes body into the method's args, calls it and encodes
-// the reply.
-func (s *Server) dispatchWire(ctx context.Context, serviceMethod string, body []byte) ([]byte, error) {
+// dispatchWire decodes req's body into the method's args, calls it and
+// encodes the reply. The body is dropped, and its room in the frame budget
+// given back, once it is decoded (or found to be for no method).
+func (s *Server) dispatchWire(ctx context.Context, serviceMethod string, req *request) ([]byte, error) {
+	body := req.body
+	req.body = nil
 	svc, mt, err := s.lookup(serviceMethod)
 	if err != nil {
+		req.release()
 		return nil, err
 	}
 	arg, target := mt.newArgs()
-	if err := decodeBody(body, target); err != nil {
+	err = decodeBody(body, target)
+	req.release()
+	if err != nil {
 		return nil, structs.NewError(structs.CodeBadRequest, "rpc: %s: decode args: %v", serviceMethod, err)
 	}
 	if err := s.checkForwarded(ctx, serviceMethod, target); err != nil {

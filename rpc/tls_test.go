@@ -220,3 +220,59 @@ func containsAll(s string, parts []string) bool {
 	}
 	return true
 }
+
+// TestTLS_ReservedConns: under TLS, with every general place taken by
+// client certificates' connections, a server's certificate still gets a
+// reserved place, for RPC and raft alike, and a client's does not unless
+// its role is reserved too (WithReservedRoles), as the server package
+// sets it.
+func TestTLS_ReservedConns(t *testing.T) {
+	pki := tlsutiltest.NewPKI(t)
+	conf := pki.Configurator(t, "server", tlsutil.RoleServer)
+	client := pki.Configurator(t, "client", tlsutil.RoleClient)
+	server := pki.Configurator(t, "other-server", tlsutil.RoleServer)
+	start := func(t *testing.T, roles ...tlsutil.Role) (*testServer, func() string) {
+		logger, rec := recordedLogger(t)
+		mux := []MuxOption{
+			WithMuxTLS(conf.IncomingRPC), WithRequiredRole(TypeRaft, tlsutil.RoleServer),
+			WithMaxConns(6), WithReservedConns(4), WithMaxConnsPerIP(0),
+		}
+		if roles != nil {
+			mux = append(mux, WithReservedRoles(roles...))
+		}
+		ts := startServerWith(t, "127.0.0.1:0", serverSetup{logger: logger, mux: mux, handlers: map[byte]func(net.Conn){TypeRaft: echoConn}})
+		for range 2 { // the general places
+			conn, err := Dial(testCtx(t), ts.addr, TypeRPC, WithDialTLS(client.OutgoingRPC))
+			must.NoError(t, err)
+			t.Cleanup(func() { _ = conn.Close() })
+			assertServed(t, conn)
+		}
+		return ts, rec.String
+	}
+	dialTLS := func(t *testing.T, ts *testServer, typ byte, c *tlsutil.Configurator) net.Conn {
+		conn, err := Dial(testCtx(t), ts.addr, typ, WithDialTLS(c.OutgoingRPC))
+		must.NoError(t, err)
+		t.Cleanup(func() { _ = conn.Close() })
+		return conn
+	}
+
+	t.Run("servers only", func(t *testing.T) {
+		ts, logs := start(t)
+		refused := dialTLS(t, ts, TypeRPC, client)
+		err := CallConn(testCtx(t), refused, "Test.Echo", &EchoArgs{}, &EchoReply{})
+		assertNoAnswer(t, err, "Test.Echo")
+		waitLog(t, logs, "refusing connection: remote_addr="+refused.LocalAddr().String(),
+			`not a connection of type rpc with a certificate of role \"client\"`)
+
+		assertServed(t, dialTLS(t, ts, TypeRPC, server))
+		assertEchoes(t, dialTLS(t, ts, TypeRaft, server))
+		must.Eq(t, 2, ts.mux.limits.openReserved())
+	})
+
+	t.Run("servers and clients", func(t *testing.T) {
+		ts, _ := start(t, tlsutil.RoleServer, tlsutil.RoleClient)
+		assertServed(t, dialTLS(t, ts, TypeRPC, client))
+		assertServed(t, dialTLS(t, ts, TypeRPC, server))
+		must.Eq(t, 2, ts.mux.limits.openReserved())
+	})
+}

@@ -43,7 +43,11 @@ func (s *Server) outgoingTLS() func() *tls.Config {
 // certificate is of the same CA, so the chain alone proves nothing.
 
 // muxOptions serves TLS only when tls.rpc is on, and then raft connections
-// only from server certificates.
+// only from server certificates; and keeps the places the Mux reserves
+// (rpc.WithReservedConns) for raft, servers and, under TLS, client agents:
+// a flood of connections without a certificate of the CA then locks out
+// neither the raft peers nor the nodes' sessions. (Without TLS a node is
+// not known before its first request, so only raft connections get them.)
 func (s *Server) muxOptions() []rpc.MuxOption {
 	if s.tls == nil {
 		return nil
@@ -51,6 +55,7 @@ func (s *Server) muxOptions() []rpc.MuxOption {
 	return []rpc.MuxOption{
 		rpc.WithMuxTLS(s.tls.IncomingRPC),
 		rpc.WithRequiredRole(rpc.TypeRaft, tlsutil.RoleServer),
+		rpc.WithReservedRoles(tlsutil.RoleServer, tlsutil.RoleClient),
 	}
 }
 
