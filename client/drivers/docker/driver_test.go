@@ -261,6 +261,28 @@ func TestDriver_Defaults(t *testing.T) {
 	must.StrContains(t, out, "CapEff: 00000000a80425fb\n", must.Sprint("NET_RAW added back"))
 }
 
+// TestDriver_Resources: the engine enforces a container's limits: one
+// that takes 200 MiB under a 64 MiB limit is killed for it, and says so;
+// its CPU shares and cores are the ones asked.
+func TestDriver_Resources(t *testing.T) {
+	e := newEngine(t)
+	d := newDriver(t, docker.DefaultConfig())
+	cfg := taskConfig(t, e.image, "print:started", "touch:/berth/local/ready", "waitfile:/berth/alloc/data/go", "alloc:200", "print:survived")
+	cfg.Resources = docker.Resources{CPUShares: 700, Cpuset: "0", MemoryBytes: 64 << 20}
+	h := start(t, d, cfg)
+	waitFile(t, filepath.Join(cfg.TaskDir, "ready"))
+	inspect, err := e.cli.ContainerInspect(t.Context(), h.ContainerID())
+	must.NoError(t, err)
+	must.EqOp(t, int64(700), inspect.HostConfig.CPUShares)
+	must.EqOp(t, "0", inspect.HostConfig.CpusetCpus)
+	must.EqOp(t, int64(64<<20), inspect.HostConfig.Memory)
+	touch(t, filepath.Join(cfg.AllocDir, "data", "go"))
+	res := waitDone(t, h)
+	must.True(t, res.OOMKilled, must.Sprintf("%+v", res))
+	must.StrContains(t, res.String(), "out of memory")
+	must.EqOp(t, "started\n", readFile(t, cfg.StdoutPath))
+}
+
 // TestDriver_Start_RootRefused: where root is not allowed, a container
 // that would run as root is refused, whoever says root: its image (no
 // USER, or a USER its passwd file makes uid 0) or the task's user; the

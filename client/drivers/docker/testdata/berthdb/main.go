@@ -7,6 +7,8 @@
 //	env:NAME          print NAME=value
 //	caps              print the process's effective capabilities, as
 //	                  /proc/self/status has them ("CapEff: 0000...")
+//	alloc:MIB         take MIB MiB of memory, touching every page, and
+//	                  print "allocated MIB MiB"
 //	ifaces            print the names of the network interfaces it sees,
 //	                  one line: "ifaces: eth0 lo"
 //	write:PATH:TEXT   append TEXT to PATH, read the file back and print
@@ -37,6 +39,9 @@ import (
 	"time"
 )
 
+// held keeps what alloc took.
+var held []byte
+
 func main() {
 	for _, step := range os.Args[1:] {
 		verb, arg, _ := strings.Cut(step, ":")
@@ -58,6 +63,16 @@ func main() {
 					fmt.Println(strings.Join(strings.Fields(line), " "))
 				}
 			}
+		case "alloc":
+			n, err := strconv.Atoi(arg)
+			if err != nil {
+				fail(2, "alloc: %v", err)
+			}
+			held = make([]byte, n<<20)
+			for i := 0; i < len(held); i += 4096 {
+				held[i] = 1
+			}
+			fmt.Printf("allocated %d MiB\n", n)
 		case "ifaces":
 			ifs, err := net.Interfaces()
 			if err != nil {
