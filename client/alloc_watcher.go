@@ -189,6 +189,7 @@ func (w *allocWatcher) watch(ctx context.Context) {
 			go func() { // after the first sync, every alloc still listed has its runner
 				waitAll(before, cleanupWait)
 				w.removeStrayContainers(ctx)
+				w.removeStrayCgroups()
 			}()
 		}
 	}

@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"github.com/berth-csi/berth/client/drivers/docker"
+	"github.com/berth-csi/berth/client/drivers/exec"
 	"maps"
+	"os"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
@@ -223,6 +225,18 @@ func (c *Client) Run(ctx context.Context) {
 		defer func() { _ = c.docker.Close() }() // the containers run on, as exec tasks do
 	}
 	c.logger.Info("client started", "servers", c.config.Servers)
+	if os.Geteuid() == 0 {
+		allocRoot := filepath.Join(c.config.DataDir, "alloc")
+		if err := exec.SecureAllocRoot(allocRoot); err != nil {
+			c.logger.Warn("cannot make the alloc dirs nosuid and nodev: a setuid file or a device a task leaves there "+
+				"is one on the host", "error", err)
+		}
+		defer func() {
+			if err := exec.ReleaseAllocRoot(allocRoot); err != nil {
+				c.logger.Warn("cannot unmount the alloc dirs' own mount", "error", err)
+			}
+		}()
+	}
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()

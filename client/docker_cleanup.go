@@ -8,6 +8,7 @@ import (
 
 	"github.com/berth-csi/berth/client/allocrunner"
 	"github.com/berth-csi/berth/client/drivers/docker"
+	"github.com/berth-csi/berth/client/drivers/exec"
 )
 
 // strayTimeout bounds the listing and removal of stray containers.
@@ -50,5 +51,28 @@ func (w *allocWatcher) removeStrayContainers(ctx context.Context) {
 		}
 		w.c.logger.Info("removed a container no allocation here accounts for", "alloc_id", o.AllocID, "task", o.TaskName,
 			"container_id", o.ContainerID, "was_running", o.Running)
+	}
+}
+
+// strayCgroupAge is how old an empty task cgroup of an alloc this client
+// does not run must be before it is removed: older than any start under
+// way (a group is made just before its task's init joins it).
+const strayCgroupAge = 2 * time.Minute
+
+// removeStrayCgroups removes the empty task cgroups of allocations that
+// neither a runner nor the state here accounts for (left by a client
+// that died mid-start), once the first sync has settled the client.
+func (w *allocWatcher) removeStrayCgroups() {
+	w.mu.Lock()
+	known := make(map[string]bool, len(w.runners))
+	for id := range w.runners {
+		known[id] = true
+	}
+	w.mu.Unlock()
+	keep := func(allocID string) bool {
+		return known[allocID] || allocrunner.HasLocalState(w.c.config.DataDir, allocID)
+	}
+	for _, g := range exec.SweepCgroups(keep, strayCgroupAge) {
+		w.c.logger.Info("removed an empty task cgroup no allocation here accounts for", "cgroup", g)
 	}
 }

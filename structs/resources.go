@@ -169,7 +169,8 @@ func (n *Node) Capacity() *NodeResources {
 	}
 	c := *n.Resources
 	if r := n.Reserved; r != nil {
-		c.CPU = max(c.CPU-r.CPU, 0)
+		// Reserved cores are compute no task gets, shared or not.
+		c.CPU = max(c.CPU-r.CPU-r.Cores*n.Resources.MHzPerCore(), 0)
 		c.MemoryMB = max(c.MemoryMB-r.MemoryMB, 0)
 		c.Cores = max(c.Cores-r.Cores, 0)
 	}

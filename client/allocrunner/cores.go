@@ -7,6 +7,9 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
+
+	"github.com/berth-csi/berth/internal/backoff"
 )
 
 // Cores hands out a node's cores to the tasks that ask for whole cores
@@ -164,12 +167,15 @@ func CPUList(cores []int) string {
 	return strings.Join(parts, ",")
 }
 
+// cpusetTimeout bounds moving one task onto the shared cores.
+const cpusetTimeout = 5 * time.Second
+
 // coreOwner names a task to the node's Cores.
 func (tr *taskRunner) coreOwner() string { return tr.r.cfg.Alloc.ID + "/" + tr.task.Name }
 
 // takeCores gives a task that asks for cores its own, or a shared task the
 // shared cores, as a cpuset; none without core management.
-func (tr *taskRunner) takeCores() ([]int, string, error) {
+func (tr *taskRunner) takeCores(ctx context.Context) ([]int, string, error) {
 	c := tr.r.cfg.Cores
 	if c == nil {
 		return nil, "", nil
@@ -178,12 +184,23 @@ func (tr *taskRunner) takeCores() ([]int, string, error) {
 	if n == 0 {
 		return nil, c.Shared(), nil
 	}
-	cores, err := c.Take(tr.coreOwner(), n)
+	// The cores may still be a stopping task's, which the scheduler
+	// counts as free once it is asked to stop: wait for them a while.
+	var cores []int
+	err := backoff.Retry(ctx, coresWait, func(error) bool { return false }, func(context.Context) error {
+		var err error
+		cores, err = c.Take(tr.coreOwner(), n)
+		return err
+	})
 	if err != nil {
-		return nil, "", fmt.Errorf("task %q: cores: %w", tr.task.Name, err)
+		return nil, "", fmt.Errorf("task %q: cores on node %q: %w", tr.task.Name, tr.r.nodeName(), err)
 	}
 	return cores, CPUList(cores), nil
 }
+
+// coresWait is how long a start waits for cores another task is giving
+// back: about a minute, the longest a kill timeout usually runs.
+var coresWait = backoff.Policy{Initial: 100 * time.Millisecond, Max: 5 * time.Second, MaxAttempts: 20, Jitter: 0.2}
 
 // followSharedCores keeps a running shared task's cpuset on the shared
 // cores as tasks take and give back cores of their own, until the
@@ -194,7 +211,11 @@ func (tr *taskRunner) followSharedCores(ctx context.Context, h taskHandle) func(
 		return func() {}
 	}
 	set := func(cpuset string) {
-		if err := h.setCpuset(ctx, cpuset); err != nil {
+		// Bounded: every other task's cores wait on this (an engine
+		// that does not answer must not hold them up).
+		sctx, cancel := context.WithTimeout(ctx, cpusetTimeout)
+		defer cancel()
+		if err := h.setCpuset(sctx, cpuset); err != nil {
 			tr.r.logger.Warn("cannot move the task onto the shared cores", "task", tr.task.Name, "cpuset", cpuset, "error", err)
 		}
 	}

@@ -91,6 +91,15 @@ func New(cfg Config) (*Runner, error) {
 		}
 	}
 	st.setFenceable(r.Fenceable())
+	if cfg.Cores != nil {
+		// Before any runner of this client starts a task: the cores its
+		// tasks still hold after a client restart are theirs.
+		for task, hs := range st.handles() {
+			if len(hs.Cores) > 0 {
+				cfg.Cores.Claim(alloc.ID+"/"+task, hs.Cores)
+			}
+		}
+	}
 	if alloc.ClientStatus == structs.AllocClientStatusRunning {
 		r.status = alloc.ClientStatus // restored: until the tasks say otherwise
 	}
@@ -194,10 +203,14 @@ func (r *Runner) Run() {
 		return
 	}
 	runners := r.taskRunners()
-	if err := buildAllocDir(r.allocDir, taskNames(r.tg)); err != nil {
+	if err := buildAllocDir(r.allocDir, taskNames(r.tg)); err != nil && !r.stopping() {
 		r.logger.Error("cannot build the alloc dir", "error", err)
 		r.failSetup(runners, err, nil)
 		return
+	} else if err != nil {
+		// Stopped anyway: what still runs is killed and the volumes
+		// released below, the entry left as the task left it.
+		r.logger.Warn("the alloc dir holds an entry a task put there; stopping the alloc", "error", err)
 	}
 
 	if r.stopping() {
@@ -382,9 +395,6 @@ func (r *Runner) taskRunners() []*taskRunner {
 			default:
 				r.logger.Info("reattached to task", "task", t.Name, "process", h.describe())
 				tr.attached = h
-				if r.cfg.Cores != nil && len(hs.Cores) > 0 {
-					r.cfg.Cores.Claim(tr.coreOwner(), hs.Cores)
-				}
 			}
 		}
 		out = append(out, tr)

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"sync"
@@ -52,6 +53,13 @@ func (s *stateStore) handle(task string) (savedHandle, bool) {
 	defer s.mu.Unlock()
 	h, ok := s.state.Handles[task]
 	return h, ok
+}
+
+// handles are the recorded handles, by task.
+func (s *stateStore) handles() map[string]savedHandle {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return maps.Clone(s.state.Handles)
 }
 
 // setFenceable records whether the alloc is fenceable; it is written with

@@ -104,7 +104,12 @@ func (tr *taskRunner) stop(why *structs.TaskEvent) {
 // ends, which leaves the task running.
 func (tr *taskRunner) run(ctx context.Context) {
 	defer close(tr.done)
-	defer tr.releaseCores()
+	runsOn := false // the client stops while the task runs: it keeps its cores
+	defer func() {
+		if !runsOn {
+			tr.releaseCores()
+		}
+	}()
 	name := tr.task.Name
 	if tr.unknown != nil {
 		tr.r.updateTask(name, markDead(true), event(EventDriverFailure,
@@ -153,9 +158,11 @@ func (tr *taskRunner) run(ctx context.Context) {
 				unwatch()
 				tr.killed(h, res)
 			}
+			runsOn = true
 			return // else the client is stopping mid-kill: the handle is kept
 		case <-ctx.Done():
 			unwatch()
+			runsOn = true
 			return // the client is stopping; the task runs on
 		}
 		unwatch()
@@ -212,7 +219,7 @@ func (tr *taskRunner) start(ctx context.Context) (taskHandle, error) {
 		maps.Copy(c.Env, env)
 		cfg = &c
 	}
-	cores, cpuset, err := tr.takeCores()
+	cores, cpuset, err := tr.takeCores(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -169,11 +169,17 @@ func TestProcess_NodeDrain(t *testing.T) {
 	must.True(t, old.ClientStatus == structs.AllocClientStatusComplete || old.ClientStatus == structs.AllocClientStatusFailed,
 		must.Sprintf("the old writer: %s", old.ClientStatus))
 	// Left mounted: the plugin dir's own shared bind, which the client
-	// keeps for the plugin's next task (exec.ShareDir); no volume.
+	// keeps for the plugin's next task (exec.ShareDir), and the alloc
+	// dirs' nosuid,nodev mount (exec.SecureAllocRoot); no volume.
 	pluginDir := filepath.Join(clients[drainedName].dataDir, "client", "csi", "hostpath")
+	allocRoot := filepath.Join(clients[drainedName].dataDir, "alloc")
 	waitUntil(t, 30*time.Second, "no volume mounted under the drained client's data dir", func() bool {
-		left := mountsUnder(t, clients[drainedName].dataDir)
-		return len(left) == 0 || len(left) == 1 && left[0] == pluginDir
+		for _, mp := range mountsUnder(t, clients[drainedName].dataDir) {
+			if mp != pluginDir && mp != allocRoot {
+				return false
+			}
+		}
+		return true
 	})
 	var node structs.Node
 	getJSON(t, s.httpAddr()+"/v1/node/"+drained, &node)

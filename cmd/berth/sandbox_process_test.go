@@ -205,6 +205,11 @@ func TestProcess_Sandbox_DockerTaskPlantsLinks(t *testing.T) {
 		must.StrNotContains(t, out, "host-secret", must.Sprint("alloc logs printed the host file"))
 		must.StrContains(t, out, "link /berth/alloc/logs/t.stdout.0: symlink", must.Sprint("the logs are not in the container"))
 		host.unchanged(t, "before restart "+strconv.Itoa(restart))
+		// A setuid file or a device node the container leaves in its
+		// dirs is neither on the host: they are nosuid and nodev there.
+		var st syscall.Statfs_t
+		must.NoError(t, syscall.Statfs(filepath.Join(c1.dataDir, "alloc", id, "t"), &st))
+		must.EqOp(t, int64(0x2|0x4), st.Flags&(0x2|0x4), must.Sprint("ST_NOSUID and ST_NODEV under the alloc dirs"))
 
 		c1.signal(syscall.SIGTERM)
 		c1.start()

@@ -82,6 +82,26 @@ func (p *planning) useResources(tg *structs.TaskGroup, n *structs.Node) error {
 	return nil
 }
 
+// unplaced takes an allocation the plan stops off what its node's usage
+// and job counts hold, when they were read before the stop (a later
+// group's update stopping it after an earlier group was placed).
+func (p *planning) unplaced(a *structs.Allocation) {
+	if used, ok := p.usage[a.NodeID]; ok && a.UsesResources() {
+		mhz := 0
+		if n, err := p.st.NodeByID(nil, a.NodeID); err == nil && n != nil {
+			mhz = n.Resources.MHzPerCore()
+		}
+		ask := a.Ask(mhz)
+		p.usage[a.NodeID] = structs.Ask{CPU: used.CPU - ask.CPU, MemoryMB: used.MemoryMB - ask.MemoryMB, Cores: used.Cores - ask.Cores}
+	}
+	if on := p.onNodeByGroup[a.NodeID]; on != nil && on[a.TaskGroup] > 0 {
+		on[a.TaskGroup]--
+		if on[a.TaskGroup] == 0 {
+			delete(on, a.TaskGroup)
+		}
+	}
+}
+
 // resourceReason renders a resource's reason for the nodes that gave it:
 // the one node's figures, or how many nodes and the figures of the
 // first few.

@@ -75,7 +75,9 @@ func (p *planning) jobOnNode(nodeID string) (map[string]int, error) {
 		p.onNodeByGroup = map[string]map[string]int{}
 		for _, allocs := range p.live {
 			for _, a := range allocs {
-				p.placedOn(a.TaskGroup, a.NodeID)
+				if !p.stoppedIDs[a.ID] {
+					p.placedOn(a.TaskGroup, a.NodeID)
+				}
 			}
 		}
 		for _, a := range p.plan.Allocs {

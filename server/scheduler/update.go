@@ -155,7 +155,10 @@ func (p *planning) wake(a *structs.Allocation, u structs.UpdateStrategy) {
 // stop adds the allocation's stop, why, to the plan.
 func (gu *groupUpdate) stop(p *planning, a *structs.Allocation, why structs.AllocStop) {
 	p.plan.Stops = append(p.plan.Stops, why)
-	p.stoppedIDs[a.ID] = true
+	if !p.stoppedIDs[a.ID] {
+		p.stoppedIDs[a.ID] = true
+		p.unplaced(a)
+	}
 	gu.stopped = append(gu.stopped, a)
 	gu.stopping = true
 }

@@ -315,15 +315,22 @@ func TestDriver_Start_RootRefused(t *testing.T) {
 			must.False(t, left, must.Sprint("no container is left"))
 		})
 	}
-	for _, tc := range []struct{ name, image, user string }{
-		{"numeric user", e.image, "65534:65534"},
-		{"image user that is not root", app, ""},
+	for _, tc := range []struct {
+		name, image, user string
+		uid               uint32
+	}{
+		{"numeric user", e.image, "65534:65534", 65534},
+		{"image user that is not root", app, "", 1000},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			cfg := taskConfig(t, tc.image, "print:ran")
+			cfg := taskConfig(t, tc.image, "write:/berth/local/mine:ran", "write:/berth/alloc/data/shared:too")
 			cfg.User, cfg.AllowRoot = tc.user, false
-			must.Eq(t, docker.ExitResult{}, waitDone(t, start(t, d, cfg)))
-			must.Eq(t, "ran\n", readFile(t, cfg.StdoutPath))
+			must.Eq(t, docker.ExitResult{}, waitDone(t, start(t, d, cfg)), must.Sprint(readFile(t, cfg.StderrPath)))
+			must.Eq(t, "read /berth/local/mine: ran\nread /berth/alloc/data/shared: too\n", readFile(t, cfg.StdoutPath),
+				must.Sprint("a container's user writes its task dir and the shared data/"))
+			fi, err := os.Stat(cfg.TaskDir)
+			must.NoError(t, err)
+			must.EqOp(t, tc.uid, fi.Sys().(*syscall.Stat_t).Uid)
 		})
 	}
 }

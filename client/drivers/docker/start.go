@@ -29,12 +29,10 @@ func (d *Driver) Start(ctx context.Context, cfg *TaskConfig) (*Handle, error) {
 	if err := d.ctx.Err(); err != nil {
 		return nil, fmt.Errorf("task %q: %w", cfg.TaskName, ErrClosed)
 	}
-	imageUser, err := d.ensureImage(ctx, cfg)
-	if err != nil {
+	if err := d.ensureImage(ctx, cfg); err != nil {
 		return nil, err
 	}
-	root, err := d.rootCheck(ctx, cfg, imageUser)
-	if err != nil {
+	if err := d.refuseRootEarly(ctx, cfg); err != nil {
 		return nil, err
 	}
 	logs := cfg.logFiles()
@@ -71,7 +69,7 @@ func (d *Driver) Start(ctx context.Context, cfg *TaskConfig) (*Handle, error) {
 	for _, w := range created.Warnings {
 		log.Warn("engine warning on create", "warning", w)
 	}
-	if err := root.named(ctx, d, id); err != nil {
+	if err := d.checkUser(ctx, cfg, id); err != nil {
 		d.removeCreated(ctx, id, log)
 		return nil, err
 	}
@@ -109,26 +107,22 @@ func (d *Driver) removeCreated(ctx context.Context, id string, log hclog.Logger)
 }
 
 // ensureImage checks the task's image is on the node, pulling it first
-// when the task asks to, and returns the user the image runs as ("" is
-// root).
-func (d *Driver) ensureImage(ctx context.Context, cfg *TaskConfig) (string, error) {
+// when the task asks to.
+func (d *Driver) ensureImage(ctx context.Context, cfg *TaskConfig) error {
 	if cfg.ForcePull {
 		if err := d.pull(ctx, cfg.Image); err != nil {
-			return "", fmt.Errorf("task %q: pull image %s: %w", cfg.TaskName, cfg.Image, err)
+			return fmt.Errorf("task %q: pull image %s: %w", cfg.TaskName, cfg.Image, err)
 		}
 	}
-	img, err := d.cli.ImageInspect(ctx, cfg.Image)
+	_, err := d.cli.ImageInspect(ctx, cfg.Image)
 	switch {
 	case cerrdefs.IsNotFound(err):
-		return "", fmt.Errorf("%w: task %q: image %s is not present on node %s; build or pull it (or set force_pull in the task's config)",
+		return fmt.Errorf("%w: task %q: image %s is not present on node %s; build or pull it (or set force_pull in the task's config)",
 			ErrImageMissing, cfg.TaskName, cfg.Image, cfg.nodeName())
 	case err != nil:
-		return "", fmt.Errorf("task %q: inspect image %s: %w", cfg.TaskName, cfg.Image, err)
+		return fmt.Errorf("task %q: inspect image %s: %w", cfg.TaskName, cfg.Image, err)
 	}
-	if img.Config == nil {
-		return "", nil
-	}
-	return img.Config.User, nil
+	return nil
 }
 
 // pull pulls ref, reading the engine's progress stream to its end: a

@@ -4,7 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path"
+	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/containerd/cgroups/v3"
@@ -185,4 +188,37 @@ func removeWhenEmpty(g taskCgroup) error {
 		time.Sleep(20 * time.Millisecond)
 	}
 	return err
+}
+
+// SweepCgroups removes the empty task cgroups under CgroupParent whose
+// allocation keep says nothing here runs, made more than minAge ago: what
+// a client that died between making a task's group and recording its
+// handle left. A group that still holds a process (another client's on
+// the same host) is busy and stays. It returns the groups removed.
+func SweepCgroups(keep func(allocID string) bool, minAge time.Duration) []string {
+	dir := filepath.Join(cgroupMount, CgroupParent)
+	if cgroups.Mode() != cgroups.Unified {
+		dir = filepath.Join(cgroupMount, string(cgroup1.Memory), CgroupParent)
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil
+	}
+	var removed []string
+	for _, e := range entries {
+		allocID, _, ok := strings.Cut(e.Name(), ".")
+		if !e.IsDir() || !ok || keep(allocID) {
+			continue
+		}
+		if fi, err := e.Info(); err != nil || time.Since(fi.ModTime()) < minAge {
+			continue
+		}
+		group := path.Join(CgroupParent, e.Name())
+		g, err := loadTaskCgroup(group)
+		if err != nil || g.remove() != nil {
+			continue
+		}
+		removed = append(removed, group)
+	}
+	return removed
 }

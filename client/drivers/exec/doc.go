@@ -62,16 +62,19 @@
 // refused (ErrNeedsRoot).
 //
 // What is not isolated: the task shares the host's root file system, IPC,
-// hostname and network (no chroot, no IPC, UTS or network namespace, no
-// cgroups): it sees the host's files (its /proc aside) and sockets, and
-// abstract unix sockets and SysV IPC reach across tasks; an absolute mount
-// destination that does not exist is created as an empty directory on the
-// host (the mount itself exists only in the task's namespace). Without
-// root, the task also shares the host's PIDs: it sees and may signal
+// hostname and network (no chroot, no IPC, UTS or network namespace): it
+// sees the host's files (its /proc aside) and sockets, and abstract unix
+// sockets and SysV IPC reach across tasks; an absolute mount destination
+// that does not exist is created as an empty directory on the host, through
+// no link (the mount itself exists only in the task's namespace; a file
+// mount point must exist). Its resources (TaskConfig.Limits) are enforced
+// in a cgroup of its own, made before the command starts (cgroup.go).
+// Without root, the task also shares the host's PIDs: it sees and may signal
 // every process of its user, and one that leaves its process group
 // (setsid) outlives Stop.
 //
 // Imports: the standard library, golang.org/x/sys/unix (prctl),
+// containerd/cgroups (a task's limits),
 // client/internal/beneath (log files and mount points in the task dir) and
 // structs (propagation modes, the default user). Linux only.
 //

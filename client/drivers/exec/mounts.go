@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"syscall"
 
 	"github.com/berth-csi/berth/client/internal/beneath"
@@ -191,23 +192,25 @@ func mountTarget(taskDir, dest string, dir, make bool) (string, func(), error) {
 	return beneath.MagicPath(f), func() { f.Close() }, nil
 }
 
-// ensureTarget makes the mount point: a directory, or an empty file for a
-// file source.
+// ensureTarget makes an absolute mount point outside the task dir, a
+// path of the host's tree: a directory is made (beneath /, through no
+// link, so one planted in a shared dir such as /tmp does not move it);
+// a file mount point must exist, since an empty file at a path a job
+// names (/etc/nologin) changes the host.
 func ensureTarget(path string, dir bool) error {
 	if _, err := os.Lstat(path); err == nil {
 		return nil
 	}
-	if dir {
-		return os.MkdirAll(path, 0o755)
+	if !dir {
+		return fmt.Errorf("the mount point %s does not exist on this node, and berth makes no files in the host's tree: "+
+			"create it there, or give a destination under the task dir", path)
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY, 0o644)
+	root, err := beneath.Open("/")
 	if err != nil {
 		return err
 	}
-	return f.Close()
+	defer root.Close()
+	return root.MkdirAll(strings.TrimPrefix(filepath.Clean(path), "/"), 0o755)
 }
 
 // ensureTargetBeneath is ensureTarget beneath the task dir.

@@ -28,8 +28,12 @@ var (
 	// ErrEscape: the path leaves its root ("..", or an absolute path).
 	ErrEscape = errors.New("the path leaves the directory it must stay beneath")
 	// ErrUnsupported: the kernel has no openat2.
-	ErrUnsupported = errors.New("this kernel has no openat2(2): the client needs Linux 5.6 or later")
+	ErrUnsupported = errors.New("openat2(2) is not available: the client needs Linux 5.6 or later, and no seccomp filter that refuses the call")
 )
+
+// maxRetries bounds the lookups tried again after a rename raced one
+// (EAGAIN) or a signal broke it (EINTR).
+const maxRetries = 100
 
 // resolveFlags keep every lookup beneath the root and off links.
 const resolveFlags = unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS
@@ -76,9 +80,9 @@ func clean(rel string) (string, error) {
 // openat2 opens rel beneath the root; flags get O_NOFOLLOW and O_CLOEXEC.
 func (r *Root) openat2(rel string, flags int, mode uint32) (int, error) {
 	how := unix.OpenHow{Flags: uint64(flags | unix.O_NOFOLLOW | unix.O_CLOEXEC), Mode: uint64(mode), Resolve: resolveFlags}
-	for {
+	for try := 0; ; try++ {
 		fd, err := unix.Openat2(int(r.f.Fd()), rel, &how)
-		if errors.Is(err, unix.EINTR) || errors.Is(err, unix.EAGAIN) {
+		if (errors.Is(err, unix.EINTR) || errors.Is(err, unix.EAGAIN)) && try < maxRetries {
 			continue // EAGAIN: a rename raced the lookup
 		}
 		return fd, err
@@ -111,7 +115,9 @@ func mapErrno(err error) error {
 		return ErrEscape
 	case errors.Is(err, unix.ENOTDIR):
 		return ErrNotDir
-	case errors.Is(err, unix.ENOSYS):
+	case errors.Is(err, unix.ENOSYS), errors.Is(err, unix.EPERM):
+		// EPERM: a seccomp filter older than openat2 (a container's
+		// runtime) refuses the call it does not know.
 		return ErrUnsupported
 	}
 	return err
@@ -279,9 +285,25 @@ func (r *Root) Dir(rel string) error {
 	return nil
 }
 
-// Chown changes the owner of rel itself (never what a link points to).
+// openDir opens rel as an O_PATH fd of a directory: a link is ErrLink,
+// anything else ErrNotDir (a file a task hard-linked there from the host
+// has the host file's inode, which must never be changed).
+func (r *Root) openDir(op, rel string) (int, error) {
+	fd, st, err := r.openPath(op, rel)
+	if err != nil {
+		return -1, err
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFDIR {
+		unix.Close(fd)
+		return -1, &fs.PathError{Op: op, Path: r.path(rel), Err: ErrNotDir}
+	}
+	return fd, nil
+}
+
+// Chown changes the owner of the directory rel itself (never what a link
+// points to, nor a file).
 func (r *Root) Chown(rel string, uid, gid int) error {
-	fd, _, err := r.openPath("chown", rel)
+	fd, err := r.openDir("chown", rel)
 	if err != nil {
 		return err
 	}
@@ -292,9 +314,10 @@ func (r *Root) Chown(rel string, uid, gid int) error {
 	return nil
 }
 
-// Chmod changes the mode of rel itself (never what a link points to).
+// Chmod changes the mode of the directory rel itself (never what a link
+// points to, nor a file).
 func (r *Root) Chmod(rel string, mode os.FileMode) error {
-	fd, _, err := r.openPath("chmod", rel)
+	fd, err := r.openDir("chmod", rel)
 	if err != nil {
 		return err
 	}

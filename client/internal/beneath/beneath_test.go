@@ -198,6 +198,11 @@ func TestRoot_ChownChmod(t *testing.T) {
 	must.ErrorIs(t, w.root.Chmod("web/other", 0o777), ErrLink)
 	w.link(t, filepath.Join(w.host, "secret"), "web/secret")
 	must.ErrorIs(t, w.root.Chmod("web/secret", 0o644), ErrLink)
+	// A hard link to a host file has the host file's inode: a file is
+	// never changed, only a dir.
+	must.NoError(t, os.Link(filepath.Join(w.host, "secret"), filepath.Join(w.dir, "web", "hard")))
+	must.ErrorIs(t, w.root.Chown("web/hard", 65534, 65534), ErrNotDir)
+	must.ErrorIs(t, w.root.Chmod("web/hard", 0o666), ErrNotDir)
 	w.unchanged(t)
 }
 

@@ -1,0 +1,48 @@
+package exec
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"syscall"
+)
+
+// SecureAllocRoot makes dir (the client's DATA/alloc, which holds every
+// allocation's dir) a mount of its own with nosuid and nodev: a setuid
+// binary or a device node a task (a root container, where root tasks are
+// allowed) leaves in its dirs gives nobody on the host anything, though
+// host users may reach the dirs of tasks that run as other users. A dir
+// that is a mount point already is only remounted. Needs root.
+func SecureAllocRoot(dir string) error {
+	dir = filepath.Clean(dir)
+	if err := os.MkdirAll(dir, 0o711); err != nil {
+		return err
+	}
+	mps, err := mountPoints()
+	if err != nil {
+		return fmt.Errorf("list mounts: %w", err)
+	}
+	if !slices.Contains(mps, dir) {
+		if err := syscall.Mount(dir, dir, "", syscall.MS_BIND, ""); err != nil {
+			return fmt.Errorf("bind %s onto itself: %w", dir, err)
+		}
+	}
+	flags := uintptr(syscall.MS_BIND | syscall.MS_REMOUNT | syscall.MS_NOSUID | syscall.MS_NODEV)
+	if err := syscall.Mount("", dir, "", flags, ""); err != nil {
+		return fmt.Errorf("remount %s nosuid,nodev: %w", dir, err)
+	}
+	return nil
+}
+
+// ReleaseAllocRoot takes SecureAllocRoot's mount away (the client is
+// stopping; the next one makes it again). What is under it stays: the
+// mount is the same dir's.
+func ReleaseAllocRoot(dir string) error {
+	dir = filepath.Clean(dir)
+	mps, err := mountPoints()
+	if err != nil || !slices.Contains(mps, dir) {
+		return err
+	}
+	return syscall.Unmount(dir, syscall.MNT_DETACH)
+}
