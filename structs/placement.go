@@ -352,33 +352,26 @@ func validatePlacement(p *problems, at string, cs []*Constraint, as []*Affinity,
 }
 
 func copyPlacement(cs []*Constraint, as []*Affinity, ss []*Spread) ([]*Constraint, []*Affinity, []*Spread) {
-	var cc []*Constraint
-	for _, c := range cs {
-		if c != nil {
-			x := *c
-			cc = append(cc, &x)
-		} else {
-			cc = append(cc, nil)
-		}
-	}
-	var ac []*Affinity
-	for _, a := range as {
-		if a != nil {
-			x := *a
-			ac = append(ac, &x)
-		} else {
-			ac = append(ac, nil)
-		}
-	}
-	var sc []*Spread
-	for _, s := range ss {
+	sc := copyEach(ss)
+	for _, s := range sc {
 		if s != nil {
-			x := *s
-			x.Targets = slices.Clone(s.Targets)
-			sc = append(sc, &x)
-		} else {
-			sc = append(sc, nil)
+			s.Targets = slices.Clone(s.Targets)
 		}
 	}
-	return cc, ac, sc
+	return copyEach(cs), copyEach(as), sc
+}
+
+// copyEach copies the pointed-to values of a list, nil entries kept.
+func copyEach[T any](in []*T) []*T {
+	if in == nil {
+		return nil
+	}
+	out := make([]*T, len(in))
+	for i, v := range in {
+		if v != nil {
+			c := *v
+			out[i] = &c
+		}
+	}
+	return out
 }

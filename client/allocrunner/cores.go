@@ -112,15 +112,20 @@ func (c *Cores) sharedLocked() string {
 	return CPUList(free)
 }
 
-// Watch calls set with the shared cpuset each time it changes, until
-// cancel; a shared task's cpuset follows it. set must not call back into
-// Cores.
+// Watch calls set with the shared cpuset now and each time it changes,
+// until cancel; a shared task's cpuset follows it. The first call is
+// ordered with the changes' (none is lost between them). set must not
+// call back into Cores.
 func (c *Cores) Watch(set func(cpuset string)) (cancel func()) {
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	id := c.nextID
 	c.nextID++
 	c.watchers[id] = set
+	shared := c.sharedLocked()
+	c.notifying.Lock()
+	c.mu.Unlock()
+	set(shared)
+	c.notifying.Unlock()
 	return func() {
 		c.mu.Lock()
 		defer c.mu.Unlock()
@@ -219,9 +224,7 @@ func (tr *taskRunner) followSharedCores(ctx context.Context, h taskHandle) func(
 			tr.r.logger.Warn("cannot move the task onto the shared cores", "task", tr.task.Name, "cpuset", cpuset, "error", err)
 		}
 	}
-	cancel := c.Watch(set)
-	set(c.Shared()) // a reattached task, or a change between its start and now
-	return cancel
+	return c.Watch(set) // a reattached task, or a change between its start and now, is set at once
 }
 
 // releaseCores gives the task's own cores back when it runs no more here.

@@ -153,13 +153,14 @@ func (tr *taskRunner) run(ctx context.Context) {
 		select {
 		case <-h.Done():
 		case <-tr.kill:
-			if res, ok := tr.stopHandle(ctx, h); ok {
+			res, ok := tr.stopHandle(ctx, h)
+			if ok {
 				<-supervised
 				unwatch()
 				tr.killed(h, res)
 			}
-			runsOn = true
-			return // else the client is stopping mid-kill: the handle is kept
+			runsOn = !ok // the client is stopping mid-kill: the handle is kept
+			return
 		case <-ctx.Done():
 			unwatch()
 			runsOn = true

@@ -19,14 +19,8 @@ func SecureAllocRoot(dir string) error {
 	if err := os.MkdirAll(dir, 0o711); err != nil {
 		return err
 	}
-	mps, err := mountPoints()
-	if err != nil {
-		return fmt.Errorf("list mounts: %w", err)
-	}
-	if !slices.Contains(mps, dir) {
-		if err := syscall.Mount(dir, dir, "", syscall.MS_BIND, ""); err != nil {
-			return fmt.Errorf("bind %s onto itself: %w", dir, err)
-		}
+	if err := bindSelf(dir); err != nil {
+		return err
 	}
 	flags := uintptr(syscall.MS_BIND | syscall.MS_REMOUNT | syscall.MS_NOSUID | syscall.MS_NODEV)
 	if err := syscall.Mount("", dir, "", flags, ""); err != nil {

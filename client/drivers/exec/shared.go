@@ -16,6 +16,18 @@ import (
 // seen by the host and by other tasks. Calling it again does nothing more.
 func ShareDir(dir string) error {
 	dir = filepath.Clean(dir)
+	if err := bindSelf(dir); err != nil {
+		return err
+	}
+	if err := syscall.Mount("", dir, "", syscall.MS_SHARED, ""); err != nil {
+		return fmt.Errorf("exec: make %s shared: %w", dir, err)
+	}
+	return nil
+}
+
+// bindSelf makes dir a mount point of its own, bound onto itself, unless
+// it is one already.
+func bindSelf(dir string) error {
 	mps, err := mountPoints()
 	if err != nil {
 		return fmt.Errorf("exec: list mounts: %w", err)
@@ -24,9 +36,6 @@ func ShareDir(dir string) error {
 		if err := syscall.Mount(dir, dir, "", syscall.MS_BIND, ""); err != nil {
 			return fmt.Errorf("exec: bind %s onto itself: %w", dir, err)
 		}
-	}
-	if err := syscall.Mount("", dir, "", syscall.MS_SHARED, ""); err != nil {
-		return fmt.Errorf("exec: make %s shared: %w", dir, err)
 	}
 	return nil
 }

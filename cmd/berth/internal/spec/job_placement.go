@@ -9,7 +9,6 @@ var (
 	affinityFields   = []string{"attribute", "operator", "value", "weight"}
 	spreadFields     = []string{"attribute", "weight", "target"}
 	targetFields     = []string{"percent"}
-	placementBlocks  = []string{"constraint", "affinity", "spread"}
 )
 
 // placement gathers a job's or group's constraint, affinity and spread
@@ -45,22 +44,7 @@ func (p *parser) placementField(pl *placement, f *field, s scope) bool {
 // constraint reads a constraint block, checked as the servers check it.
 func (p *parser) constraint(b *node, s scope) *structs.Constraint {
 	c := &structs.Constraint{}
-	fs := newFields()
-	for _, f := range b.fields {
-		if f.val.kind == kindNull || !p.once(fs.seen, f, s) {
-			continue
-		}
-		switch f.name {
-		case "attribute":
-			c.Attribute, _ = p.str(f, s)
-		case "operator":
-			c.Operator, _ = p.oneOf(f, s, structs.ConstraintOperators)
-		case "value":
-			c.Value, _ = p.scalar(f, s)
-		default:
-			fs.unknown(p, f, s, constraintFields)
-		}
-	}
+	c.Attribute, c.Operator, c.Value = p.comparison(b, s, constraintFields, nil)
 	p.checkPlacement(b.line, s, []*structs.Constraint{c}, nil, nil)
 	return c
 }
@@ -68,26 +52,34 @@ func (p *parser) constraint(b *node, s scope) *structs.Constraint {
 // affinity reads an affinity block; its weight defaults to 50.
 func (p *parser) affinity(b *node, s scope) *structs.Affinity {
 	a := &structs.Affinity{Weight: structs.DefaultAffinityWeight}
+	a.Attribute, a.Operator, a.Value = p.comparison(b, s, affinityFields, &a.Weight)
+	p.checkPlacement(b.line, s, nil, []*structs.Affinity{a}, nil)
+	return a
+}
+
+// comparison reads the attribute, operator and value a constraint or an
+// affinity compares, and an affinity's weight (weight nil: the block
+// takes none; fields are the block's, for a misspelt one).
+func (p *parser) comparison(b *node, s scope, fields []string, weight *int) (attribute, operator, value string) {
 	fs := newFields()
 	for _, f := range b.fields {
 		if f.val.kind == kindNull || !p.once(fs.seen, f, s) {
 			continue
 		}
-		switch f.name {
-		case "attribute":
-			a.Attribute, _ = p.str(f, s)
-		case "operator":
-			a.Operator, _ = p.oneOf(f, s, structs.ConstraintOperators)
-		case "value":
-			a.Value, _ = p.scalar(f, s)
-		case "weight":
-			a.Weight, _ = p.integer(f, s)
+		switch {
+		case f.name == "attribute":
+			attribute, _ = p.str(f, s)
+		case f.name == "operator":
+			operator, _ = p.oneOf(f, s, structs.ConstraintOperators)
+		case f.name == "value":
+			value, _ = p.scalar(f, s)
+		case f.name == "weight" && weight != nil:
+			*weight, _ = p.integer(f, s)
 		default:
-			fs.unknown(p, f, s, affinityFields)
+			fs.unknown(p, f, s, fields)
 		}
 	}
-	p.checkPlacement(b.line, s, nil, []*structs.Affinity{a}, nil)
-	return a
+	return attribute, operator, value
 }
 
 // spread reads a spread block with its target "VALUE" { percent } blocks;
