@@ -2,25 +2,30 @@ package client
 
 import (
 	"context"
+	"time"
 
 	"github.com/berth-csi/berth/internal/backoff"
 )
 
 // sendLoop is the loop of the node updater and the alloc watcher: each
-// time kick fires it lets changes gather for UpdateCoalesce, then calls
-// send; a failed send is logged with failMsg and tried again after a
-// bounded backoff. It returns when ctx ends.
+// time kick fires it calls send, at once when the loop is idle (no send
+// in the last UpdateCoalesce), else once UpdateCoalesce has passed since
+// the last, so that under load the changes of that window go in one send;
+// a failed send is logged with failMsg and tried again after a bounded
+// backoff. It returns when ctx ends.
 func (c *Client) sendLoop(ctx context.Context, kick chan struct{}, failMsg string, send func(context.Context) error) {
 	failures := 0
+	var last time.Time
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-kick:
 		}
-		if !backoff.Sleep(ctx, c.config.UpdateCoalesce) { // let a burst of changes gather into one send
+		if wait := c.config.UpdateCoalesce - time.Since(last); wait > 0 && !backoff.Sleep(ctx, wait) {
 			return
 		}
+		last = time.Now()
 		err := send(ctx)
 		if err == nil {
 			failures = 0

@@ -44,9 +44,18 @@ func TestBlockingQuery_FollowerCutOffAnswersUnavailable(t *testing.T) {
 	registerVolume(t, leader, "data-2", "hostpath")
 	must.NoError(t, <-woken)
 
-	// Cut off: both other servers gone, nothing will change here.
-	latest, err := follower.State().LatestIndex()
-	must.NoError(t, err)
+	// Cut off: both other servers gone, nothing will change here. The
+	// follower has caught up first: a query for past what the leader has
+	// is one it serves itself, and waits on (one for less, it would
+	// forward rather than wait to catch up).
+	var latest uint64
+	must.Wait(t, wait.InitialSuccess(wait.BoolFunc(func() bool {
+		mine, err1 := follower.State().LatestIndex()
+		theirs, err2 := leader.State().LatestIndex()
+		latest = mine
+		return err1 == nil && err2 == nil && mine >= theirs
+	}), wait.Timeout(10*time.Second), wait.Gap(5*time.Millisecond)))
+	var err error
 	served := follower.FollowerReads()
 	cut := blockingGet(latest)
 	// Once the follower serves it itself (it asked the leader for its

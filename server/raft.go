@@ -44,6 +44,9 @@ func (s *Server) setupRaft() error {
 	conf.HeartbeatTimeout = s.config.RaftHeartbeatTimeout
 	conf.ElectionTimeout = s.config.RaftElectionTimeout
 	conf.LeaderLeaseTimeout = s.config.RaftLeaderLeaseTimeout
+	if s.config.RaftCommitTimeout > 0 {
+		conf.CommitTimeout = s.config.RaftCommitTimeout
+	}
 	conf.SnapshotThreshold = s.config.RaftSnapshotThreshold
 	conf.SnapshotInterval = s.config.RaftSnapshotInterval
 	conf.TrailingLogs = s.config.RaftTrailingLogs

@@ -7,9 +7,15 @@ import (
 	"github.com/berth-csi/berth/structs"
 )
 
-// followerReadWait bounds how long a follower waits to apply what the
-// leader had applied before it serves a read itself.
-const followerReadWait = 2 * time.Second
+// followerReadWait bounds the leader's answer to a follower that asks
+// for its read index; followerCatchUp how long the follower then waits to
+// have applied that much itself before it forwards the read instead (the
+// leader has it at once: a forward is a loopback hop, a wait for the
+// next commit notice is up to two raft commit timeouts).
+const (
+	followerReadWait = 2 * time.Second
+	followerCatchUp  = 2 * time.Millisecond
+)
 
 // followerRead makes a read that must not be stale safe to serve from this
 // follower's own state (the read-index protocol): it asks the leader for
@@ -18,15 +24,24 @@ const followerReadWait = 2 * time.Second
 // A read served so sees every write acknowledged before it began, without
 // shipping the answer from the leader. On any error the caller forwards
 // the read as before.
-func (s *Server) followerRead(leader string) error {
+func (s *Server) followerRead(leader string, minQueryIndex uint64) error {
 	ctx, cancel := context.WithTimeout(s.ctx, followerReadWait)
 	defer cancel()
 	var index uint64
 	if err := s.pool.Call(ctx, leader, "Status.ReadIndex", &structs.GenericRequest{}, &index); err != nil {
 		return err
 	}
-	if err := s.fsm.WaitApplied(ctx, index); err != nil {
-		return structs.NewError(structs.CodeUnavailable, "server %s has not applied index %d within %s", s.config.NodeName, index, followerReadWait)
+	// A read that answers at once (not a blocking query that waits past
+	// what the leader has) is forwarded rather than kept waiting for this
+	// follower to hear of the leader's last commit.
+	catchUp := followerReadWait
+	if minQueryIndex < index {
+		catchUp = followerCatchUp
+	}
+	wctx, wcancel := context.WithTimeout(ctx, catchUp)
+	defer wcancel()
+	if err := s.fsm.WaitApplied(wctx, index); err != nil {
+		return structs.NewError(structs.CodeUnavailable, "server %s has not applied index %d within %s", s.config.NodeName, index, catchUp)
 	}
 	s.followerReads.Add(1)
 	return nil

@@ -60,7 +60,11 @@ func (s *Server) forward(method string, info rpcInfo, args, reply any) (done boo
 		return false, nil
 	}
 	if info.IsRead() {
-		err := s.followerRead(leader)
+		var min uint64
+		if q, ok := info.(interface{ MinIndex() uint64 }); ok {
+			min = q.MinIndex()
+		}
+		err := s.followerRead(leader, min)
 		if err == nil {
 			return false, nil // this server has applied all the read must see
 		}

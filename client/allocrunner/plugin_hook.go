@@ -29,6 +29,13 @@ const (
 	// DefaultPluginProbeInterval is how often a running plugin task is
 	// probed, when the config does not say.
 	DefaultPluginProbeInterval = 5 * time.Second
+	// readyPoll is how often a starting plugin is probed for readiness
+	// during its first readyPollFast (a probe is one call on a unix
+	// socket): most plugins are ready within it, and each poll's wait is
+	// time the plugin's volumes cannot be placed; after it, the polls
+	// back off to one a second.
+	readyPoll     = 20 * time.Millisecond
+	readyPollFast = time.Second
 	// defaultHealthTimeout is a csi_plugin block's health_timeout when it
 	// has none.
 	defaultHealthTimeout = 30 * time.Second
@@ -168,7 +175,8 @@ func (p *pluginTask) run(ctx context.Context, h taskHandle, killSignal syscall.S
 	}
 	deadline := time.NewTimer(timeout)
 	defer deadline.Stop()
-	wait := 50 * time.Millisecond
+	started := time.Now()
+	wait := readyPoll
 	var lastErr error
 	for {
 		if lastErr = probe(); lastErr == nil {
@@ -177,7 +185,9 @@ func (p *pluginTask) run(ctx context.Context, h taskHandle, killSignal syscall.S
 		t := time.NewTimer(wait)
 		select {
 		case <-t.C:
-			wait = min(2*wait, time.Second)
+			if time.Since(started) > readyPollFast {
+				wait = min(2*wait, time.Second) // a slow starter: back off
+			}
 			continue
 		case <-deadline.C:
 			t.Stop()
