@@ -351,7 +351,5 @@ func openTempDir(t *testing.T) string {
 
 func needRoot(t *testing.T) {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("needs root: bind mounts in a mount namespace")
-	}
+	testlog.NeedRoot(t, "bind mounts in a mount namespace")
 }

@@ -2,13 +2,14 @@ package main_test
 
 import (
 	"fmt"
-	"os"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/shoenig/test/must"
+
+	"github.com/berth-csi/berth/internal/testlog"
 
 	"github.com/berth-csi/berth/structs"
 )
@@ -47,9 +48,7 @@ job %q {
 // refused by `job run` with the node's figures; `node status` shows what
 // is allocated of what the node offers.
 func TestProcess_Resources(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root: tasks' cgroups")
-	}
+	testlog.NeedRoot(t, "tasks' cgroups")
 	bin, a := startDevAgent(t)
 	nodes := nodeIDsByName(t, bin, a)
 	must.MapLen(t, 1, nodes)

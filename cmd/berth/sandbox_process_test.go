@@ -12,6 +12,8 @@ import (
 
 	"github.com/shoenig/test/must"
 
+	"github.com/berth-csi/berth/internal/testlog"
+
 	"github.com/berth-csi/berth/client/drivers/docker/dockertest"
 	"github.com/berth-csi/berth/structs"
 )
@@ -145,9 +147,7 @@ func runningPlanted(t *testing.T, bin string, s *agentProc, job, spec string) st
 // file is neither read by `alloc logs` nor written, and each restored
 // allocation fails with a description that names the entry.
 func TestProcess_Sandbox_ExecTaskPlantsLinks(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root: tasks run as nobody, and the client chowns their dirs")
-	}
+	testlog.NeedRoot(t, "tasks run as nobody, and the client chowns their dirs")
 	bin := buildBerth(t)
 	s := oneServer(t, bin)
 	c1 := startWorkloadClient(t, bin, []*agentProc{s}, "c1")

@@ -11,14 +11,14 @@ import (
 
 	"github.com/shoenig/test/must"
 
+	"github.com/berth-csi/berth/internal/testlog"
+
 	"github.com/berth-csi/berth/structs"
 )
 
 func needRoot(t *testing.T) {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("needs root: mount namespaces and bind mounts")
-	}
+	testlog.NeedRoot(t, "mount namespaces and bind mounts")
 }
 
 // rootTaskConfig is taskConfig for a task that runs as root: one that

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/shoenig/test/must"
+
+	"github.com/berth-csi/berth/internal/testlog"
 	"golang.org/x/sys/unix"
 )
 
@@ -181,9 +183,7 @@ func TestRoot_MkdirAll(t *testing.T) {
 // TestRoot_ChownChmod: the owner and mode of a dir change; a link is
 // refused and what it points at keeps its owner and mode.
 func TestRoot_ChownChmod(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root: chown to another user")
-	}
+	testlog.NeedRoot(t, "chown to another user")
 	w := newWorld(t)
 	must.NoError(t, w.root.MkdirAll("web/local", 0o755))
 	must.NoError(t, w.root.Chown("web/local", 65534, 65534))
