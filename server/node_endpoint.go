@@ -6,6 +6,7 @@ import (
 
 	"github.com/hashicorp/go-memdb"
 
+	"github.com/berth-csi/berth/server/scheduler"
 	"github.com/berth-csi/berth/state"
 	"github.com/berth-csi/berth/structs"
 )
@@ -261,17 +262,9 @@ func allocatedOn(st *state.StateStore, node *structs.Node) (*structs.AllocatedRe
 	if capacity == nil {
 		return nil, nil
 	}
-	iter, err := st.AllocsByNode(nil, node.ID)
+	used, count, err := scheduler.Allocated(st, node, nil)
 	if err != nil {
 		return nil, err
 	}
-	r := &structs.AllocatedResources{Capacity: *capacity}
-	mhz := node.Resources.MHzPerCore()
-	for raw := iter.Next(); raw != nil; raw = iter.Next() {
-		if a := raw.(*structs.Allocation); a.UsesResources() {
-			r.Allocated = r.Allocated.Add(a.Ask(mhz))
-			r.Allocs++
-		}
-	}
-	return r, nil
+	return &structs.AllocatedResources{Capacity: *capacity, Allocated: used, Allocs: count}, nil
 }

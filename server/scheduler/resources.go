@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/berth-csi/berth/state"
 	"github.com/berth-csi/berth/structs"
 )
 
@@ -50,26 +51,36 @@ func (p *planning) nodeUsage(nodeID string) (structs.Ask, error) {
 		return a, nil
 	}
 	n, err := p.st.NodeByID(nil, nodeID)
-	if err != nil {
+	if err != nil || n == nil {
 		return structs.Ask{}, err
 	}
-	mhz := 0
-	if n != nil {
-		mhz = n.Resources.MHzPerCore()
-	}
-	iter, err := p.st.AllocsByNode(nil, nodeID)
+	used, _, err := Allocated(p.st, n, func(a *structs.Allocation) bool { return p.stoppedIDs[a.ID] })
 	if err != nil {
 		return structs.Ask{}, err
-	}
-	var used structs.Ask
-	for raw := iter.Next(); raw != nil; raw = iter.Next() {
-		a := raw.(*structs.Allocation)
-		if a.UsesResources() && !p.stoppedIDs[a.ID] {
-			used = used.Add(a.Ask(mhz))
-		}
 	}
 	p.usage[nodeID] = used
 	return used, nil
+}
+
+// Allocated is what the allocations on node n that use resources take of
+// it, but those skip names (nil: none), and how many they are: what the
+// scheduler places against, and what `node status` shows.
+func Allocated(st *state.StateStore, n *structs.Node, skip func(*structs.Allocation) bool) (structs.Ask, int, error) {
+	iter, err := st.AllocsByNode(nil, n.ID)
+	if err != nil {
+		return structs.Ask{}, 0, err
+	}
+	mhz := n.Resources.MHzPerCore()
+	var used structs.Ask
+	count := 0
+	for raw := iter.Next(); raw != nil; raw = iter.Next() {
+		a := raw.(*structs.Allocation)
+		if a.UsesResources() && (skip == nil || !skip(a)) {
+			used = used.Add(a.Ask(mhz))
+			count++
+		}
+	}
+	return used, count, nil
 }
 
 // useResources adds a placement on node n to its usage.
