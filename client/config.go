@@ -39,9 +39,13 @@ type Config struct {
 	// ProbeInterval and ProbeTimeout pace plugin health checks.
 	ProbeInterval time.Duration
 	ProbeTimeout  time.Duration
-	// UpdateCoalesce is how long fingerprint changes gather before one
-	// node update carries them all.
-	UpdateCoalesce time.Duration
+	// UpdateCoalesce is how long fingerprint changes gather, after a node
+	// update, before the next carries them all (the first after a quiet
+	// spell goes at once); AllocUpdateCoalesce the same for allocation
+	// updates, shorter: each is a step of a claim's workflow that a
+	// person waits on (a task running, a task dead so its claims go).
+	UpdateCoalesce      time.Duration
+	AllocUpdateCoalesce time.Duration
 	// RPCTimeout bounds each call to a server.
 	RPCTimeout time.Duration
 	// ControllerConcurrency is how many controller calls this client makes
@@ -112,6 +116,7 @@ func DefaultConfig() *Config {
 		ProbeInterval:         2 * time.Second,
 		ProbeTimeout:          2 * time.Second,
 		UpdateCoalesce:        100 * time.Millisecond,
+		AllocUpdateCoalesce:   20 * time.Millisecond,
 		RPCTimeout:            10 * time.Second,
 		ControllerConcurrency: defaultControllerConcurrency,
 		DockerEnabled:         true,

@@ -9,11 +9,11 @@ import (
 
 // sendLoop is the loop of the node updater and the alloc watcher: each
 // time kick fires it calls send, at once when the loop is idle (no send
-// in the last UpdateCoalesce), else once UpdateCoalesce has passed since
-// the last, so that under load the changes of that window go in one send;
+// in the last window), else once window has passed since the last, so
+// that under load the changes of that window go in one send;
 // a failed send is logged with failMsg and tried again after a bounded
 // backoff. It returns when ctx ends.
-func (c *Client) sendLoop(ctx context.Context, kick chan struct{}, failMsg string, send func(context.Context) error) {
+func (c *Client) sendLoop(ctx context.Context, kick chan struct{}, window time.Duration, failMsg string, send func(context.Context) error) {
 	failures := 0
 	var last time.Time
 	for {
@@ -22,7 +22,7 @@ func (c *Client) sendLoop(ctx context.Context, kick chan struct{}, failMsg strin
 			return
 		case <-kick:
 		}
-		if wait := c.config.UpdateCoalesce - time.Since(last); wait > 0 && !backoff.Sleep(ctx, wait) {
+		if wait := window - time.Since(last); wait > 0 && !backoff.Sleep(ctx, wait) {
 			return
 		}
 		last = time.Now()

@@ -16,8 +16,13 @@ import (
 // no task sets a longer health_timeout (the client's default).
 const pluginWaitDefault = 30 * time.Second
 
-// pluginWaitPoll is how often a waiting job run asks for its plugins.
-var pluginWaitPoll = 250 * time.Millisecond
+// pluginWaitPoll is how often a waiting job run asks for a plugin the
+// servers do not know yet; once they do, it waits for the plugin's next
+// change by blocking query, for up to pluginWaitBlock at a time.
+var (
+	pluginWaitPoll  = 50 * time.Millisecond
+	pluginWaitBlock = 5 * time.Second
+)
 
 // pluginNeed is how many healthy instances of one plugin a job's running
 // allocations should have registered.
@@ -80,8 +85,10 @@ func (m *meta) waitPlugins(ctx context.Context, c *api.Client, job *structs.Job)
 	deadline := time.Now().Add(wait)
 	for _, n := range needs {
 		said := false
+		var index uint64 // the plugin's, once the servers know it
 		for {
-			p, _, err := c.CSIPlugins().Info(n.id, nil)
+			q := &api.QueryOptions{WaitIndex: index, WaitTime: max(min(time.Until(deadline), pluginWaitBlock), time.Millisecond)}
+			p, qm, err := c.CSIPlugins().Info(n.id, q)
 			if err != nil && !errors.Is(err, structs.ErrNotFound) {
 				return m.fail("%s", apiError("read plugin "+strconv.Quote(n.id), err))
 			}
@@ -98,6 +105,10 @@ func (m *meta) waitPlugins(ctx context.Context, c *api.Client, job *structs.Job)
 			if time.Now().After(deadline) {
 				return m.fail("job %q: plugin %q is not registered healthy after %s; its tasks run: see \"berth plugin status %s\" and \"berth alloc logs\"",
 					job.ID, n.id, wait.Round(time.Second), n.id)
+			}
+			if p != nil && qm != nil {
+				index = qm.LastIndex // the next read waits for a change
+				continue
 			}
 			select {
 			case <-ctx.Done():
