@@ -73,7 +73,7 @@ func (w *allocWatcher) run(ctx context.Context) {
 	wg.Add(3)
 	go func() {
 		defer wg.Done()
-		w.c.sendLoop(ctx, w.kick, w.c.config.AllocUpdateCoalesce, "allocation update failed; retrying", w.send)
+		w.c.sendLoop(ctx, w.kick, w.c.config.AllocUpdateCoalesce, w.c.config.AllocUpdateBurst, "allocation update failed; retrying", w.send)
 	}()
 	go func() {
 		defer wg.Done()

@@ -41,11 +41,14 @@ type Config struct {
 	ProbeTimeout  time.Duration
 	// UpdateCoalesce is how long fingerprint changes gather, after a node
 	// update, before the next carries them all (the first after a quiet
-	// spell goes at once); AllocUpdateCoalesce the same for allocation
-	// updates, shorter: each is a step of a claim's workflow that a
-	// person waits on (a task running, a task dead so its claims go).
+	// spell goes at once). AllocUpdateCoalesce is the same for allocation
+	// updates, but only once AllocUpdateBurst of them went out within it:
+	// the few updates of one claim workflow (running; killing, dead,
+	// complete) each go at once, as a person waits on each; a flood of
+	// changes goes AllocUpdateBurst sends per window at most.
 	UpdateCoalesce      time.Duration
 	AllocUpdateCoalesce time.Duration
+	AllocUpdateBurst    int
 	// RPCTimeout bounds each call to a server.
 	RPCTimeout time.Duration
 	// ControllerConcurrency is how many controller calls this client makes
@@ -117,6 +120,7 @@ func DefaultConfig() *Config {
 		ProbeTimeout:          2 * time.Second,
 		UpdateCoalesce:        100 * time.Millisecond,
 		AllocUpdateCoalesce:   20 * time.Millisecond,
+		AllocUpdateBurst:      4,
 		RPCTimeout:            10 * time.Second,
 		ControllerConcurrency: defaultControllerConcurrency,
 		DockerEnabled:         true,

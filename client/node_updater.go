@@ -203,7 +203,7 @@ func (u *nodeUpdater) ackLocked(seq uint64, events bool) {
 // run sends gathered changes until ctx ends, retrying failed sends with
 // bounded backoff.
 func (u *nodeUpdater) run(ctx context.Context) {
-	u.c.sendLoop(ctx, u.kick, u.c.config.UpdateCoalesce, "node update failed; retrying", u.send)
+	u.c.sendLoop(ctx, u.kick, u.c.config.UpdateCoalesce, 1, "node update failed; retrying", u.send)
 }
 
 // send sends what is pending; nothing while the node is not registered

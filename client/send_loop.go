@@ -8,24 +8,28 @@ import (
 )
 
 // sendLoop is the loop of the node updater and the alloc watcher: each
-// time kick fires it calls send, at once when the loop is idle (no send
-// in the last window), else once window has passed since the last, so
-// that under load the changes of that window go in one send;
-// a failed send is logged with failMsg and tried again after a bounded
-// backoff. It returns when ctx ends.
-func (c *Client) sendLoop(ctx context.Context, kick chan struct{}, window time.Duration, failMsg string, send func(context.Context) error) {
+// time kick fires it calls send at once, unless burst sends went out in
+// the last window: it then waits until the oldest of them is window old,
+// so that under load the changes of that wait go in one send. A change
+// made while a send is in flight goes in the next, right after it (the
+// send's own time batches them, as raft's group commit does). A failed
+// send is logged with failMsg and tried again after a bounded backoff.
+// It returns when ctx ends.
+func (c *Client) sendLoop(ctx context.Context, kick chan struct{}, window time.Duration, burst int, failMsg string, send func(context.Context) error) {
 	failures := 0
-	var last time.Time
+	sent := make([]time.Time, max(burst, 1)) // the last sends' start times, a ring
+	next := 0                                // the oldest of them
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-kick:
 		}
-		if wait := window - time.Since(last); wait > 0 && !backoff.Sleep(ctx, wait) {
+		if wait := window - time.Since(sent[next]); wait > 0 && !backoff.Sleep(ctx, wait) {
 			return
 		}
-		last = time.Now()
+		sent[next] = time.Now()
+		next = (next + 1) % len(sent)
 		err := send(ctx)
 		if err == nil {
 			failures = 0

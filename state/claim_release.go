@@ -1,6 +1,8 @@
 package state
 
 import (
+	"time"
+
 	"github.com/berth-csi/berth/structs"
 )
 
@@ -31,6 +33,7 @@ func releaseClaim(vol *structs.CSIVolume, req *structs.CSIVolumeClaimRequest) (*
 	}
 	if req.State > c.State {
 		c.State = req.State
+		c.Timeline = c.Timeline.Stamp(structs.ClaimStep(req.State), req.Timestamp)
 		c.Attempts = 0
 	}
 	c.LastError = req.LastError
@@ -45,6 +48,8 @@ func releaseClaim(vol *structs.CSIVolume, req *structs.CSIVolumeClaimRequest) (*
 	delete(next.WriteClaims, allocID)
 	if c.State == structs.CSIVolumeClaimStateFreed {
 		delete(next.PastClaims, allocID)
+		c.Attempts, c.LastError, c.NextAttemptAt = 0, "", time.Time{}
+		next.KeepFreed(c)
 	} else {
 		next.PastClaims[allocID] = c
 	}

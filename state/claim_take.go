@@ -56,6 +56,11 @@ func takeClaim(txn *memdb.Txn, vol *structs.CSIVolume, req *structs.CSIVolumeCla
 		claim.ExternalNodeID = req.ExternalNodeID
 	}
 	claim.UpdatedAt = req.Timestamp
+	// A renewal keeps the time it was first taken.
+	if old := findClaim(vol, allocID); old != nil {
+		claim.Timeline = old.Timeline
+	}
+	claim.Timeline = claim.Timeline.Stamp(structs.StepClaimTaken, req.Timestamp)
 
 	next := vol.Copy() // with its claim maps, nil ones made
 	delete(next.ReadClaims, allocID)

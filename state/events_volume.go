@@ -63,10 +63,15 @@ func claimEvents(index uint64, before, after *structs.CSIVolume) []structs.Event
 		case cur == nil && old.State == structs.CSIVolumeClaimStateFreed:
 			continue
 		case cur == nil:
+			// The row keeps the claim freed, with its timeline, among
+			// its last freed claims.
+			if kept := freedNow(before, after, id); kept != nil {
+				cur, typ = kept, structs.EventClaimFreed
+				break
+			}
 			freed := *old
 			freed.State = structs.CSIVolumeClaimStateFreed
-			// The row keeps no trace of the step that freed it: when
-			// and how it went are not known here.
+			// Dropped already: when and how it went are not known here.
 			freed.Attempts, freed.LastError, freed.NextAttemptAt, freed.UpdatedAt = 0, "", time.Time{}, time.Time{}
 			cur, typ = &freed, structs.EventClaimFreed
 		case old == nil || old.State != cur.State:
@@ -82,6 +87,22 @@ func claimEvents(index uint64, before, after *structs.CSIVolume) []structs.Event
 				VolumeID: after.ID, Namespace: after.Namespace, PluginID: after.PluginID, CSIVolumeClaim: *cur}}})
 	}
 	return out
+}
+
+// freedNow is alloc id's claim that after keeps freed and before did
+// not, nil if none.
+func freedNow(before, after *structs.CSIVolume, id string) *structs.CSIVolumeClaim {
+	for _, c := range before.FreedClaims {
+		if c != nil && c.AllocID == id {
+			return nil
+		}
+	}
+	for _, c := range after.FreedClaims {
+		if c != nil && c.AllocID == id {
+			return c
+		}
+	}
+	return nil
 }
 
 // claimsByAlloc is every claim of a volume (read, write or past) by its

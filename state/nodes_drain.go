@@ -76,7 +76,7 @@ func (s *StateStore) UpdateNodeDrain(index uint64, req *structs.NodeUpdateDrainR
 		if a.NodeID != req.NodeID {
 			return errBadRequest("node %q drain: allocation %s runs on node %q, not this one", req.NodeID, id, a.NodeID)
 		}
-		changed, err := stopAllocsTxn(txn, index, []*structs.Allocation{a}, false, structs.StopForDrain(req.NodeID))
+		changed, err := stopAllocsTxn(txn, index, []*structs.Allocation{a}, false, structs.StopForDrain(req.NodeID), time.Unix(0, req.UpdatedAt))
 		if err != nil {
 			return err
 		}

@@ -60,6 +60,7 @@ func (s *StateStore) ApplyPlan(index uint64, req *structs.PlanApplyRequest) erro
 			}
 		}
 		a.CreateTime = req.Timestamp
+		a.Timeline = a.Timeline.Stamp(structs.StepPlaced, time.Unix(0, req.Timestamp))
 		a.CreateIndex, a.ModifyIndex = index, index
 		if err := txn.Insert(TableAllocs, a); err != nil {
 			return errInternal("insert alloc "+a.ID, err)
@@ -69,11 +70,14 @@ func (s *StateStore) ApplyPlan(index uint64, req *structs.PlanApplyRequest) erro
 		tables = append(tables, TableAllocs)
 	}
 	for i := range req.Claims {
-		c := &req.Claims[i]
+		c := req.Claims[i] // a copy: the request is not written to
+		if c.Timestamp.IsZero() && req.Timestamp != 0 {
+			c.Timestamp = time.Unix(0, req.Timestamp) // the plan's time stamps its claims
+		}
 		if c.State != structs.CSIVolumeClaimStateTaken {
 			return errBadRequest("plan: claim of alloc %s on volume %q must be taken, not %s", c.AllocationID, c.VolumeID, c.State)
 		}
-		if _, err := applyClaim(txn, index, c); err != nil {
+		if _, err := applyClaim(txn, index, &c); err != nil {
 			return err
 		}
 	}
@@ -107,7 +111,7 @@ func applyPlanStopsTxn(txn *memdb.Txn, index uint64, job *structs.Job, req *stru
 			return errConflict("plan for job %q: allocation %s to stop is not the job's any more; nothing was written", job.ID, st.AllocID)
 		}
 		// A plan written before stops carried a reason says it in words.
-		changed, err := stopAllocsTxn(txn, index, []*structs.Allocation{existing}, false, st.Legacy())
+		changed, err := stopAllocsTxn(txn, index, []*structs.Allocation{existing}, false, st.Legacy(), time.Unix(0, req.Timestamp))
 		if err != nil {
 			return err
 		}

@@ -163,6 +163,10 @@ func updateAllocsFromClientTxn(txn *memdb.Txn, index uint64, allocs []*structs.A
 		if in.TaskStates != nil {
 			a.TaskStates = in.Copy().TaskStates
 		}
+		a.Timeline = a.Timeline.Merge(in.Timeline, structs.ClientStep)
+		if a.ClientTerminalStatus() && !existing.ClientTerminalStatus() {
+			a.Timeline = a.Timeline.Stamp(structs.StepTerminalReported, at)
+		}
 		switch {
 		case a.ClientStatus != structs.AllocClientStatusRunning:
 			a.RunningSince = 0
@@ -208,7 +212,7 @@ func updateAllocsFromClientTxn(txn *memdb.Txn, index uint64, allocs []*structs.A
 // returns the ones it changed. An allocation already asked to stop is
 // still marked lost when its node goes down: its client can no longer
 // report its tasks dead.
-func stopAllocsTxn(txn *memdb.Txn, index uint64, allocs []*structs.Allocation, lost bool, why structs.AllocStop) ([]*structs.Allocation, error) {
+func stopAllocsTxn(txn *memdb.Txn, index uint64, allocs []*structs.Allocation, lost bool, why structs.AllocStop, at time.Time) ([]*structs.Allocation, error) {
 	var changed []*structs.Allocation
 	for _, existing := range allocs {
 		if existing.ClientTerminalStatus() || (!lost && existing.DesiredStatus == structs.AllocDesiredStatusStop) {
@@ -218,6 +222,7 @@ func stopAllocsTxn(txn *memdb.Txn, index uint64, allocs []*structs.Allocation, l
 		// A lost alloc is stopped too: its claims are released and it
 		// may be replaced, so a client that comes back must kill it.
 		a.DesiredStatus = structs.AllocDesiredStatusStop
+		a.Timeline = a.Timeline.Stamp(structs.StepStopRequested, at)
 		if why.Reason != structs.AllocStopNone {
 			a.StopReason, a.ReplacedByVersion = why.Reason, why.ReplacedByVersion
 		}
@@ -287,7 +292,7 @@ func (s *StateStore) StopJob(index uint64, namespace, id string, purge bool, at 
 	if err != nil {
 		return err
 	}
-	stopped, err := stopAllocsTxn(txn, index, allocs, false, structs.StopForJobStop())
+	stopped, err := stopAllocsTxn(txn, index, allocs, false, structs.StopForJobStop(), at)
 	if err != nil {
 		return err
 	}
@@ -315,7 +320,7 @@ func loseNodeAllocsTxn(txn *memdb.Txn, index uint64, nodeID string, at time.Time
 	if err != nil {
 		return err
 	}
-	lost, err := stopAllocsTxn(txn, index, allocs, true, structs.AllocStop{})
+	lost, err := stopAllocsTxn(txn, index, allocs, true, structs.AllocStop{}, at)
 	if err != nil || len(lost) == 0 {
 		return err
 	}

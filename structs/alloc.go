@@ -1,5 +1,7 @@
 package structs
 
+import "slices"
+
 // Allocation desired statuses.
 const (
 	AllocDesiredStatusRun  = "run"
@@ -58,6 +60,10 @@ type Allocation struct {
 	PreviousAllocation string            `json:",omitempty"`
 	// TaskStates by task name, reported by the client.
 	TaskStates map[string]*TaskState
+	// Timeline is when each step of its life was taken: the servers
+	// stamp theirs, its client its own (ClientStep). Its claims keep
+	// theirs on the volumes.
+	Timeline Timeline `json:",omitempty"`
 
 	CreateIndex uint64
 	ModifyIndex uint64
@@ -98,6 +104,7 @@ func (a *Allocation) Copy() *Allocation {
 	c := *a
 	c.Job = a.Job.Copy()
 	c.RescheduleEvents = append([]RescheduleEvent(nil), a.RescheduleEvents...)
+	c.Timeline = slices.Clone(a.Timeline)
 	if a.TaskStates != nil {
 		c.TaskStates = make(map[string]*TaskState, len(a.TaskStates))
 		for k, v := range a.TaskStates {

@@ -3,6 +3,7 @@ package structs
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -87,6 +88,9 @@ type CSIVolumeClaim struct {
 	// that released it (its UpdatedAt then). Zero while taken, and on a
 	// claim released before this field existed.
 	ReleasedAt time.Time `json:",omitzero"`
+	// Timeline is when the claim reached each state (ClaimStep), the
+	// stamps of the requests that moved it.
+	Timeline Timeline `json:",omitempty"`
 }
 
 // Copy returns a copy.
@@ -95,6 +99,7 @@ func (c *CSIVolumeClaim) Copy() *CSIVolumeClaim {
 		return nil
 	}
 	n := *c
+	n.Timeline = slices.Clone(c.Timeline)
 	return &n
 }
 

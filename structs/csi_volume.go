@@ -48,6 +48,11 @@ type CSIVolume struct {
 	ReadClaims  map[string]*CSIVolumeClaim
 	WriteClaims map[string]*CSIVolumeClaim
 	PastClaims  map[string]*CSIVolumeClaim
+	// FreedClaims are the last claims freed (at most MaxFreedClaims),
+	// oldest first, each as it was when freed, with its timeline: for
+	// `volume status -verbose` and the allocations' timelines. They hold
+	// nothing: InUse and every claim rule ignore them.
+	FreedClaims []*CSIVolumeClaim `json:",omitempty"`
 
 	// Derived on read.
 	Schedulable         bool
@@ -93,6 +98,12 @@ func (v *CSIVolume) Copy() *CSIVolume {
 	c.ReadClaims = copyClaims(v.ReadClaims)
 	c.WriteClaims = copyClaims(v.WriteClaims)
 	c.PastClaims = copyClaims(v.PastClaims)
+	if v.FreedClaims != nil {
+		c.FreedClaims = make([]*CSIVolumeClaim, len(v.FreedClaims))
+		for i, fc := range v.FreedClaims {
+			c.FreedClaims[i] = fc.Copy()
+		}
+	}
 	c.ReadAllocs = copyAllocStubs(v.ReadAllocs)
 	c.WriteAllocs = copyAllocStubs(v.WriteAllocs)
 	return &c
@@ -106,6 +117,36 @@ func (v *CSIVolume) Sanitized() *CSIVolume {
 	c.EncryptedSecrets = nil
 	c.MountOptions = v.MountOptions.Redacted()
 	return c
+}
+
+// MaxFreedClaims is how many freed claims a volume keeps (FreedClaims).
+const MaxFreedClaims = 4
+
+// KeepFreed adds c, just freed, to the volume's FreedClaims, dropping the
+// oldest beyond MaxFreedClaims. v must be a copy the caller owns.
+func (v *CSIVolume) KeepFreed(c *CSIVolumeClaim) {
+	kept := append([]*CSIVolumeClaim(nil), v.FreedClaims...)
+	kept = append(kept, c)
+	if over := len(kept) - MaxFreedClaims; over > 0 {
+		kept = kept[over:]
+	}
+	v.FreedClaims = kept
+}
+
+// ClaimOf is alloc allocID's claim on the volume, taken, being released
+// or freed (one of FreedClaims), or nil.
+func (v *CSIVolume) ClaimOf(allocID string) *CSIVolumeClaim {
+	for _, m := range []map[string]*CSIVolumeClaim{v.ReadClaims, v.WriteClaims, v.PastClaims} {
+		if c := m[allocID]; c != nil {
+			return c
+		}
+	}
+	for i := len(v.FreedClaims) - 1; i >= 0; i-- {
+		if c := v.FreedClaims[i]; c != nil && c.AllocID == allocID {
+			return c
+		}
+	}
+	return nil
 }
 
 // InUse reports whether any claim, taken or being released, holds the volume.

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"sync"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 
@@ -37,6 +39,9 @@ type Runner struct {
 	finished    bool // tasks dead and volumes released: the status may be terminal
 	failReason  string
 	vols        []*mountedVolume
+	// timeline is the client's steps (structs.ClientStep), sent with
+	// every report: the servers keep the first stamp of each.
+	timeline structs.Timeline
 
 	fenceReason string        // set by Fence
 	fenceEndsIt bool          // the fence, not the servers, stopped it: it ends lost
@@ -119,8 +124,16 @@ func (r *Runner) Done() <-chan struct{} { return r.done }
 // status is read: stop stops it.
 func (r *Runner) Update(alloc *structs.Allocation) {
 	if alloc.DesiredStatus == structs.AllocDesiredStatusStop {
+		r.stamp(structs.StepStopSeen)
 		r.Stop()
 	}
+}
+
+// stamp records a step of the client's now; the next report carries it.
+func (r *Runner) stamp(step string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.timeline = r.timeline.Stamp(step, time.Now())
 }
 
 // Stop stops the alloc, as a desired status of stop does: its tasks are
@@ -194,6 +207,7 @@ func (r *Runner) Run() {
 	defer close(r.done)
 	defer r.cancel()
 	r.mu.Lock()
+	r.timeline = r.timeline.Stamp(structs.StepReceived, time.Now())
 	r.recomputeLocked()
 	r.emitLocked()
 	r.mu.Unlock()
@@ -255,6 +269,7 @@ func (r *Runner) Run() {
 		for _, tr := range runners {
 			tr.cfg.Mounts = taskMounts(tr.task, vols)
 		}
+		r.stamp(structs.StepVolumesMounted)
 	}
 	r.runTasks(runners, false)
 	if r.ctx.Err() != nil {
@@ -482,6 +497,8 @@ func (r *Runner) finish(vols []*mountedVolume) {
 	if len(vols) > 0 && r.cfg.Volumes != nil {
 		if err := r.unmountVolumes(r.ctx, vols); err != nil {
 			r.logger.Warn("volumes left for the servers to detach", "error", err)
+		} else {
+			r.stamp(structs.StepVolumesUnmounted)
 		}
 	}
 	if r.ctx.Err() != nil {
@@ -563,6 +580,11 @@ func (r *Runner) recomputeLocked() {
 			allStarted = false
 		}
 	}
+	if allDead {
+		r.timeline = r.timeline.Stamp(structs.StepTasksExited, time.Now())
+	} else if allStarted && r.status != structs.AllocClientStatusRunning {
+		r.timeline = r.timeline.Stamp(structs.StepTasksStarted, time.Now())
+	}
 	switch {
 	case r.finished && r.fenceEndsIt:
 		r.status, r.description = structs.AllocClientStatusLost, r.fenceReason
@@ -591,6 +613,7 @@ func (r *Runner) viewLocked() *structs.Allocation {
 		ClientStatus:      r.status,
 		ClientDescription: r.description,
 		TaskStates:        make(map[string]*structs.TaskState, len(r.taskStates)),
+		Timeline:          slices.Clone(r.timeline),
 	}
 	for k, v := range r.taskStates {
 		a.TaskStates[k] = v.Copy()

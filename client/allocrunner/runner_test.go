@@ -214,6 +214,16 @@ func TestRunner_Volumes_Order(t *testing.T) {
 	must.Eq(t, structs.AllocClientStatusComplete, r.Alloc().ClientStatus)
 	ts := r.Alloc().TaskStates["web"]
 	must.Eq(t, []string{EventReceived, EventSettingUpVolumes, EventStarted, EventKilling, EventKilled}, eventTypes(ts))
+	// The client's steps, each once, in the order they were taken.
+	var steps []string
+	for _, st := range r.Alloc().Timeline.Sorted() {
+		steps = append(steps, st.Step)
+	}
+	must.Eq(t, []string{structs.StepReceived, structs.StepVolumesMounted, structs.StepTasksStarted, structs.StepStopSeen,
+		structs.StepSignalSent, structs.StepTasksExited, structs.StepVolumesUnmounted}, steps)
+	for _, st := range r.Alloc().Timeline {
+		must.True(t, structs.ClientStep(st.Step), must.Sprintf("a client reports only its own steps, not %q", st.Step))
+	}
 
 	req := h.volumes.requests[0]
 	must.Eq(t, &structs.CSIMountOptions{FSType: "ext4", MountFlags: []string{"noatime"}}, req.MountOptions,

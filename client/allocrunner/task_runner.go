@@ -293,6 +293,7 @@ func (tr *taskRunner) restartOrFail(ctx context.Context, cause string) bool {
 func (tr *taskRunner) stopHandle(ctx context.Context, h taskHandle) (exec.ExitResult, bool) {
 	tr.noteKillReason()
 	timeout := killTimeout(tr.task)
+	tr.r.stamp(structs.StepSignalSent)
 	tr.r.updateTask(tr.task.Name, nil, event(EventKilling,
 		fmt.Sprintf("sent %s; SIGKILL after %s", killSignal(tr.task), timeout)))
 	// A fence's deadline cuts the kill timeout short.

@@ -34,6 +34,10 @@ type Options struct {
 	// AttachLimit is the mock driver's -attach-limit: how many volumes
 	// the client's node may have claimed at once.
 	AttachLimit int
+	// PluginTask starts no mock driver of its own: the client allows
+	// root tasks, so that the mock runs as a plugin task (PluginJob), and
+	// the cluster is ready once the client's node is.
+	PluginTask bool
 }
 
 // Cluster is three server agents and one client agent with the csi-test
@@ -79,6 +83,13 @@ func StartCluster(t testing.TB, opts Options) *Cluster {
 		t.Fatalf("loadtest: log dir: %v", err)
 	}
 	c.LogDir = logDir
+	if opts.PluginTask {
+		c.startServers()
+		c.WaitLeader(90 * time.Second)
+		c.Client = agentproc.StartClient(t, c.Bin, c.LogDir, "c1", clientAddr, c.Servers, "  allow_root_tasks = true\n", "")
+		c.waitUntil(60*time.Second, "the client's node ready", c.nodeReady)
+		return c
+	}
 	// The mock answers without controller publish, so that a claim is a
 	// write of the servers alone (see doc.go).
 	c.Mock = csitest.StartMockDriver(t, csitest.MockOptions{
@@ -89,8 +100,10 @@ func StartCluster(t testing.TB, opts Options) *Cluster {
 				t.Logf("--- %s (last 40 lines of %s) ---\n%s", a.Name, a.Proc.LogPath, a.Proc.LogTail(40))
 			}
 		}
-		if err := os.WriteFile(filepath.Join(logDir, "mock-driver.log"), []byte(agentproc.TailFile(c.Mock.LogPath, 400)+"\n"), 0o644); err != nil {
-			t.Logf("loadtest: keep the mock driver's log: %v", err)
+		if c.Mock != nil {
+			if err := os.WriteFile(filepath.Join(logDir, "mock-driver.log"), []byte(agentproc.TailFile(c.Mock.LogPath, 400)+"\n"), 0o644); err != nil {
+				t.Logf("loadtest: keep the mock driver's log: %v", err)
+			}
 		}
 		t.Logf("loadtest: process logs kept in %s", logDir)
 	})
@@ -118,15 +131,19 @@ func (c *Cluster) startServers() {
 	c.Servers = agentproc.StartServers(c.t, c.Bin, c.LogDir, serverAddrs, "-enable-debug")
 }
 
+// nodeReady reports whether the client's node is ready.
+func (c *Cluster) nodeReady() bool {
+	nodes, _, err := c.API(c.Servers[0]).Nodes().List(nil)
+	return err == nil && len(nodes) == 1 && nodes[0].Status == structs.NodeStatusReady
+}
+
 // pluginReady reports whether the client's node is ready and the mock
 // plugin healthy on it as node and controller.
 func (c *Cluster) pluginReady() bool {
-	cl := c.API(c.Servers[0])
-	nodes, _, err := cl.Nodes().List(nil)
-	if err != nil || len(nodes) != 1 || nodes[0].Status != structs.NodeStatusReady {
+	if !c.nodeReady() {
 		return false
 	}
-	p, _, err := cl.CSIPlugins().Info(PluginID, nil)
+	p, _, err := c.API(c.Servers[0]).CSIPlugins().Info(PluginID, nil)
 	return err == nil && p.NodesHealthy == 1 && p.ControllersHealthy == 1
 }
 

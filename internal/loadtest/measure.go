@@ -2,6 +2,7 @@ package loadtest
 
 import (
 	"errors"
+	"math"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -122,4 +123,15 @@ func (l Latencies) Max() time.Duration {
 		return 0
 	}
 	return slices.Max(l)
+}
+
+// Quantile is the time that a fraction q of the calls took at most (the
+// nearest rank: P90 of 10 is the 9th); 0 when there are none.
+func (l Latencies) Quantile(q float64) time.Duration {
+	if len(l) == 0 {
+		return 0
+	}
+	s := slices.Sorted(slices.Values(l))
+	rank := int(math.Ceil(q*float64(len(s)))) - 1
+	return s[min(max(rank, 0), len(s)-1)]
 }

@@ -93,9 +93,18 @@ func (m *meta) allocInfo(c *api.Client, a *structs.Allocation, verbose bool) {
 	for _, name := range allocTaskNames(a, tg) {
 		m.taskState(name, a.TaskStates[name], verbose)
 	}
+	steps := ownSteps(a.Timeline)
 	if tg != nil && len(tg.Volumes) > 0 {
 		section(m.stdout, "CSI Volumes")
-		m.allocVolumes(c, a, tg, verbose)
+		steps = append(steps, m.allocVolumes(c, a, tg, verbose)...)
+	}
+	if verbose {
+		section(m.stdout, "Timeline")
+		if len(steps) == 0 {
+			m.println("No steps recorded")
+		} else {
+			timelineTable(m.stdout, steps)
+		}
 	}
 }
 
@@ -153,8 +162,8 @@ func (m *meta) taskState(name string, ts *structs.TaskState, verbose bool) {
 }
 
 // allocVolumes shows each group volume and this allocation's claim on it,
-// read from the volume itself.
-func (m *meta) allocVolumes(c *api.Client, a *structs.Allocation, tg *structs.TaskGroup, verbose bool) {
+// read from the volume itself, and returns the claims' timelines.
+func (m *meta) allocVolumes(c *api.Client, a *structs.Allocation, tg *structs.TaskGroup, verbose bool) []timelineStep {
 	type row struct {
 		alias, volumeID, plugin, access, mode, state, node string
 		claim                                              *structs.CSIVolumeClaim
@@ -172,7 +181,7 @@ func (m *meta) allocVolumes(c *api.Client, a *structs.Allocation, tg *structs.Ta
 			r.state = "unknown: " + oneLine(apiError("read volume "+strconv.Quote(r.volumeID), err))
 		default:
 			r.plugin = vol.PluginID
-			r.claim = allocClaim(vol, a.ID)
+			r.claim = vol.ClaimOf(a.ID)
 			if r.claim == nil {
 				r.state = "not claimed"
 				break
@@ -201,17 +210,13 @@ func (m *meta) allocVolumes(c *api.Client, a *structs.Allocation, tg *structs.Ta
 		out = append(out, line)
 	}
 	table(m.stdout, header, out)
-}
-
-// allocClaim is the allocation's claim on the volume: taken (read or
-// write) or being released (past), or nil.
-func allocClaim(v *structs.CSIVolume, allocID string) *structs.CSIVolumeClaim {
-	for _, claims := range []map[string]*structs.CSIVolumeClaim{v.WriteClaims, v.ReadClaims, v.PastClaims} {
-		if c, ok := claims[allocID]; ok && c != nil {
-			return c
+	var steps []timelineStep
+	for _, r := range rows {
+		if r.claim != nil {
+			steps = append(steps, claimSteps(r.volumeID, r.claim.Timeline)...)
 		}
 	}
-	return nil
+	return steps
 }
 
 // volumeSource is the ID of the volume a request names for an allocation

@@ -2,6 +2,7 @@ package command
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -53,6 +54,17 @@ data    data       hostpath   single-node-writer  write       taken        8a1c2
 `,
 		},
 		{
+			name: "verbose: the timeline of its steps and its claim's, in time order",
+			args: []string{"alloc", "status", "-verbose", "a11c0001"},
+			contains: []string{"\nTimeline\n" +
+				"Step                       Time          Gap       Since First\n" +
+				"placed                     " + clock(0) + "  -         -\n" +
+				"claim-taken (volume data)  " + clock(0) + "  +0.0 ms   0.0 ms\n" +
+				"received                   " + clock(12*time.Millisecond) + "  +12.0 ms  12.0 ms\n" +
+				"volumes-mounted            " + clock(40*time.Millisecond) + "  +28.0 ms  40.0 ms\n" +
+				"tasks-started              " + clock(55500*time.Microsecond) + "  +15.5 ms  55.5 ms\n"},
+		},
+		{
 			name: "lost, its claim stuck on a node that is gone",
 			args: []string{"alloc", "status", "-verbose", "a11c0004"},
 			contains: []string{
@@ -98,6 +110,9 @@ data    data       hostpath   single-node-writer  write       taken        8a1c2
 			mustStdout(t, r, tc.wantStdout, tc.contains)
 			if tc.name == "no volumes section without volumes" {
 				must.StrNotContains(t, r.stdout, "CSI Volumes")
+			}
+			if !slices.Contains(tc.args, "-verbose") {
+				must.StrNotContains(t, r.stdout, "Timeline")
 			}
 		})
 	}

@@ -32,6 +32,9 @@ const (
 
 var fixtureTime = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 
+// clock is the time of day a timeline shows for fixtureTime plus d.
+func clock(d time.Duration) string { return fixtureTime.Add(d).Local().Format("15:04:05.000") }
+
 func fixtureNodes() []*structs.Node {
 	hp := func(ctrl bool, healthy bool) *structs.CSIInfo {
 		in := &structs.CSIInfo{PluginID: "hostpath", Healthy: healthy, Provider: "hostpath.berth.io",
@@ -84,7 +87,14 @@ func fixtureVolumes() []*structs.CSIVolume {
 			Topologies:   []*structs.CSITopology{{Segments: map[string]string{"zone": "a"}}},
 			Parameters:   map[string]string{"replicas": "3"},
 			WriteClaims: map[string]*structs.CSIVolumeClaim{alloc1: {AllocID: alloc1, NodeID: node1,
-				Mode: structs.CSIVolumeClaimWrite, State: structs.CSIVolumeClaimStateTaken}},
+				Mode: structs.CSIVolumeClaimWrite, State: structs.CSIVolumeClaimStateTaken,
+				Timeline: structs.Timeline{{Step: structs.StepClaimTaken, At: fixtureTime}}}},
+			FreedClaims: []*structs.CSIVolumeClaim{{AllocID: alloc3, NodeID: node3, Mode: structs.CSIVolumeClaimWrite,
+				State: structs.CSIVolumeClaimStateFreed, Timeline: structs.Timeline{
+					{Step: structs.StepClaimTaken, At: fixtureTime.Add(-time.Hour)},
+					{Step: structs.StepReleaseStarted, At: fixtureTime.Add(-time.Hour + 2*time.Second)},
+					{Step: structs.StepNodeUnpublished, At: fixtureTime.Add(-time.Hour + 2*time.Second + 3*time.Millisecond)},
+					{Step: structs.StepFreed, At: fixtureTime.Add(-time.Hour + 2*time.Second + 9*time.Millisecond)}}}},
 			PastClaims: map[string]*structs.CSIVolumeClaim{alloc2: {AllocID: alloc2, NodeID: node2,
 				Mode: structs.CSIVolumeClaimRead, State: structs.CSIVolumeClaimStateUnpublishing,
 				Attempts: 3, LastError: "node unpublish: rpc error:\n node down"}},

@@ -114,7 +114,11 @@ func fixtureAllocs() []*structs.Allocation {
 					event("Received", "Task received by client", 0),
 					event("Volume Staged", `volume "data" staged and published at /data`, 1),
 					event("Started", "Task started by client", 2),
-				}}}},
+				}}},
+			Timeline: structs.Timeline{{Step: structs.StepPlaced, At: fixtureTime},
+				{Step: structs.StepReceived, At: fixtureTime.Add(12 * time.Millisecond)},
+				{Step: structs.StepVolumesMounted, At: fixtureTime.Add(40 * time.Millisecond)},
+				{Step: structs.StepTasksStarted, At: fixtureTime.Add(55500 * time.Microsecond)}}},
 		{ID: alloc2, Name: "plugin.hostpath[0]", JobID: "plugin", TaskGroup: "hostpath", NodeID: node1,
 			DesiredStatus: "run", ClientStatus: "running", Job: findJob("plugin"), CreateIndex: 21, ModifyIndex: 22,
 			TaskStates: map[string]*structs.TaskState{"plugin": {State: "running", StartedAt: fixtureTime,
@@ -345,7 +349,7 @@ func (f *fixture) jobRoutes(mux *http.ServeMux) {
 			}
 			released := []string{}
 			for _, id := range v.ClaimingAllocs() {
-				c := allocClaim(v, id)
+				c := v.ClaimOf(id)
 				if c.NodeID == node {
 					released = append(released, id)
 				}

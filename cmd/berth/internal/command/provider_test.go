@@ -3,6 +3,7 @@ package command
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/shoenig/test/must"
 )
@@ -36,6 +37,20 @@ Claims
 Alloc ID                              Node ID                               Mode   State         Attempts  Last Error
 a11c0001-aaaa-4c4c-8888-00000000000a  8a1c2f3e-1111-4c4c-8888-000000000001  write  taken         0
 a11c0002-bbbb-4c4c-8888-00000000000b  8a1c9d00-2222-4c4c-8888-000000000002  read   unpublishing  3         node unpublish: rpc error: node down
+
+Timeline of the claim of alloc a11c0001-aaaa-4c4c-8888-00000000000a (taken)
+Step         Time          Gap  Since First
+claim-taken  ` + clock(0) + `  -    -
+
+Timeline of the claim of alloc a11c0002-bbbb-4c4c-8888-00000000000b (unpublishing)
+No steps recorded
+
+Timeline of the claim of alloc a11c0003-cccc-4c4c-8888-00000000000c (freed)
+Step              Time          Gap         Since First
+claim-taken       ` + clock(-time.Hour) + `  -           -
+release-started   ` + clock(-time.Hour+2*time.Second) + `  +2000.0 ms  2000.0 ms
+node-unpublished  ` + clock(-time.Hour+2*time.Second+3*time.Millisecond) + `  +3.0 ms     2003.0 ms
+freed             ` + clock(-time.Hour+2*time.Second+9*time.Millisecond) + `  +6.0 ms     2009.0 ms
 
 Provider View
 External ID     = vol-0001

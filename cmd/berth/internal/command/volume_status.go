@@ -2,6 +2,7 @@ package command
 
 import (
 	"context"
+	"fmt"
 	"net/url"
 	"strconv"
 	"strings"
@@ -117,6 +118,26 @@ func (m *meta) volumeInfo(v *structs.CSIVolume, verbose bool) {
 
 	section(m.stdout, "Claims")
 	m.claims(v, verbose)
+	if verbose {
+		m.claimTimelines(v)
+	}
+}
+
+// claimTimelines shows the timeline of each claim, taken, being released
+// or among the last freed.
+func (m *meta) claimTimelines(v *structs.CSIVolume) {
+	claims := append(v.SortedClaims(), v.FreedClaims...)
+	for _, c := range claims {
+		if c == nil {
+			continue
+		}
+		section(m.stdout, fmt.Sprintf("Timeline of the claim of alloc %s (%s)", c.AllocID, c.State))
+		if len(c.Timeline) == 0 {
+			m.println("No steps recorded")
+			continue
+		}
+		timelineTable(m.stdout, ownSteps(c.Timeline))
+	}
 }
 
 // claims lists the volume's claims: taken ones, then those being released.
