@@ -204,3 +204,26 @@ func (c *Cluster) ClaimCycle(at *Agent, jobID, vol string) (Cycle, error) {
 	}
 	return cycle, nil
 }
+
+// CreateBurst creates n volumes of plugin through agent at, callers at a
+// time, as fast as the answers come: a burst of writes.
+func (c *Cluster) CreateBurst(at *Agent, plugin string, n, callers int) (time.Duration, error) {
+	cl := c.API(at)
+	return runCount(callers, n, func(i int) error {
+		id := fmt.Sprintf("lat-burst-%06d", i)
+		spec := &api.VolumeSpec{ID: id, Name: id, PluginID: plugin, RequestedCapabilities: []*structs.CSIVolumeCapability{volumeCapability}}
+		if _, _, err := cl.CSIVolumes().Create(spec); err != nil {
+			return fmt.Errorf("loadtest: create volume %s: %w", id, err)
+		}
+		return nil
+	})
+}
+
+// WireLists lists every volume at agent at reps times, each to the last
+// byte of the answer, undecoded (so the caller's own decoding is not
+// counted), and returns the times in order: the first is the first list
+// after whatever came before.
+func (c *Cluster) WireLists(at *Agent, reps int) (Latencies, error) {
+	_, wire, err := c.listWire(at, false, reps)
+	return wire, err
+}

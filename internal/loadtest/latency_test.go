@@ -15,6 +15,7 @@ var (
 	cycles        = flag.Int("cycles", 5, "latency: claim workflows to run (job run until running, job stop until freed)")
 	pluginJobs    = flag.Int("plugin-jobs", 3, "latency: plugin jobs to run, each a mock driver of its own plugin ID")
 	createRepeats = flag.Int("creates", 5, "latency: volume creates (and registers) to time")
+	burst         = flag.Int("burst", 500, "latency: volumes created at 16 callers before the first list")
 )
 
 // TestLatency runs the claim workflow on three server processes and a
@@ -88,6 +89,17 @@ func TestLatency(t *testing.T) {
 		from, to := loadtest.StopSteps[k-1], loadtest.StopSteps[k]
 		addQuantiles(tab, fmt.Sprintf("  %s -> %s", from, to), gaps[[2]string{from, to}])
 	}
+	// The first list after a burst of writes, against the median of the
+	// lists after it, at the follower, to the last byte.
+	took, err := c.CreateBurst(via, "mock0", *burst, 16)
+	must.NoError(t, err)
+	lists, err := c.WireLists(via, 1+*listReps)
+	must.NoError(t, err)
+	rest := lists[1:]
+	tab.Add(fmt.Sprintf("first list of %d volumes after creating %d in %s", *burst+*createRepeats+1, *burst, took.Round(time.Millisecond)),
+		loadtest.Millis(lists[0]), fmt.Sprintf("%.1f x the median of the %d lists after it, %s (max %s)",
+			float64(lists[0])/float64(rest.Median()), len(rest), loadtest.Millis(rest.Median()), loadtest.Millis(rest.Max())))
+
 	t.Logf("latency: figures (%s in all; %d answers retried; client steps by the client's clock, the others by the servers', one machine)\n%s",
 		time.Since(start).Round(time.Millisecond), c.Retried.Load(), tab)
 }

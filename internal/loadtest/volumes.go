@@ -103,6 +103,15 @@ func (c *Cluster) ListLatency(at *Agent, stale bool, reps, want int) (decoded, w
 			return nil, nil, fmt.Errorf("loadtest: the volume list at %s (stale %v) holds %d volumes, not %d", at.Name, stale, len(vols), want)
 		}
 	}
+	_, wire, err = c.listWire(at, stale, reps)
+	return decoded, wire, err
+}
+
+// listWire lists every volume at agent at reps times, each to the last
+// byte, undecoded, and returns the bytes of the last and the times.
+func (c *Cluster) listWire(at *Agent, stale bool, reps int) (int64, Latencies, error) {
+	var wire Latencies
+	var n int64
 	url := at.HTTPAddr() + "/v1/volumes?type=csi"
 	if stale {
 		url += "&stale"
@@ -112,16 +121,16 @@ func (c *Cluster) ListLatency(at *Agent, stale bool, reps, want int) (decoded, w
 		start := time.Now()
 		resp, err := hc.Get(url)
 		if err != nil {
-			return nil, nil, fmt.Errorf("loadtest: GET %s: %w", url, err)
+			return 0, nil, fmt.Errorf("loadtest: GET %s: %w", url, err)
 		}
-		_, err = io.Copy(io.Discard, resp.Body)
+		n, err = io.Copy(io.Discard, resp.Body)
 		_ = resp.Body.Close()
 		if err != nil || resp.StatusCode != http.StatusOK {
-			return nil, nil, fmt.Errorf("loadtest: GET %s: status %d, %v", url, resp.StatusCode, err)
+			return 0, nil, fmt.Errorf("loadtest: GET %s: status %d, %v", url, resp.StatusCode, err)
 		}
 		wire = append(wire, time.Since(start))
 	}
-	return decoded, wire, nil
+	return n, wire, nil
 }
 
 // VolumeCount is how many volumes server s has in its own state (a stale
