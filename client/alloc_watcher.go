@@ -164,7 +164,17 @@ func (w *allocWatcher) watch(ctx context.Context) {
 			}
 			failures++
 			wait := serverRetry.Delay(failures)
-			if !errors.Is(err, structs.ErrNotFound) { // not registered yet: quietly wait
+			if errors.Is(err, structs.ErrNotFound) && !isDone(w.c.registered) {
+				// Not registered yet: read again as soon as it is.
+				select {
+				case <-ctx.Done():
+					return
+				case <-w.c.registered:
+				case <-time.After(wait):
+				}
+				continue
+			}
+			if !errors.Is(err, structs.ErrNotFound) {
 				w.c.logger.Warn("cannot read this node's allocations; retrying", "error", err, "in", wait)
 			}
 			if !backoff.Sleep(ctx, wait) {

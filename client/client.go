@@ -32,6 +32,12 @@ type Client struct {
 	// never logged.
 	nodeSecret string
 
+	// registered is closed once the node's first registration is
+	// answered: what waits on the servers knowing the node (the alloc
+	// watch) goes on at once, not after a retry's delay.
+	registered     chan struct{}
+	registeredOnce sync.Once
+
 	servers   *servers
 	rpcServer *rpc.Server // answers the servers' calls over our sessions
 	pool      *rpc.Pool
@@ -105,6 +111,8 @@ func New(cfg *Config) (*Client, error) {
 		logger:  cfg.Logger.Named("client").With("node_id", id),
 		nodeID:  id,
 		servers: &servers{addrs: append([]string(nil), cfg.Servers...)},
+
+		registered: make(chan struct{}),
 
 		nodeSecret: secret,
 	}

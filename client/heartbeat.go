@@ -67,6 +67,7 @@ func (c *Client) heartbeatLoop(ctx context.Context) {
 			if !registered {
 				c.logger.Info("node registered", "status", status, "heartbeat_ttl", resp.HeartbeatTTL)
 				c.updater.markRegistered(seq)
+				c.registeredOnce.Do(func() { close(c.registered) })
 			}
 			registered = true
 			failures = 0

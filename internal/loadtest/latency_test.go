@@ -110,3 +110,15 @@ func addQuantiles(tab *loadtest.Table, figure string, l loadtest.Latencies) {
 	tab.Add(figure, loadtest.Millis(l.Median()),
 		fmt.Sprintf("median of %d; p90 %s, max %s", len(l), loadtest.Millis(l.Quantile(0.9)), loadtest.Millis(l.Max())))
 }
+
+func TestLatencies_Quantile(t *testing.T) {
+	var l loadtest.Latencies
+	must.EqOp(t, 0, l.Quantile(0.9))
+	for i := 10; i >= 1; i-- {
+		l = append(l, time.Duration(i)*time.Millisecond)
+	}
+	must.EqOp(t, 9*time.Millisecond, l.Quantile(0.9), must.Sprint("p90 of 10 is the 9th"))
+	must.EqOp(t, 10*time.Millisecond, l.Quantile(1))
+	must.EqOp(t, time.Millisecond, l.Quantile(0))
+	must.EqOp(t, 5500*time.Microsecond, l.Median())
+}
