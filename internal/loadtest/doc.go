@@ -45,6 +45,14 @@
 // volume. `make loadtest` runs it without the race detector, so that the
 // driver's own cost stays small; `make test` runs it with small counts.
 //
+// TestLatency (`make latency`) starts the cluster without the external
+// mock (Options.PluginTask): it runs the mock as plugin tasks (PluginJob),
+// times volume creates against registers and the first list after a
+// burst of creates, and runs the claim workflow (ClaimCycle: job run until
+// running, job stop until the claim is freed, each waited for by blocking
+// queries at a follower), reading each cycle's timeline from the
+// allocation and its freed claim (structs.Timeline).
+//
 // It must not be imported by any berth package; it may import any (see
 // internal/tools/importcheck). TestLoad skips where it is not root (the
 // claiming tasks run with the exec driver) and with -short.

@@ -26,7 +26,10 @@ var allocStatusCommand = &command{
 Status Options:
 
   -verbose
-    Show full IDs and every task event.
+    Show full IDs and every task event, and the timeline: each step of the
+    allocation's life and of its claims' (placed, received, volumes
+    mounted, tasks started, stop requested ... claim freed) with the gap
+    from the step before.
 
   -json
     Print the API's JSON.

@@ -23,7 +23,9 @@ Status Options:
 
   -verbose
     Show full node and allocation IDs, and the volume's parameters,
-    context and requested capacity. Also show the provider view: how the
+    context and requested capacity, and the timeline of each claim (taken,
+    being released, or among the last 4 freed): each step with the gap
+    from the step before. Also show the provider view: how the
     plugin's controller reports the volume (capacity, the nodes it is
     published to, its condition), or, without a volume, every volume each
     plugin reports, marking those berth does not know.
