@@ -185,27 +185,45 @@ func TestNode_UpdateStatus_DownMakesVolumeUnschedulable(t *testing.T) {
 	must.NoError(t, rpcCall(t, s, "CSIVolume.Get", &structs.CSIVolumeGetRequest{ID: "data"}, &get))
 	must.True(t, get.Volume.Schedulable)
 
-	// A blocking read waits for the change and sees it.
-	done := make(chan structs.CSIVolumeGetResponse, 1)
+	// A blocking read waits for the change and sees it. Another write
+	// (the leader's own, a fingerprint) may wake it first: it then
+	// blocks again from what it saw, until it sees the node's.
+	answers := make(chan structs.CSIVolumeGetResponse, 16)
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
 	go func() {
-		var resp structs.CSIVolumeGetResponse
-		err := s.RPC(context.Background(), "CSIVolume.Get", &structs.CSIVolumeGetRequest{ID: "data",
-			QueryOptions: structs.QueryOptions{MinQueryIndex: get.Index, MaxQueryTime: 20 * time.Second}}, &resp)
-		if err != nil {
-			resp.Volume = nil
+		min := get.Index
+		for ctx.Err() == nil {
+			var resp structs.CSIVolumeGetResponse
+			err := s.RPC(ctx, "CSIVolume.Get", &structs.CSIVolumeGetRequest{ID: "data",
+				QueryOptions: structs.QueryOptions{MinQueryIndex: min, MaxQueryTime: 20 * time.Second}}, &resp)
+			if err != nil {
+				resp.Volume = nil
+			}
+			answers <- resp
+			if err != nil {
+				return
+			}
+			min = resp.Index
 		}
-		done <- resp
 	}()
 	var resp structs.NodeUpdateResponse
 	must.NoError(t, rpcCall(t, s, "Node.UpdateStatus", &structs.NodeUpdateStatusRequest{NodeID: "node-1", Status: structs.NodeStatusDown}, &resp))
-	select {
-	case got := <-done:
-		must.NotNil(t, got.Volume)
-		must.False(t, got.Volume.Schedulable, must.Sprint("a down node's plugin instances do not count"))
-		must.Eq(t, 0, got.Volume.NodesHealthy)
-		must.Greater(t, get.Index, got.Index)
-	case <-time.After(15 * time.Second):
-		t.Fatal("blocking query did not wake on the node going down")
+	deadline := time.After(15 * time.Second)
+	for seen := false; !seen; {
+		select {
+		case got := <-answers:
+			must.NotNil(t, got.Volume)
+			must.Greater(t, get.Index, got.Index)
+			if got.Index < resp.Index {
+				continue // woken by an earlier write
+			}
+			must.False(t, got.Volume.Schedulable, must.Sprint("a down node's plugin instances do not count"))
+			must.Eq(t, 0, got.Volume.NodesHealthy)
+			seen = true
+		case <-deadline:
+			t.Fatal("blocking query did not wake on the node going down")
+		}
 	}
 
 	var plug structs.CSIPluginGetResponse

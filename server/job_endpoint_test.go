@@ -51,6 +51,7 @@ func TestJob_Register_JobWeight(t *testing.T) {
 	job := writerJob("web", "data")
 	job.TaskGroups[0].Tasks[0].Env = map[string]string{"PAD": strings.Repeat("x", 512<<10)}
 	job.TaskGroups[0].Count = 20 // 20 × ~512 KiB = ~10 MiB
+	job.TaskGroups[0].Volumes["data"].AccessMode = structs.CSIVolumeAccessModeMultiNodeMultiWriter // shared by the 20
 	// The leader's own writes (its first root key) may land meanwhile:
 	// what must not move is the jobs' and allocations' tables.
 	tables := func() [2]uint64 {
@@ -75,6 +76,7 @@ func TestJob_Register_CountOverTheLimit(t *testing.T) {
 	s := oneNodeWorld(t, func(c *Config) { c.JobMaxCount = 10 })
 	job := writerJob("web", "data")
 	job.TaskGroups[0].Count = 2147483648
+	job.TaskGroups[0].Volumes["data"].AccessMode = structs.CSIVolumeAccessModeMultiNodeMultiWriter // shared by them all
 	err := rpcCall(t, s, "Job.Register", &structs.JobRegisterRequest{Job: job}, &structs.JobRegisterResponse{})
 	must.ErrorIs(t, err, structs.ErrBadRequest)
 	must.StrContains(t, err.Error(), `group "db": count 2147483648 is over this cluster's limit of 10 allocations per job`)

@@ -80,6 +80,9 @@ func (s *Server) raftConfiguration() (raft.Configuration, uint64, error) {
 // leaderAddr is the leader's RPC address (raft and RPC share a port), or
 // "" while there is none.
 func (s *Server) leaderAddr() string {
+	if s.raft == nil {
+		return ""
+	}
 	addr, _ := s.raft.LeaderWithID()
 	return string(addr)
 }

@@ -430,6 +430,7 @@ func TestJob_Register_CountAtTheCapCostsTheNodes(t *testing.T) {
 	s := oneNodeWorld(t)
 	job := writerJob("huge", "nope")
 	job.TaskGroups[0].Count = DefaultJobMaxCount
+	job.TaskGroups[0].Volumes["data"].AccessMode = structs.CSIVolumeAccessModeMultiNodeMultiWriter // shared by them all
 	var reg structs.JobRegisterResponse
 	must.NoError(t, rpcCall(t, s, "Job.Register", &structs.JobRegisterRequest{Job: job}, &reg))
 	must.SliceEmpty(t, reg.Placed)

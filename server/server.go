@@ -74,6 +74,10 @@ type Server struct {
 	raftLayer     *raftLayer
 	raftTransport *raft.NetworkTransport
 	raftNotifyCh  chan bool
+	// raftReady is closed once raft is set up (s.raft written): RPC
+	// connections accepted before wait for it, so that no handler reads
+	// s.raft before it is there (raft's own connections do not wait).
+	raftReady chan struct{}
 	hadRaftState  bool
 	bootstrapped  atomic.Bool
 	readyForReads atomic.Bool // leader has applied all earlier terms' entries
@@ -129,6 +133,7 @@ func New(cfg *Config) (*Server, error) {
 		ctx:          ctx,
 		cancel:       cancel,
 		raftNotifyCh: make(chan bool, 16),
+		raftReady:    make(chan struct{}),
 		serfEventCh:  make(chan serf.Event, 256),
 		reconcileCh:  make(chan struct{}, 1),
 		nodeConns:    newNodeConns(),
@@ -173,8 +178,8 @@ func (s *Server) start() error {
 
 	s.raftLayer = newRaftLayer(s.ctx, l.Addr(), s.config.BindAddr, s.outgoingTLS())
 	s.mux = rpc.NewMux(s.config.Logger, l, s.muxOptions()...)
-	s.mux.Handle(rpc.TypeRPC, func(c net.Conn) { s.rpcServer.ServeConn(s.ctx, c) })
-	s.mux.Handle(rpc.TypeMultiplex, func(c net.Conn) { s.rpcServer.ServeMultiplex(s.ctx, c, nil) })
+	s.mux.Handle(rpc.TypeRPC, s.afterRaft(func(c net.Conn) { s.rpcServer.ServeConn(s.ctx, c) }))
+	s.mux.Handle(rpc.TypeMultiplex, s.afterRaft(func(c net.Conn) { s.rpcServer.ServeMultiplex(s.ctx, c, nil) }))
 	s.mux.Handle(rpc.TypeRaft, s.raftLayer.handoff)
 	s.goFunc(func() {
 		if err := s.mux.Serve(s.ctx); err != nil && s.ctx.Err() == nil {
@@ -185,6 +190,7 @@ func (s *Server) start() error {
 	if err := s.setupRaft(); err != nil {
 		return err
 	}
+	close(s.raftReady)
 	if err := s.setupSerf(); err != nil {
 		return err
 	}
@@ -319,6 +325,22 @@ func (s *Server) EndBlockingQueries() { s.endQueries() }
 
 // IsLeader reports whether this server leads the cluster now.
 func (s *Server) IsLeader() bool { return s.isLeader() }
+
+// afterRaft wraps a connection handler so that it runs once raft is set
+// up; a connection still waiting when the server shuts down is closed.
+// The listener must serve before raft starts (raft's own connections come
+// through it), and an RPC served then would find no raft: a client's
+// heartbeat to a server just restarted panicked on it.
+func (s *Server) afterRaft(serve func(net.Conn)) func(net.Conn) {
+	return func(c net.Conn) {
+		select {
+		case <-s.raftReady:
+			serve(c)
+		case <-s.ctx.Done():
+			_ = c.Close()
+		}
+	}
+}
 
 func (s *Server) isLeader() bool { return s.raft != nil && s.raft.State() == raft.Leader }
 

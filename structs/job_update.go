@@ -68,6 +68,7 @@ func (tg *TaskGroup) validateUpdate(p *problems, at string) {
 	if u.MinHealthyTime < 0 || u.HealthyDeadline < 0 {
 		p.add("%supdate: min_healthy_time and healthy_deadline must not be negative", at)
 	}
+	p.maxDurations(at+"update: ", "min_healthy_time", u.MinHealthyTime, "healthy_deadline", u.HealthyDeadline)
 	eff := tg.UpdateStrategy()
 	if eff.HealthyDeadline <= eff.MinHealthyTime {
 		p.add("%supdate: healthy_deadline %s must be longer than min_healthy_time %s", at, eff.HealthyDeadline, eff.MinHealthyTime)
@@ -92,8 +93,7 @@ func (tg *TaskGroup) singleWriterVolume() (string, *VolumeRequest) {
 		if v == nil || v.ReadOnly {
 			continue
 		}
-		switch v.AccessMode {
-		case CSIVolumeAccessModeSingleNodeWriter, CSIVolumeAccessModeMultiNodeSingleWriter:
+		if v.AccessMode.SingleWriter() {
 			return alias, v
 		}
 	}

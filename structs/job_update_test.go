@@ -60,7 +60,7 @@ func TestJob_Validate_Update(t *testing.T) {
 		want   string
 	}{
 		{"defaults", &UpdateStrategy{}, 2, true, ""},
-		{"max_parallel up to count", &UpdateStrategy{MaxParallel: 2}, 2, false, ""},
+		{"max_parallel up to count", &UpdateStrategy{MaxParallel: 2}, 2, true, ""},
 		{"canary on a single-writer volume", &UpdateStrategy{MaxParallel: 3}, 2, false,
 			`group "g": update: max_parallel 3 is more than count 2, but the group writes single-writer volume "data" (source "data")`},
 		{"deadline not after healthy time", &UpdateStrategy{MinHealthyTime: time.Minute, HealthyDeadline: 30 * time.Second}, 2, true,

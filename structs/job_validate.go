@@ -42,6 +42,38 @@ func (p *problems) addErr(prefix string, err error) {
 	}
 }
 
+// ValidateMountDestination checks where a volume is mounted in a task: a
+// clean path, absolute or relative to the task dir, that does not climb
+// out of it ("../etc" is refused, as is "/data/../etc": write "/etc").
+func ValidateMountDestination(dest string) error {
+	switch {
+	case dest == "":
+		return NewError(CodeBadRequest, "missing destination")
+	case len(dest) > 4096 || strings.ContainsRune(dest, 0):
+		return NewError(CodeBadRequest, "destination %s is not a path", QuoteName(dest))
+	case filepath.Clean(dest) != dest && filepath.Clean(dest)+"/" != dest:
+		return NewError(CodeBadRequest, "destination %s is not a clean path; write %s", QuoteName(dest), QuoteName(filepath.Clean(dest)))
+	case !filepath.IsAbs(dest) && !filepath.IsLocal(dest):
+		return NewError(CodeBadRequest, "destination %s climbs out of the task dir; give a path inside it, or an absolute path", QuoteName(dest))
+	}
+	return nil
+}
+
+// MaxJobDuration bounds every duration a job sets (kill_timeout, restart
+// and reschedule intervals and delays, update times, a plugin's
+// health_timeout): a week. Beyond it a value is a mistake (2^63-1 ns is
+// 292 years), and sums of such values would overflow.
+const MaxJobDuration = 7 * 24 * time.Hour
+
+// maxDurations adds a problem for each named duration over MaxJobDuration.
+func (p *problems) maxDurations(at string, named ...any) {
+	for i := 0; i+1 < len(named); i += 2 {
+		if d := named[i+1].(time.Duration); d > MaxJobDuration {
+			p.add("%s%s %s is longer than the most berth takes, %s", at, named[i], d, MaxJobDuration)
+		}
+	}
+}
+
 func (p *problems) String() string {
 	s := strings.Join(p.list, "; ")
 	if p.more > 0 {
@@ -81,7 +113,7 @@ func (j *Job) Validate() error {
 			p.add("group %s is given twice", QuoteName(tg.Name))
 		}
 		seen[tg.Name] = true
-		tg.validate(&p)
+		tg.validate(&p, j.Type)
 	}
 	if len(p.list) > 0 {
 		return NewError(CodeBadRequest, "job %s: %s", QuoteName(j.ID), p.String())
@@ -135,7 +167,7 @@ func (j *Job) ValidateCount(max int) error {
 	return nil
 }
 
-func (tg *TaskGroup) validate(p *problems) {
+func (tg *TaskGroup) validate(p *problems, jobType string) {
 	at := fmt.Sprintf("group %s: ", QuoteName(tg.Name))
 	p.addErr(at, ValidateName(NameGroup, tg.Name))
 	if tg.Count < 0 {
@@ -160,6 +192,10 @@ func (tg *TaskGroup) validate(p *problems) {
 		if _, err := ClaimModeFor(v.AccessMode, v.ReadOnly); err != nil {
 			// Named by source too: the volume, not only the group's alias.
 			p.add("%svolume %s (source %s): %v", at, QuoteName(alias), QuoteName(v.Source), err)
+			continue
+		}
+		for _, pr := range v.UseProblems(tg.Count, jobType, "") {
+			p.add("%s%s %s", vat, pr.Field, pr.Message)
 		}
 	}
 	if len(tg.Tasks) == 0 {
@@ -196,6 +232,7 @@ func (t *Task) validate(p *problems, tg *TaskGroup, at string) {
 	if t.KillTimeout < 0 {
 		p.add("%skill_timeout %s must not be negative (0 is the default, 5s)", at, t.KillTimeout)
 	}
+	p.maxDurations(at, "kill_timeout", t.KillTimeout)
 	t.Resources.validate(p, at)
 	if t.KillSignal != "" && !slices.Contains(KillSignals, t.KillSignal) {
 		p.add("%skill_signal %s is not one berth sends; use %s%s", at, QuoteName(t.KillSignal), orList(KillSignals),
@@ -227,9 +264,7 @@ func (t *Task) validate(p *problems, tg *TaskGroup, at string) {
 			p.add("%svolume_mount %s: propagation_mode %s must be private, host-to-task or bidirectional",
 				at, QuoteName(vm.Volume), QuoteName(vm.PropagationMode))
 		}
-		if vm.Destination == "" {
-			p.add("%svolume_mount %s: missing destination", at, QuoteName(vm.Volume))
-		}
+		p.addErr(fmt.Sprintf("%svolume_mount %s: ", at, QuoteName(vm.Volume)), ValidateMountDestination(vm.Destination))
 	}
 	if c := t.CSIPluginConfig; c != nil {
 		switch c.Type {
@@ -242,6 +277,7 @@ func (t *Task) validate(p *problems, tg *TaskGroup, at string) {
 		if c.MountDir == "" || !filepath.IsAbs(c.MountDir) {
 			p.add("%scsi_plugin: mount_dir %s must be an absolute path", at, QuoteName(c.MountDir))
 		}
+		p.maxDurations(at+"csi_plugin: ", "health_timeout", time.Duration(c.HealthTimeout))
 		if c.HealthTimeout < 0 {
 			p.add("%scsi_plugin: health_timeout %s must not be negative", at, time.Duration(c.HealthTimeout))
 		}
@@ -319,6 +355,7 @@ func (r *RestartPolicy) validate(p *problems, at string) {
 		p.add("%s%d attempts with a delay of %s do not fit in an interval of %s; lower attempts or delay, or raise interval",
 			at, r.Attempts, r.Delay, r.Interval)
 	}
+	p.maxDurations(at, "interval", r.Interval, "delay", r.Delay)
 	if r.Attempts == 0 && r.Mode == RestartModeDelay {
 		p.add(`%smode "delay" with 0 attempts never restarts the task and never fails it; set attempts, or mode = "fail"`, at)
 	}

@@ -1,6 +1,7 @@
 package structs
 
 import (
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -65,6 +66,23 @@ func TestJob_Validate(t *testing.T) {
 		{"unknown config key", func(j *Job) { j.TaskGroups[0].Tasks[0].Config["image"] = "x" }, `config: unknown key "image"; exec takes command and args`},
 		{"no command", func(j *Job) { delete(j.TaskGroups[0].Tasks[0].Config, "command") }, "config: missing command"},
 		{"negative kill_timeout", func(j *Job) { j.TaskGroups[0].Tasks[0].KillTimeout = -time.Second }, "kill_timeout -1s must not be negative"},
+		{"kill_timeout of 292 years", func(j *Job) { j.TaskGroups[0].Tasks[0].KillTimeout = math.MaxInt64 },
+			"kill_timeout 2562047h47m16.854775807s is longer than the most berth takes, 168h0m0s"},
+		{"restart delay of a year", func(j *Job) {
+			j.TaskGroups[0].Tasks[0].Restart = &RestartPolicy{Attempts: 1, Interval: 24 * 365 * time.Hour, Delay: 24 * 365 * time.Hour}
+		}, "restart: interval 8760h0m0s is longer than the most berth takes"},
+		{"reschedule max_delay of a month", func(j *Job) { j.TaskGroups[0].Reschedule = &ReschedulePolicy{MaxDelay: 30 * 24 * time.Hour} },
+			"reschedule: max_delay 720h0m0s is longer than the most berth takes"},
+		{"count 2 on a single-node-writer volume without per_alloc", func(j *Job) {
+			j.TaskGroups[0].Count, j.TaskGroups[0].Volumes["data"].PerAlloc = 2, false
+		},
+			`volume "data": access_mode "single-node-writer" lets one allocation use the volume, but count is 2; set per_alloc = true`},
+		{"per_alloc in a system job", func(j *Job) { j.Type = JobTypeSystem; j.TaskGroups[0].Volumes["data"].PerAlloc = true },
+			`volume "data": per_alloc cannot be used in a system job`},
+		{"volume_mount climbing out", func(j *Job) { j.TaskGroups[0].Tasks[0].VolumeMounts[0].Destination = "../../../../etc" },
+			`volume_mount "data": destination "../../../../etc" climbs out of the task dir`},
+		{"volume_mount not clean", func(j *Job) { j.TaskGroups[0].Tasks[0].VolumeMounts[0].Destination = "/data/../etc" },
+			`destination "/data/../etc" is not a clean path; write "/etc"`},
 		{"unknown kill_signal", func(j *Job) { j.TaskGroups[0].Tasks[0].KillSignal = "sigint" },
 			`kill_signal "sigint" is not one berth sends; use "SIGTERM", "SIGINT", "SIGQUIT", "SIGHUP", "SIGUSR1", "SIGUSR2", "SIGWINCH" or "SIGKILL"; did you mean "SIGINT"?`},
 		{"valid user name", func(j *Job) { j.TaskGroups[0].Tasks[0].User = "www-data" }, ""},

@@ -28,9 +28,11 @@ const (
 )
 
 // ValidateName is berth's one rule for IDs and names: 1 to MaxNameLength
-// bytes of UTF-8, every character printable, none a space or a '/', and
-// no leading '.' (so never "." or ".."): each is safe as one path
-// component and in a log line. Job IDs and group names also refuse '['
+// bytes of UTF-8, each character a printable ASCII one other than a
+// space, '/' or '\\', or a letter or digit of another script ("job_é");
+// no symbol, emoji, mark or invisible character; no leading '.' (so
+// never "." or ".."): each is safe as one path component, in a URL, a log
+// line and a terminal. Job IDs and group names also refuse '['
 // and ']', because an allocation's name is "job.group[N]"; volume IDs
 // keep them, for per_alloc volumes ("data[0]"). The error is a
 // BadRequest naming the kind and what is wrong.
@@ -50,7 +52,7 @@ func ValidateName(kind NameKind, s string) error {
 	}
 	if i := strings.IndexFunc(s, badNameRune); i >= 0 {
 		r, _ := utf8.DecodeRuneInString(s[i:])
-		return bad("must not contain %q; use letters, digits and punctuation other than '/', without spaces", r)
+		return bad("must not contain %q; use letters, digits and ASCII punctuation other than '/' and '\\', without spaces", r)
 	}
 	if (kind == NameJobID || kind == NameGroup) && strings.ContainsAny(s, "[]") {
 		return bad(`must not contain '[' or ']' (an allocation is named "job.group[N]")`)
@@ -60,7 +62,10 @@ func ValidateName(kind NameKind, s string) error {
 
 // badNameRune is a character no name may hold.
 func badNameRune(r rune) bool {
-	return r == '/' || unicode.IsSpace(r) || !unicode.IsGraphic(r)
+	if r > unicode.MaxASCII {
+		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
+	}
+	return r == '/' || r == '\\' || r == ' ' || !unicode.IsGraphic(r)
 }
 
 // maxQuotedName is how many bytes of a name QuoteName shows.

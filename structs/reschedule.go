@@ -82,6 +82,7 @@ func (tg *TaskGroup) validateReschedule(p *problems, at string) {
 	if r.Attempts < 0 || r.Interval < 0 || r.Delay < 0 || r.MaxDelay < 0 {
 		p.add("%sreschedule: attempts, interval, delay and max_delay must not be negative", at)
 	}
+	p.maxDurations(at+"reschedule: ", "interval", r.Interval, "delay", r.Delay, "max_delay", r.MaxDelay)
 	if r.DelayFunction != "" && r.DelayFunction != DelayConstant && r.DelayFunction != DelayExponential {
 		p.add("%sreschedule: delay_function %s must be %s%s", at, QuoteName(r.DelayFunction), orList(DelayFunctions),
 			didYouMean(r.DelayFunction, DelayFunctions))
