@@ -12,8 +12,8 @@ import (
 
 	"github.com/shoenig/test/must"
 
-	"github.com/berth-csi/berth/internal/chaos"
-	"github.com/berth-csi/berth/internal/chaos/check"
+	"github.com/berth-csi/berth/harness/chaos"
+	"github.com/berth-csi/berth/harness/chaos/check"
 )
 
 var (

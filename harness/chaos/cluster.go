@@ -13,7 +13,7 @@ import (
 
 	"github.com/berth-csi/berth/api"
 	"github.com/berth-csi/berth/client/csitest"
-	"github.com/berth-csi/berth/internal/agentproc"
+	"github.com/berth-csi/berth/harness/agentproc"
 	"github.com/berth-csi/berth/structs"
 )
 

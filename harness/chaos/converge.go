@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/berth-csi/berth/api"
-	"github.com/berth-csi/berth/internal/chaos/check"
+	"github.com/berth-csi/berth/harness/chaos/check"
 )
 
 // VolumeIDs is the sorted IDs of the volumes server s has in its own

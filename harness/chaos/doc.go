@@ -1,6 +1,9 @@
 // Package chaos runs berth as real processes under injected faults and
-// records what a workload saw, for the checkers of internal/chaos/check
-// (issue 13). It is a test harness: nothing in berth imports it.
+// records what a workload saw, for the checkers of harness/chaos/check:
+// linearizable volume operations, one writer at a time on a single-writer
+// volume (in the claims and in the writers' own files), claims freed soon
+// after their allocation ended, and every server ending with every
+// acknowledged write. It is a test harness: nothing in berth imports it.
 //
 // What it owns:
 //   - Cluster: bin/berth and berth-hostpath built once into a temp dir;
@@ -33,15 +36,15 @@
 //     each claim from its alloc's end to its freeing, for
 //     check.TimeToFree.
 //
-// Deviation from issue 13, on purpose: the clients are on 127.0.0.31 and
-// .32, not .21 and .22: 127.0.0.21 belongs to the partition tests of
-// cmd/berth, which may run at the same time. Every agent binds and dials
-// from its own address, so partitions are -s/-d address pairs alone.
+// The clients are on 127.0.0.31 and .32, on purpose not .21 and .22:
+// 127.0.0.21 belongs to the partition tests of cmd/berth, which may run at
+// the same time. Every agent binds and dials from its own address, so
+// partitions are -s/-d address pairs alone.
 //
-// It must not be imported by any berth package; it may import any (see
-// internal/tools/importcheck). The tests skip where root or iptables is
-// missing, and TestChaos_Short unless BERTH_CHAOS=1. `make chaos
-// ROUNDS=n SEED=s` runs TestChaos_Short for n rounds (-rounds, default
+// It is in the harness layer: it may import any berth package, and no
+// package outside harness/ may import it (see internal/tools/importcheck).
+// The tests skip where root or iptables is missing, and TestChaos_Short
+// unless BERTH_CHAOS=1. `make chaos ROUNDS=n SEED=s` runs TestChaos_Short for n rounds (-rounds, default
 // 100; -seed 0 draws a seed from the clock, and the test prints it to
 // replay); `make test` runs TestChaos_Seeded, one round of each fault
 // kind for each seed that once found a defect. The process logs and the

@@ -6,7 +6,7 @@ import (
 	"os"
 	"sync"
 
-	"github.com/berth-csi/berth/internal/chaos/check"
+	"github.com/berth-csi/berth/harness/chaos/check"
 )
 
 // Op is one operation of the workload: check's record of it, with what

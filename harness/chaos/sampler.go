@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/berth-csi/berth/api"
-	"github.com/berth-csi/berth/internal/chaos/check"
+	"github.com/berth-csi/berth/harness/chaos/check"
 	"github.com/berth-csi/berth/structs"
 )
 

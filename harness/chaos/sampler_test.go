@@ -6,7 +6,7 @@ import (
 
 	"github.com/shoenig/test/must"
 
-	"github.com/berth-csi/berth/internal/chaos/check"
+	"github.com/berth-csi/berth/harness/chaos/check"
 	"github.com/berth-csi/berth/structs"
 )
 

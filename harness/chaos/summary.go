@@ -6,7 +6,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/berth-csi/berth/internal/chaos/check"
+	"github.com/berth-csi/berth/harness/chaos/check"
 )
 
 // ServerErrors is the operations answered with a 5xx status.

@@ -10,7 +10,7 @@ import (
 
 	"github.com/berth-csi/berth/client/clienttest"
 	bexec "github.com/berth-csi/berth/client/drivers/exec"
-	"github.com/berth-csi/berth/internal/chaos/check"
+	"github.com/berth-csi/berth/harness/chaos/check"
 )
 
 // PluginPID is the PID of the berth-hostpath task that client a runs, 0

@@ -1,7 +1,8 @@
-// Package loadtest is berth's load tool (issue 14, part 6): it runs berth
-// as real processes on loopback and measures throughput, latency, leader
-// elections and memory, printed as one table by TestLoad (`make
-// loadtest`). It is a test harness: nothing in berth imports it.
+// Package loadtest is berth's load tool: it runs berth as real processes
+// on loopback and measures throughput (registers/s, claims/s), list
+// latency, leader re-election time and memory per volume, printed as one
+// table by TestLoad (`make loadtest`). It is a test harness: nothing in
+// berth imports it.
 //
 // What it owns:
 //   - Cluster: bin/berth built once into a temp dir; three server agents,
@@ -34,7 +35,7 @@
 // sleeping exec task; each request takes the claim again (state taken),
 // which is one raft write. The mock runs with -disable-attach, so no
 // claim waits on a ControllerPublishVolume through the client: the
-// figure is the servers' write path, as issue 14's claims/s is.
+// figure is the servers' write path alone.
 //
 // Writes and the RSS are measured at the leader; lists at the leader,
 // through a follower (forwarded to the leader) and through a follower
@@ -53,8 +54,9 @@
 // queries at a follower), reading each cycle's timeline from the
 // allocation and its freed claim (structs.Timeline).
 //
-// It must not be imported by any berth package; it may import any (see
-// internal/tools/importcheck). TestLoad skips where it is not root (the
+// It is in the harness layer: it may import any berth package, and no
+// package outside harness/ may import it (see internal/tools/importcheck).
+// TestLoad skips where it is not root (the
 // claiming tasks run with the exec driver) and with -short.
 //
 // Concurrency: Cluster belongs to the test goroutine, but for the API

@@ -8,7 +8,7 @@ import (
 
 	"github.com/shoenig/test/must"
 
-	"github.com/berth-csi/berth/internal/loadtest"
+	"github.com/berth-csi/berth/harness/loadtest"
 )
 
 var (

@@ -12,11 +12,12 @@ import (
 
 	"github.com/shoenig/test/must"
 
-	"github.com/berth-csi/berth/internal/loadtest"
+	"github.com/berth-csi/berth/harness/loadtest"
 )
 
 // The defaults are small, for `make test` (a couple of seconds per
-// figure); `make loadtest` passes the issue's counts.
+// figure); `make loadtest` passes the full ones (LOADTEST_ARGS in the
+// GNUmakefile).
 var (
 	volumes     = ints("volumes", "200,1000", "volume counts to fill the store to, ascending: lists and leader RSS are measured at each, registers again at the last")
 	registers   = ints("registers", "1,16", "concurrent callers of each register run")

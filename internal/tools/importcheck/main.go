@@ -12,46 +12,71 @@ import (
 
 const module = "github.com/berth-csi/berth"
 
+// The two top-level folders that are layers of their own, checked before
+// the table below (docs/architecture.md, "Packages"):
+const (
+	// internalDir holds leaf libraries (backoff, clock, telemetry,
+	// atomicfile, testlog, ...): each may import only other internal/
+	// packages, tests included, and never berth's higher packages
+	// (structs, state, server, client, ...); its row narrows that further.
+	internalDir = "internal"
+	// harnessDir holds the harnesses that run berth whole, as processes
+	// (agentproc, chaos, loadtest) or in one test binary (integration):
+	// they may import anything, and no package outside harnessDir may
+	// import them, tests included.
+	harnessDir = "harness"
+)
+
 // allowed maps a package (by path inside the module; the longest matching
 // prefix wins) to the berth packages it may import: an exact path, a
-// subtree ("client/..."), or "*" for any.
+// subtree ("client/..."), or "*" for any (but a harness, outside
+// harnessDir). docs/architecture.md's package table lists exactly these
+// rows (TestAllowed_MatchesArchitectureDoc).
 var allowed = map[string][]string{
-	"structs":                  {},
-	"state":                    {"structs"},
-	"state/statetest":          {"structs", "state"},
-	"state/stream":             {"structs"}, // the event stream's broker (the FSM owns it)
-	"fsm":                      {"structs", "state", "state/stream"},
-	"acl":                      {"structs"},
-	"tlsutil":                  {},
-	"tlsutil/tlsutiltest":      {"tlsutil"},
-	"rpc":                      {"structs", "tlsutil", "internal/backoff", "internal/telemetry"},
-	"server":                   {"structs", "state", "fsm", "rpc", "acl", "tlsutil", "server/...", "internal/backoff", "internal/clock", "internal/clock/clocktest", "internal/telemetry"},
-	"server/keyring":           {"structs", "internal/atomicfile"},
-	"server/snapshotfile":      {"structs"},                                                        // the operator snapshot file: tar.gz of meta, FSM state, checksums
-	"server/scheduler":         {"structs", "state", "internal/clock", "internal/clock/clocktest"}, // the planner and the job watcher; never server
-	"server/servertest":        {"structs", "state", "fsm", "rpc", "acl", "tlsutil", "tlsutil/tlsutiltest", "server", "internal/testlog"},
-	"server/volumewatcher":     {"structs", "state", "internal/backoff", "internal/clock", "internal/clock/clocktest", "internal/telemetry"}, // the leader's claim release; never server
-	"client":                   {"structs", "rpc", "tlsutil", "client/...", "internal/atomicfile", "internal/backoff"},
-	"client/csi":               {"structs", "internal/telemetry"}, // the CSI gRPC client: a leaf but for its call metrics
-	"client/clienttest":        {"structs", "rpc", "tlsutil", "client/...", "internal/testlog"},
-	"api":                      {"structs"},
-	"cmd":                      {"*"},
-	"internal/testlog":         {},
-	"internal/atomicfile":      {}, // crash-safe file replacement, for the client's state and the servers' keys
-	"internal/backoff":         {}, // the one retry policy, for client, server and rpc
-	"internal/clock":           {}, // the leader's injected time
-	"internal/telemetry":       {}, // the agent's metrics registry
-	"internal/clock/clocktest": {"internal/clock"},
-	"internal/integration":     {"*"},
-	"internal/chaos":           {"*"},
-	"internal/chaos/check":     {}, // pure logic over recorded data: a leaf
-	"internal/loadtest":        {"*"},
-	"internal/agentproc":       {"client/clienttest", "client/drivers/exec"}, // the harnesses' process control
-	"internal/tools":           {},
+	"structs":                 {},
+	"state":                   {"structs"},
+	"state/statetest":         {"structs", "state"},
+	"state/stream":            {"structs"}, // the event stream's broker (the FSM owns it)
+	"fsm":                     {"structs", "state", "state/stream"},
+	"acl":                     {"structs"},
+	"tlsutil":                 {},
+	"tlsutil/tlsutiltest":     {"tlsutil"},
+	"rpc":                     {"structs", "tlsutil", "internal/backoff", "internal/telemetry"},
+	"server":                  {"structs", "state", "fsm", "rpc", "acl", "tlsutil", "server/...", "internal/backoff", "internal/clock", "internal/clock/clocktest", "internal/telemetry"},
+	"server/keyring":          {"structs", "internal/atomicfile"},
+	"server/snapshotfile":     {"structs"},                                                        // the operator snapshot file: tar.gz of meta, FSM state, checksums
+	"server/scheduler":        {"structs", "state", "internal/clock", "internal/clock/clocktest"}, // the planner and the job watcher; never server
+	"server/servertest":       {"structs", "state", "fsm", "rpc", "acl", "tlsutil", "tlsutil/tlsutiltest", "server", "internal/testlog"},
+	"server/volumewatcher":    {"structs", "state", "internal/backoff", "internal/clock", "internal/clock/clocktest", "internal/telemetry"}, // the leader's claim release; never server
+	"client":                  {"structs", "rpc", "tlsutil", "client/...", "internal/atomicfile", "internal/backoff"},
+	"client/csi":              {"structs", "internal/telemetry"}, // the CSI gRPC client: a leaf but for its call metrics
+	"client/clienttest":       {"structs", "rpc", "tlsutil", "client/...", "internal/testlog"},
+	"client/dynamicplugins":   {"structs"}, // the plugin registry: never the plugin manager, which consumes it
+	"client/pluginmanager":    {"structs", "client/...", "internal/backoff"},
+	"client/drivers/exec":     {"structs", "client/internal/beneath"},
+	"client/internal/beneath": {}, // openat2 beneath an alloc dir: a leaf
+	"api":                     {"structs"},
+	"cmd":                     {"*"},
 
 	// The docker task driver and its tests' image builds.
 	"client/drivers/docker":            {"structs", "internal/backoff", "client/internal/beneath"}, // never the exec driver or the allocrunner
 	"client/drivers/docker/dockertest": {},                                                         // the Docker client only
+
+	// internal/: leaf libraries.
+	"internal/testlog":         {},
+	"internal/atomicfile":      {}, // crash-safe file replacement, for the client's state and the servers' keys
+	"internal/backoff":         {}, // the one retry policy, for client, server and rpc
+	"internal/clock":           {}, // the leader's injected time
+	"internal/clock/clocktest": {"internal/clock"},
+	"internal/telemetry":       {}, // the agent's metrics registry (and telemetrytest, its scrape checks)
+	"internal/tools":           {}, // importcheck; mockdriver is a module of its own
+
+	// harness/: the harnesses that run berth whole.
+	"harness/integration": {"*"},
+	"harness/chaos":       {"*"},
+	"harness/chaos/check": {}, // pure logic over recorded data: a leaf
+	"harness/loadtest":    {"*"},
+	"harness/agentproc":   {"client/clienttest", "client/drivers/exec"}, // the process harnesses' process control
 }
 
 // grpcAllowed may import the CSI spec and gRPC.
@@ -76,7 +101,7 @@ func main() {
 		fmt.Println(b)
 	}
 	if len(bad) > 0 {
-		fmt.Printf("importcheck: %d forbidden import(s); see the package table in DESIGN.md\n", len(bad))
+		fmt.Printf("importcheck: %d forbidden import(s); see the package table in docs/architecture.md\n", len(bad))
 		os.Exit(1)
 	}
 }
@@ -127,12 +152,21 @@ func forbidden(self, imp string, test bool) string {
 	if !ok || target == self {
 		return ""
 	}
+	// The layers come first, so that no test exception below lets a
+	// harness in ("harness/loadtest" ends in "test") or an internal/
+	// library's tests reach up.
+	if under(target, harnessDir) && !under(self, harnessDir) {
+		return harnessDir + "/ is a layer of its own: only another harness may import a harness"
+	}
+	if under(self, internalDir) && !under(target, internalDir) {
+		return internalDir + "/ holds leaf libraries: they may import only other " + internalDir + "/ packages"
+	}
 	if test && (strings.HasSuffix(target, "test") || target == "internal/testlog") {
-		return "" // harness packages (statetest, servertest, ...) serve tests anywhere
+		return "" // test helper packages (statetest, servertest, ...) serve tests anywhere
 	}
 	rule, ok := ruleFor(self)
 	if !ok {
-		return "package is not in the import table; add it to internal/tools/importcheck"
+		return "package is not in the import table; add it to internal/tools/importcheck and docs/architecture.md"
 	}
 	for _, a := range rule {
 		root, subtree := strings.CutSuffix(a, "/...")
@@ -156,11 +190,16 @@ func ruleFor(self string) ([]string, bool) {
 
 func underAny(self string, roots []string) bool {
 	for _, r := range roots {
-		if self == r || strings.HasPrefix(self, r+"/") {
+		if under(self, r) {
 			return true
 		}
 	}
 	return false
+}
+
+// under says whether p is root or inside it.
+func under(p, root string) bool {
+	return p == root || strings.HasPrefix(p, root+"/")
 }
 
 func rel(path string) (string, bool) {
