@@ -215,12 +215,17 @@ func (l *listFlag) Set(v string) error {
 
 const usage = `Usage: berth agent [options]
 
-  Runs a berth agent: a server, a client, or both in one process with -dev.
+  Runs a berth agent: a server, a client, or both in one process. -dev
+  runs both for trying berth out (no TLS or ACLs, data in a temp dir, the
+  built-in hostpath plugin); -server -client, or a config file with both
+  a server and a client block, runs both with the settings given (a
+  client that lists no servers joins its own).
 
   berth agent -dev [-data-dir D] [-http-port 4746]
   berth agent -server -data-dir D -bind 127.0.0.1 [-http-port 4746] [-rpc-port 4747]
               [-serf-port 4748] -bootstrap-expect 3 [-join HOST:SERFPORT ...]
-  berth agent -config agent.hcl
+  berth agent -client -data-dir D -servers HOST:RPCPORT,...
+  berth agent -config agent.hcl   (server { ... }, client { ... }, or both)
 
 Options:
 `
@@ -243,7 +248,7 @@ func parseConfig(args []string, stderr io.Writer) (*Config, error) {
 		join, servers                          listFlag
 	)
 	fs.StringVar(&configFile, "config", "", "HCL config file; flags override it")
-	fs.BoolVar(&dev, "dev", false, "one-process server (and client) with data in a temp dir")
+	fs.BoolVar(&dev, "dev", false, "a server and a client in one process, for trying berth out: no TLS or ACLs, data in a temp dir unless -data-dir")
 	fs.BoolVar(&srv, "server", false, "run a server")
 	fs.BoolVar(&client, "client", false, "run a client")
 	fs.StringVar(&name, "node-name", "", "this agent's name (default: from its stable ID)")

@@ -238,7 +238,7 @@ func subcommands(prefix []string) []*command {
 func mainHelp() string {
 	var b strings.Builder
 	b.WriteString("Usage: berth <command> [<subcommand>] [options] [args]\n\nCommands:\n")
-	rows := [][2]string{{"agent", "Run a berth agent (server, client or -dev)"}}
+	rows := [][2]string{{"agent", "Run a berth agent: a server, a client or both (-dev to try berth out)"}}
 	for _, c := range commands {
 		rows = append(rows, [2]string{c.name, c.synopsis})
 	}

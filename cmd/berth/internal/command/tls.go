@@ -79,8 +79,11 @@ Cert Create Options:
     Another DNS name for the certificate (repeatable).
 
   -additional-ipaddress=<ip>
-    Another IP address for the certificate (repeatable): the address
-    other hosts reach the agent at.
+    Another IP address for the certificate (repeatable): every address
+    besides 127.0.0.1 that the agent's HTTPS API is reached at, its own
+    -bind address included, on this host or another. Without it an
+    https:// address other than 127.0.0.1 fails with "x509: certificate
+    is valid for 127.0.0.1, not <ip>".
 
   -ca=<path>
     The CA certificate. Default = berth-agent-ca.pem
