@@ -48,6 +48,14 @@ func TestNode_UpdateEligibility_StopsPlacement(t *testing.T) {
 	drainRegisterNode(t, s, "node-2")
 	kept := registerJob(t, s, systemJobOf("before"))
 	must.SliceLen(t, 2, kept)
+	// Two allocations of a service group held on node-1 and migrated one
+	// at a time: the second waits for the first's replacement, which
+	// cannot be placed, so the drain below stays under way until it is
+	// cancelled, whatever the drainer's speed.
+	pinned := statetest2Job("pinned", 2)
+	pinned.TaskGroups[0].Migrate = &structs.MigrateStrategy{MaxParallel: 1}
+	pinned.Constraints = []*structs.Constraint{{Attribute: "${node.unique.id}", Operator: "=", Value: "node-1"}}
+	must.SliceLen(t, 2, registerJob(t, s, pinned))
 	setEligibility := func(node, e string) error {
 		return rpcCall(t, s, "Node.UpdateEligibility", &structs.NodeUpdateEligibilityRequest{NodeID: node, Eligibility: e},
 			&structs.NodeEligibilityUpdateResponse{})
