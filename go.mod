@@ -30,6 +30,7 @@ require (
 	github.com/hashicorp/serf v0.11.0
 	github.com/hashicorp/yamux v0.1.2
 	github.com/kubernetes-csi/csi-test/v5 v5.6.0
+	github.com/moby/sys/mountinfo v0.7.3
 	github.com/onsi/ginkgo/v2 v2.32.1
 	github.com/onsi/gomega v1.42.1
 	github.com/opencontainers/runtime-spec v1.3.0

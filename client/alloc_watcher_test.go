@@ -478,9 +478,7 @@ func TestClientAllocations_Logs(t *testing.T) {
 // only once the workload's is dead, so that its volumes can be unmounted
 // while the plugin runs.
 func TestAllocWatcher_PluginOutlivesWorkloadsStoppedEarlier(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root: a plugin task runs in a mount namespace with its plugin dir bound")
-	}
+	testlog.NeedRoot(t, "a plugin task runs in a mount namespace with its plugin dir bound")
 	f := startFakeServers(t)
 	dataDir := csitest.SocketDir(t)
 	t.Cleanup(func() { _, _ = exec.DetachMountsUnder(dataDir, nil) })

@@ -354,30 +354,6 @@ func TestClientCSI_Controller_Refusals(t *testing.T) {
 	}
 }
 
-// waitStopped waits until every thread of process pid is stopped. SIGSTOP
-// stops a process only once the thread it woke runs: on a loaded machine
-// the other threads may answer calls for a while after Pause returns.
-// (csitest.Pause could wait so itself.)
-func waitStopped(t *testing.T, pid int) {
-	t.Helper()
-	stopped := func() bool {
-		stats, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/stat", pid))
-		for _, f := range stats {
-			b, err := os.ReadFile(f)
-			if err != nil {
-				return false
-			}
-			// "pid (comm) state ...": comm may hold spaces and parentheses.
-			i := strings.LastIndexByte(string(b), ')')
-			if i < 0 || i+2 >= len(b) || b[i+2] != 'T' {
-				return false
-			}
-		}
-		return len(stats) > 0
-	}
-	must.Wait(t, wait.InitialSuccess(wait.BoolFunc(stopped), wait.Timeout(10*time.Second), wait.Gap(time.Millisecond)))
-}
-
 func TestClientCSI_Controller_OneCallPerPlugin(t *testing.T) {
 	slow := csitest.StartMockDriver(t, csitest.MockOptions{})
 	other := csitest.StartMockDriver(t, csitest.MockOptions{})
@@ -394,7 +370,6 @@ func TestClientCSI_Controller_OneCallPerPlugin(t *testing.T) {
 
 	// A hung plugin holds its one turn...
 	slow.Pause()
-	waitStopped(t, slow.PID())
 	ctxA, cancelA := context.WithCancel(context.Background())
 	errA := make(chan error, 1)
 	go func() { errA <- create(ctxA, "slow", "a") }()
@@ -461,7 +436,6 @@ func TestClientCSI_Controller_ConfiguredConcurrency(t *testing.T) {
 	c := newCSIClient(t, monolith("slow", slow.Socket))
 	e := &clientCSI{c: c, sems: keyedsem.Semaphores[string]{Limit: 2}}
 	slow.Pause()
-	waitStopped(t, slow.PID())
 	ctx, cancel := context.WithCancel(context.Background())
 	errs := make(chan error, 3)
 	for _, name := range []string{"a", "b", "c"} {
@@ -497,7 +471,6 @@ func TestClientCSI_Controller_OneCallPerVolume(t *testing.T) {
 	must.NoError(t, create(context.Background(), "warm-up"))
 
 	slow.Pause()
-	waitStopped(t, slow.PID())
 	ctx, cancel := context.WithCancel(context.Background())
 	errs := make(chan error, 3)
 	for _, name := range []string{"a", "a", "b"} {
@@ -527,7 +500,6 @@ func TestClientCSI_Controller_AttachWaitsForDetach(t *testing.T) {
 	c := newCSIClient(t, monolith("slow", slow.Socket))
 	e := &clientCSI{c: c, sems: keyedsem.Semaphores[string]{Limit: 4}}
 	slow.Pause()
-	waitStopped(t, slow.PID())
 	ctx, cancel := context.WithCancel(context.Background())
 	errs := make(chan error, 3)
 	go func() {

@@ -1,11 +1,11 @@
 package client
 
 import (
-	"os"
 	"testing"
 
 	"github.com/shoenig/test/must"
 
+	"github.com/berth-csi/berth/internal/testlog"
 	"github.com/berth-csi/berth/structs"
 )
 
@@ -17,9 +17,7 @@ import (
 func TestClient_RootTasks(t *testing.T) {
 	needRoot := func(t *testing.T) {
 		t.Helper()
-		if os.Geteuid() != 0 {
-			t.Skip("needs root: tasks as another user")
-		}
+		testlog.NeedRoot(t, "tasks as another user")
 	}
 	for _, allow := range []bool{false, true} {
 		name := map[bool]string{false: "forbidden", true: "allowed"}[allow]

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/shoenig/test/must"
+	"github.com/shoenig/test/wait"
 
 	"github.com/berth-csi/berth/internal/testlog"
 )
@@ -88,10 +89,11 @@ func TestMux_Serve_FloodSparesHTTP(t *testing.T) {
 
 	// Wait (bounded) until the Mux has accepted the whole flood: without
 	// caps it never does, stuck out of descriptors.
-	deadline := time.Now().Add(20 * time.Second)
-	for m.accepted.Load() < uint64(n) && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
-	}
+	must.Wait(t, wait.InitialSuccess(wait.BoolFunc(func() bool { return m.accepted.Load() >= uint64(n) }),
+		wait.Timeout(20*time.Second), wait.Gap(20*time.Millisecond)),
+		must.Func(func() string {
+			return fmt.Sprintf("the Mux accepted %d of %d flood connections (refused %d)", m.accepted.Load(), n, m.refused.Load())
+		}))
 	held, _ := m.limits.open("")
 	t.Logf("fd limit %d: accepted %d, refused %d, holding %d (cap %d, per IP %d)",
 		limit, m.accepted.Load(), m.refused.Load(), held, m.limits.max, m.limits.maxPerIP)

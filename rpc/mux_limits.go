@@ -213,9 +213,10 @@ type countedConn struct {
 var _ net.Conn = (*countedConn)(nil)
 
 func (c *countedConn) Close() error {
-	err := c.Conn.Close()
+	// The place first: a peer that sees the close and dials again at once
+	// must find it free.
 	c.once.Do(c.release)
-	return err
+	return c.Conn.Close()
 }
 
 // remoteIP is the key conn is counted under: its peer's IP, or the whole

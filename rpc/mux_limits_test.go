@@ -1,12 +1,14 @@
 package rpc
 
 import (
+	"fmt"
 	"io"
 	"net"
 	"testing"
 	"time"
 
 	"github.com/shoenig/test/must"
+	"github.com/shoenig/test/wait"
 
 	"github.com/berth-csi/berth/structs"
 )
@@ -159,17 +161,10 @@ func TestMux_Serve_ConnCapsReleased(t *testing.T) {
 	must.NoError(t, raftConn.Close())
 	ts.stop() // the server closes the pool's session
 
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		total, _ := ts.mux.limits.open("127.0.0.1")
-		if total == 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d connections still counted", total)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	counted := func() int { total, _ := ts.mux.limits.open("127.0.0.1"); return total }
+	must.Wait(t, wait.InitialSuccess(wait.BoolFunc(func() bool { return counted() == 0 }),
+		wait.Timeout(10*time.Second), wait.Gap(10*time.Millisecond)),
+		must.Func(func() string { return fmt.Sprintf("%d connections still counted", counted()) }))
 }
 
 func mustTCPAddr(t *testing.T, addr string) *net.TCPAddr {

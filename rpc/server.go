@@ -34,6 +34,8 @@ type Server struct {
 	// forwardRole, when set, is the certificate role a request that says
 	// it was forwarded must come from (WithForwardedRole).
 	forwardRole tlsutil.Role
+	// intercept, when set, runs around every method (WithInterceptor).
+	intercept Interceptor
 
 	mu       sync.RWMutex
 	services map[string]*service
@@ -356,15 +358,24 @@ func (s *Server) invoke(ctx context.Context, svc *service, mt *methodType, servi
 			err = structs.NewError(structs.CodeInternal, "rpc: %s panicked: %v", serviceMethod, r)
 		}
 	}()
-	in := make([]reflect.Value, 0, 4)
-	in = append(in, svc.rcvr)
-	if mt.withCtx {
-		in = append(in, reflect.ValueOf(&ctx).Elem())
+	call := func(ctx context.Context) error {
+		in := make([]reflect.Value, 0, 4)
+		in = append(in, svc.rcvr)
+		if mt.withCtx {
+			in = append(in, reflect.ValueOf(&ctx).Elem())
+		}
+		in = append(in, arg, reply)
+		out := mt.method.Func.Call(in)
+		e, _ := out[0].Interface().(error)
+		return e
 	}
-	in = append(in, arg, reply)
-	out := mt.method.Func.Call(in)
-	if e, _ := out[0].Interface().(error); e != nil {
-		return methodError(serviceMethod, e)
+	if s.intercept != nil {
+		err = s.intercept(ctx, serviceMethod, arg.Interface(), reply.Interface(), call)
+	} else {
+		err = call(ctx)
+	}
+	if err != nil {
+		return methodError(serviceMethod, err)
 	}
 	return nil
 }

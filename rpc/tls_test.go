@@ -1,14 +1,15 @@
 package rpc
 
 import (
-	"context"
 	"crypto/tls"
+	"fmt"
 	"net"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/shoenig/test/must"
+	"github.com/shoenig/test/wait"
 
 	"github.com/berth-csi/berth/structs"
 	"github.com/berth-csi/berth/tlsutil"
@@ -199,17 +200,15 @@ func TestTLS_Reload(t *testing.T) {
 // waitLog waits until one line of logs() holds every part of want.
 func waitLog(t *testing.T, logs func() string, want ...string) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	for ctx.Err() == nil {
+	must.Wait(t, wait.InitialSuccess(wait.BoolFunc(func() bool {
 		for _, line := range strings.Split(logs(), "\n") {
 			if containsAll(line, want) {
-				return
+				return true
 			}
 		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	t.Fatalf("no log line said %q:\n%s", want, logs())
+		return false
+	}), wait.Timeout(10*time.Second), wait.Gap(10*time.Millisecond)),
+		must.Func(func() string { return fmt.Sprintf("no log line said %q:\n%s", want, logs()) }))
 }
 
 func containsAll(s string, parts []string) bool {
@@ -263,6 +262,10 @@ func TestTLS_ReservedConns(t *testing.T) {
 		assertNoAnswer(t, err, "Test.Echo")
 		waitLog(t, logs, "refusing connection: remote_addr="+refused.LocalAddr().String(),
 			`not a connection of type rpc with a certificate of role \"client\"`)
+		// The refused connection gives its reserved place back once
+		// closed: a moment after the client sees it go.
+		must.Wait(t, wait.InitialSuccess(wait.BoolFunc(func() bool { return ts.mux.limits.openReserved() == 0 }),
+			wait.Timeout(10*time.Second), wait.Gap(5*time.Millisecond)), must.Sprint("the refused connection's place never came back"))
 
 		assertServed(t, dialTLS(t, ts, TypeRPC, server))
 		assertEchoes(t, dialTLS(t, ts, TypeRaft, server))

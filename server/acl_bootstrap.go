@@ -42,9 +42,6 @@ var errResetFile = errors.New("the acl-bootstrap-reset file cannot be used")
 // tokens made before stay valid. The answer is the token with its
 // SecretID, the one time it is shown; the servers keep only its hash.
 func (a *ACL) Bootstrap(args *structs.ACLBootstrapRequest, reply *structs.ACLTokenUpsertResponse) error {
-	if done, err := a.srv.forward("ACL.Bootstrap", args, args, reply); done {
-		return err
-	}
 	if err := a.srv.aclsEnabled("ACL.Bootstrap"); err != nil {
 		return err
 	}

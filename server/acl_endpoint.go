@@ -25,9 +25,6 @@ func (s *Server) aclsEnabled(method string) error {
 // WhoAmI returns the caller's own token, without its secret; Token is nil
 // for an anonymous caller (no token, or one the servers do not know).
 func (a *ACL) WhoAmI(args *structs.ACLTokenGetRequest, reply *structs.ACLTokenGetResponse) error {
-	if done, err := a.srv.forward("ACL.WhoAmI", args, args, reply); done {
-		return err
-	}
 	if err := a.srv.aclsEnabled("ACL.WhoAmI"); err != nil {
 		return err
 	}

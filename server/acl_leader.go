@@ -4,6 +4,9 @@ import (
 	"context"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/berth-csi/berth/internal/backoff"
 	"github.com/berth-csi/berth/structs"
 )
 
@@ -28,28 +31,32 @@ type authInfo interface {
 
 func isLeaderToken(accessor string) bool { return accessor == leaderTokenAccessor }
 
+// leaderTokenRetry paces a new leader's tries to write its token: three,
+// a second apart.
+var leaderTokenRetry = backoff.Policy{Initial: time.Second, Max: time.Second, MaxAttempts: 3}
+
 // establishLeaderToken makes this leader's token, when ACLs are on. The
 // old leader's is deleted first: a token's secret never changes in place.
 func (s *Server) establishLeaderToken(ctx context.Context) {
 	if !s.config.ACLEnabled {
 		return
 	}
-	for attempt := 1; ; attempt++ {
-		err := s.writeLeaderToken()
-		if err == nil {
-			return
+	retryLeaderToken(ctx, leaderTokenRetry, s.logger, s.writeLeaderToken)
+}
+
+// retryLeaderToken calls write as p allows (until it succeeds, p's
+// attempts are spent or ctx ends), logging each failure with its attempt.
+func retryLeaderToken(ctx context.Context, p backoff.Policy, logger hclog.Logger, write func() error) {
+	attempt := 0
+	_ = backoff.Retry(ctx, p, nil, func(context.Context) error {
+		attempt++
+		err := write()
+		if err != nil {
+			logger.Error("cannot write the leader token; relays of this leader's own calls to clients on other servers will be refused",
+				"attempt", attempt, "error", err)
 		}
-		s.logger.Error("cannot write the leader token; relays of this leader's own calls to clients on other servers will be refused",
-			"attempt", attempt, "error", err)
-		if attempt == 3 {
-			return
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(time.Second):
-		}
-	}
+		return err
+	})
 }
 
 func (s *Server) writeLeaderToken() error {

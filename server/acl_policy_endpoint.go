@@ -17,9 +17,6 @@ const maxDescription = 256
 // UpsertPolicies writes policies; each one's rules must parse. Management
 // only.
 func (a *ACL) UpsertPolicies(args *structs.ACLPolicyUpsertRequest, reply *structs.GenericResponse) error {
-	if done, err := a.srv.forward("ACL.UpsertPolicies", args, args, reply); done {
-		return err
-	}
 	if err := a.srv.aclsEnabled("ACL.UpsertPolicies"); err != nil {
 		return err
 	}
@@ -73,9 +70,6 @@ func validPolicyName(name string) error {
 
 // DeletePolicies deletes policies by name. Management only.
 func (a *ACL) DeletePolicies(args *structs.ACLPolicyDeleteRequest, reply *structs.GenericResponse) error {
-	if done, err := a.srv.forward("ACL.DeletePolicies", args, args, reply); done {
-		return err
-	}
 	if err := a.srv.aclsEnabled("ACL.DeletePolicies"); err != nil {
 		return err
 	}
@@ -112,9 +106,6 @@ func (a *ACL) policyReader(token string) (all bool, held []string, err error) {
 // GetPolicy reads one policy; Policy is nil when it does not exist. A
 // token that is not management may read only the policies it holds.
 func (a *ACL) GetPolicy(args *structs.ACLPolicyGetRequest, reply *structs.ACLPolicyGetResponse) error {
-	if done, err := a.srv.forward("ACL.GetPolicy", args, args, reply); done {
-		return err
-	}
 	if err := a.srv.aclsEnabled("ACL.GetPolicy"); err != nil {
 		return err
 	}
@@ -139,9 +130,6 @@ func (a *ACL) GetPolicy(args *structs.ACLPolicyGetRequest, reply *structs.ACLPol
 // ListPolicies lists policies by name prefix: all of them for a
 // management token, the ones it holds for any other token.
 func (a *ACL) ListPolicies(args *structs.ACLPolicyListRequest, reply *structs.ACLPolicyListResponse) error {
-	if done, err := a.srv.forward("ACL.ListPolicies", args, args, reply); done {
-		return err
-	}
 	if err := a.srv.aclsEnabled("ACL.ListPolicies"); err != nil {
 		return err
 	}

@@ -16,9 +16,6 @@ import (
 // existing policy; a management token takes none. ExpirationTTL sets a
 // new token's expiry. Management only.
 func (a *ACL) UpsertTokens(args *structs.ACLTokenUpsertRequest, reply *structs.ACLTokenUpsertResponse) error {
-	if done, err := a.srv.forward("ACL.UpsertTokens", args, args, reply); done {
-		return err
-	}
 	if err := a.srv.aclsEnabled("ACL.UpsertTokens"); err != nil {
 		return err
 	}
@@ -138,9 +135,6 @@ func (a *ACL) prepareToken(st *state.StateStore, in *structs.ACLToken, now time.
 
 // DeleteTokens deletes tokens by accessor ID. Management only.
 func (a *ACL) DeleteTokens(args *structs.ACLTokenDeleteRequest, reply *structs.GenericResponse) error {
-	if done, err := a.srv.forward("ACL.DeleteTokens", args, args, reply); done {
-		return err
-	}
 	if err := a.srv.aclsEnabled("ACL.DeleteTokens"); err != nil {
 		return err
 	}
@@ -167,9 +161,6 @@ func (a *ACL) DeleteTokens(args *structs.ACLTokenDeleteRequest, reply *structs.G
 // nil when it does not exist. A management token reads any, any other
 // token only itself.
 func (a *ACL) GetToken(args *structs.ACLTokenGetRequest, reply *structs.ACLTokenGetResponse) error {
-	if done, err := a.srv.forward("ACL.GetToken", args, args, reply); done {
-		return err
-	}
 	if err := a.srv.aclsEnabled("ACL.GetToken"); err != nil {
 		return err
 	}
@@ -197,9 +188,6 @@ func (a *ACL) GetToken(args *structs.ACLTokenGetRequest, reply *structs.ACLToken
 // ListTokens lists tokens by accessor prefix, without secrets. Management
 // only.
 func (a *ACL) ListTokens(args *structs.ACLTokenListRequest, reply *structs.ACLTokenListResponse) error {
-	if done, err := a.srv.forward("ACL.ListTokens", args, args, reply); done {
-		return err
-	}
 	if err := a.srv.aclsEnabled("ACL.ListTokens"); err != nil {
 		return err
 	}

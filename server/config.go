@@ -115,7 +115,7 @@ type Config struct {
 	// with the raft configuration, besides reacting to gossip events.
 	ReconcileInterval time.Duration
 
-	// Garbage collection (gc.go): every GCInterval the leader removes the
+	// Garbage collection (server/gc): every GCInterval the leader removes the
 	// allocations over on their client for AllocGCThreshold, the stopped
 	// (or done batch) jobs, with no allocation left, unchanged for
 	// JobGCThreshold, the nodes down for NodeGCThreshold, and freed past

@@ -103,15 +103,10 @@ func (s *Server) publishes(vol *structs.CSIVolume) (bool, error) {
 		return false, nil
 	}
 	plug, err := s.State().CSIPluginByID(nil, vol.PluginID)
-	if err != nil || plug == nil {
+	if err != nil {
 		return false, err
 	}
-	for _, c := range plug.Controllers {
-		if c.ControllerInfo != nil && capAttach.has(c.ControllerInfo) {
-			return true, nil
-		}
-	}
-	return false, nil
+	return plug.PublishesThroughController(), nil
 }
 
 // controllerCall is one ClientCSI call to a controller instance of a

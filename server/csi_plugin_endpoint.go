@@ -13,12 +13,6 @@ type CSIPlugin struct{ srv *Server }
 
 // List lists plugins with their health counts.
 func (p *CSIPlugin) List(args *structs.CSIPluginListRequest, reply *structs.CSIPluginListResponse) error {
-	if done, err := p.srv.forward("CSIPlugin.List", args, args, reply); done {
-		return err
-	}
-	if err := p.srv.allowScope(args.AuthToken, needPluginList); err != nil {
-		return err
-	}
 	return p.srv.blockingQuery(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) error {
 		iter, err := st.CSIPluginsByIDPrefix(ws, args.Prefix)
 		if err != nil {
@@ -39,12 +33,6 @@ func (p *CSIPlugin) List(args *structs.CSIPluginListRequest, reply *structs.CSIP
 
 // Get reads one plugin with its instances; Plugin is nil when absent.
 func (p *CSIPlugin) Get(args *structs.CSIPluginGetRequest, reply *structs.CSIPluginGetResponse) error {
-	if done, err := p.srv.forward("CSIPlugin.Get", args, args, reply); done {
-		return err
-	}
-	if err := p.srv.allowScope(args.AuthToken, needPluginRead); err != nil {
-		return err
-	}
 	if args.ID == "" {
 		return structs.NewError(structs.CodeBadRequest, "plugin get: missing plugin ID")
 	}
@@ -69,12 +57,6 @@ func (p *CSIPlugin) Get(args *structs.CSIPluginGetRequest, reply *structs.CSIPlu
 // Delete removes a plugin that nothing uses any more; it needs operator
 // write (the plugin policy reads only).
 func (p *CSIPlugin) Delete(args *structs.CSIPluginDeleteRequest, reply *structs.CSIPluginDeleteResponse) error {
-	if done, err := p.srv.forward("CSIPlugin.Delete", args, args, reply); done {
-		return err
-	}
-	if err := p.srv.allowScope(args.AuthToken, needOperatorWrite); err != nil {
-		return err
-	}
 	if args.ID == "" {
 		return structs.NewError(structs.CodeBadRequest, "plugin delete: missing plugin ID")
 	}

@@ -10,7 +10,6 @@ import (
 	"sort"
 	"time"
 
-	"github.com/berth-csi/berth/acl"
 	"github.com/berth-csi/berth/state"
 	"github.com/berth-csi/berth/structs"
 )
@@ -23,12 +22,6 @@ import (
 // idempotency key: creating again with the same name returns the same
 // snapshot.
 func (v *CSIVolume) CreateSnapshot(ctx context.Context, args *structs.CSISnapshotCreateRequest, reply *structs.CSISnapshotCreateResponse) error {
-	if done, err := v.srv.forward("CSIVolume.CreateSnapshot", args, args, reply); done {
-		return err
-	}
-	if err := v.srv.allowNamespace(args.AuthToken, args.RequestNamespace(), acl.CapCSIWriteVolume); err != nil {
-		return err
-	}
 	if args.VolumeID == "" {
 		return structs.NewError(structs.CodeBadRequest, "snapshot create: missing the volume to snapshot")
 	}
@@ -72,12 +65,6 @@ func (v *CSIVolume) CreateSnapshot(ctx context.Context, args *structs.CSISnapsho
 // snapshot that does not exist succeeds, so where the plugin can list
 // snapshots, one it does not list is NotFound instead of "deleted".
 func (v *CSIVolume) DeleteSnapshot(ctx context.Context, args *structs.CSISnapshotDeleteRequest, reply *structs.CSISnapshotDeleteResponse) error {
-	if done, err := v.srv.forward("CSIVolume.DeleteSnapshot", args, args, reply); done {
-		return err
-	}
-	if err := v.srv.allowNamespace(args.AuthToken, args.RequestNamespace(), acl.CapCSIWriteVolume); err != nil {
-		return err
-	}
 	if args.PluginID == "" || args.SnapshotID == "" {
 		return structs.NewError(structs.CodeBadRequest, "snapshot delete: give the plugin ID and the snapshot ID (got plugin %q, snapshot %q)",
 			args.PluginID, args.SnapshotID)
@@ -127,12 +114,6 @@ func (s *Server) findSnapshot(ctx context.Context, pluginID, snapshotID string, 
 // ListSnapshots reads one page of snapshots, of one plugin or of every
 // plugin that can list them, in plugin ID order.
 func (v *CSIVolume) ListSnapshots(ctx context.Context, args *structs.CSISnapshotListRequest, reply *structs.CSISnapshotListResponse) error {
-	if done, err := v.srv.forward("CSIVolume.ListSnapshots", args, args, reply); done {
-		return err
-	}
-	if err := v.srv.allowNamespace(args.AuthToken, args.RequestNamespace(), acl.CapCSIListVolume); err != nil {
-		return err
-	}
 	if args.PerPage < 0 {
 		return structs.NewError(structs.CodeBadRequest, "snapshot list: per_page must not be negative (got %d)", args.PerPage)
 	}
@@ -190,12 +171,6 @@ func (v *CSIVolume) ListSnapshots(ctx context.Context, args *structs.CSISnapshot
 // ListExternal reads one page of the volumes a plugin's controller lists,
 // with berth's ID for each volume berth knows.
 func (v *CSIVolume) ListExternal(ctx context.Context, args *structs.CSIVolumeExternalListRequest, reply *structs.CSIVolumeExternalListResponse) error {
-	if done, err := v.srv.forward("CSIVolume.ListExternal", args, args, reply); done {
-		return err
-	}
-	if err := v.srv.allowNamespace(args.AuthToken, args.RequestNamespace(), acl.CapCSIListVolume); err != nil {
-		return err
-	}
 	if args.PluginID == "" {
 		return structs.NewError(structs.CodeBadRequest, "volume list at the provider: missing plugin_id")
 	}

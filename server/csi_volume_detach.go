@@ -3,7 +3,6 @@ package server
 import (
 	"time"
 
-	"github.com/berth-csi/berth/acl"
 	"github.com/berth-csi/berth/structs"
 )
 
@@ -11,12 +10,6 @@ import (
 // whose node or alloc cannot finish it (`berth volume detach`). The
 // volumewatcher drives each from there.
 func (v *CSIVolume) Detach(args *structs.CSIVolumeDetachRequest, reply *structs.CSIVolumeDetachResponse) error {
-	if done, err := v.srv.forward("CSIVolume.Detach", args, args, reply); done {
-		return err
-	}
-	if err := v.srv.allowNamespace(args.AuthToken, args.RequestNamespace(), acl.CapCSIWriteVolume); err != nil {
-		return err
-	}
 	if args.VolumeID == "" || args.NodeID == "" {
 		return structs.NewError(structs.CodeBadRequest, "volume detach: give the volume and the node (got volume %q, node %q)",
 			args.VolumeID, args.NodeID)

@@ -19,12 +19,6 @@ type CSIVolume struct{ srv *Server }
 
 // Register registers volumes or updates the mutable fields of known ones.
 func (v *CSIVolume) Register(ctx context.Context, args *structs.CSIVolumeRegisterRequest, reply *structs.CSIVolumeRegisterResponse) error {
-	if done, err := v.srv.forward("CSIVolume.Register", args, args, reply); done {
-		return err
-	}
-	if err := v.srv.allowNamespace(args.AuthToken, args.RequestNamespace(), acl.CapCSIWriteVolume); err != nil {
-		return err
-	}
 	if len(args.Volumes) == 0 {
 		return structs.NewError(structs.CodeBadRequest, "volume register: the request carries no volume")
 	}
@@ -77,12 +71,6 @@ func (v *CSIVolume) Register(ctx context.Context, args *structs.CSIVolumeRegiste
 // Deregister removes volumes; see state.CSIVolumeDeregister for when a
 // claimed volume may go.
 func (v *CSIVolume) Deregister(args *structs.CSIVolumeDeregisterRequest, reply *structs.CSIVolumeDeregisterResponse) error {
-	if done, err := v.srv.forward("CSIVolume.Deregister", args, args, reply); done {
-		return err
-	}
-	if err := v.srv.allowNamespace(args.AuthToken, args.RequestNamespace(), acl.CapCSIWriteVolume); err != nil {
-		return err
-	}
 	if len(args.VolumeIDs) == 0 {
 		return structs.NewError(structs.CodeBadRequest, "volume deregister: no volume IDs given")
 	}
@@ -101,9 +89,6 @@ func (v *CSIVolume) Deregister(args *structs.CSIVolumeDeregisterRequest, reply *
 // still attached, for a second writer to claim. The plugin's ID of the
 // node is the servers' to find, from the node's fingerprint.
 func (v *CSIVolume) Claim(ctx context.Context, args *structs.CSIVolumeClaimRequest, reply *structs.CSIVolumeClaimResponse) error {
-	if done, err := v.srv.forward("CSIVolume.Claim", args, args, reply); done {
-		return err
-	}
 	if args.VolumeID == "" {
 		return structs.NewError(structs.CodeBadRequest, "volume claim: missing volume ID")
 	}
@@ -157,9 +142,6 @@ func (v *CSIVolume) Claim(ctx context.Context, args *structs.CSIVolumeClaimReque
 // stopped or lost) is a Conflict; a node or plugin instance not ready yet
 // is NotReady, for the client to retry.
 func (v *CSIVolume) Publish(ctx context.Context, args *structs.CSIVolumePublishRequest, reply *structs.CSIVolumeClaimResponse) error {
-	if done, err := v.srv.forward("CSIVolume.Publish", args, args, reply); done {
-		return err
-	}
 	if args.VolumeID == "" || args.AllocationID == "" || args.NodeID == "" {
 		return structs.NewError(structs.CodeBadRequest, "volume publish: give the volume, the alloc and the node (got volume %q, alloc %q, node %q)",
 			args.VolumeID, args.AllocationID, args.NodeID)
@@ -256,12 +238,6 @@ func (v *CSIVolume) attach(ctx context.Context, vol *structs.CSIVolume, claim *s
 
 // List lists volumes, filtered by ID prefix, plugin or claiming node.
 func (v *CSIVolume) List(args *structs.CSIVolumeListRequest, reply *structs.CSIVolumeListResponse) error {
-	if done, err := v.srv.forward("CSIVolume.List", args, args, reply); done {
-		return err
-	}
-	if err := v.srv.allowNamespace(args.AuthToken, args.RequestNamespace(), acl.CapCSIListVolume); err != nil {
-		return err
-	}
 	ns := args.RequestNamespace()
 	return v.srv.blockingQuery(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) error {
 		var (
@@ -311,9 +287,6 @@ func (v *CSIVolume) List(args *structs.CSIVolumeListRequest, reply *structs.CSIV
 // Get reads one volume with its claims and plugin health joined in;
 // Volume is nil when it does not exist. Secrets never leave the servers.
 func (v *CSIVolume) Get(args *structs.CSIVolumeGetRequest, reply *structs.CSIVolumeGetResponse) error {
-	if done, err := v.srv.forward("CSIVolume.Get", args, args, reply); done {
-		return err
-	}
 	if args.ID == "" {
 		return structs.NewError(structs.CodeBadRequest, "volume get: missing volume ID")
 	}

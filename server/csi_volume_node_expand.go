@@ -208,9 +208,6 @@ func sameNodeExpansion(a, b *structs.CSIVolumeNodeExpansion) bool {
 // Only the node's client (its secret, the allocation on it asking for the
 // volume) or an operator with node write may ask.
 func (v *CSIVolume) NodeExpand(ctx context.Context, args *structs.CSIVolumeNodeExpandRequest, reply *structs.CSIVolumeNodeExpandResponse) error {
-	if done, err := v.srv.forward("CSIVolume.NodeExpand", args, args, reply); done {
-		return err
-	}
 	if args.VolumeID == "" || args.AllocationID == "" || args.NodeID == "" {
 		return structs.NewError(structs.CodeBadRequest, "volume node expand: give the volume, the alloc and the node (got volume %q, alloc %q, node %q)",
 			args.VolumeID, args.AllocationID, args.NodeID)

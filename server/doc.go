@@ -1,8 +1,10 @@
 // Package server is a berth server: raft (hashicorp/raft with raft-boltdb
 // logs and file snapshots in the data dir), server membership by serf
 // gossip with autopilot removing dead servers, the msgpack RPC endpoints,
-// write forwarding to the leader, blocking queries, and the leader-only
-// loops.
+// write forwarding to the leader, blocking queries, and the wiring of the
+// leader-only loops, each a package of its own under server/ (scheduler,
+// volumewatcher, heartbeat, drainer, gc, aclreap; keyreplicate runs on
+// every server).
 //
 // It composes structs, state, fsm and rpc; nothing in berth imports it but
 // cmd and servertest. The client package must never import it.
@@ -10,9 +12,10 @@
 // Metrics (internal/telemetry, metrics.go and metrics_state.go): raft apply
 // latency by message type (raftApply), the FSM's apply latency (timedFSM
 // wraps the FSM raft is given: package fsm never reads the clock), new
-// leaders seen (a raft observer), heartbeat misses, and at scrape time
-// (MetricsCollector) the commit index and, on the leader only, claims by
-// state, the oldest release, plugin health and volumes by schedulability.
+// leaders seen (a raft observer), heartbeat misses (server/heartbeat),
+// and at scrape time (MetricsCollector) the commit index and, on the
+// leader only, claims by state, the oldest release, plugin health and
+// volumes by schedulability.
 //
 // The event stream (event_endpoint.go): Event.Next long-polls the FSM's
 // event broker (state/stream) on this server, never forwarded, checking

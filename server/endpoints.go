@@ -26,5 +26,5 @@ func (s *Server) registerEndpoints() error {
 			return fmt.Errorf("server: register %s endpoint: %w", name, err)
 		}
 	}
-	return nil
+	return checkMethodTable(s.rpcServer.Methods())
 }

@@ -1,52 +1,40 @@
 package server
 
 import (
-	"fmt"
-	"sync"
 	"time"
 
-	"github.com/berth-csi/berth/internal/telemetry"
+	"github.com/berth-csi/berth/internal/clock"
+	"github.com/berth-csi/berth/server/heartbeat"
 	"github.com/berth-csi/berth/structs"
 )
 
-// heartbeatGrace is added to the TTL when a new leader starts its timers,
-// so clients have time to find it before they are marked down.
-const heartbeatGrace = 5 * time.Second
+// The leader's per-node heartbeat TTL timers live in server/heartbeat: a
+// timer that fires marks its node down through raft; a heartbeat resets
+// it. Only the leader runs timers; a follower never marks a node down.
 
-// heartbeats holds the leader's per-node TTL timers. A timer that fires
-// marks its node down through raft; a heartbeat resets it. Only the leader
-// runs timers; a follower never marks a node down.
-type heartbeats struct {
-	mu      sync.Mutex
-	enabled bool
-	timers  map[string]*time.Timer
+// newHeartbeats builds the heartbeat timers, off until the leader arms
+// them. They run on the wall clock, whatever Config.Clock says: the
+// tests that move that clock by hours keep their nodes up.
+func (s *Server) newHeartbeats() (*heartbeat.Timers, error) {
+	return heartbeat.New(heartbeat.Config{
+		Clock:  clock.System{},
+		TTL:    s.config.HeartbeatTTL,
+		Grace:  heartbeat.Grace,
+		Logger: s.logger,
+		State:  s.State,
+		MarkDown: func(req *structs.NodeUpdateStatusRequest) error {
+			_, _, err := raftApply[any](s, structs.NodeUpdateStatusRequestType, req)
+			return err
+		},
+		Leading: func() bool { return s.ctx.Err() == nil && s.isLeader() },
+	})
 }
 
 // resetHeartbeat restarts a node's TTL timer; a no-op off the leader.
-func (s *Server) resetHeartbeat(nodeID string, ttl time.Duration) {
-	h := &s.heartbeats
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if !h.enabled {
-		return
-	}
-	if t, ok := h.timers[nodeID]; ok {
-		t.Reset(ttl)
-		return
-	}
-	h.timers[nodeID] = time.AfterFunc(ttl, func() { s.heartbeatExpired(nodeID) })
-}
+func (s *Server) resetHeartbeat(nodeID string, ttl time.Duration) { s.heartbeats.Reset(nodeID, ttl) }
 
 // clearHeartbeat stops a node's timer (the node was deregistered).
-func (s *Server) clearHeartbeat(nodeID string) {
-	h := &s.heartbeats
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if t, ok := h.timers[nodeID]; ok {
-		t.Stop()
-		delete(h.timers, nodeID)
-	}
-}
+func (s *Server) clearHeartbeat(nodeID string) { s.heartbeats.Clear(nodeID) }
 
 // armHeartbeats replaces the heartbeat timers by one per node of the
 // current state that is not down, TTL plus grace, as a new leader starts
@@ -54,82 +42,12 @@ func (s *Server) clearHeartbeat(nodeID string) {
 // serves consistent reads. Without, it is a no-op while they are off
 // (off the leader): a snapshot restore re-arms the leader's for the
 // restored nodes.
-func (s *Server) armHeartbeats(start bool) error {
-	h := &s.heartbeats
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.enabled = h.enabled || start
-	if !h.enabled {
-		return nil
-	}
-	if h.timers == nil {
-		h.timers = map[string]*time.Timer{}
-	}
-	iter, err := s.State().Nodes(nil)
-	if err != nil {
-		return err
-	}
-	for _, t := range h.timers {
-		t.Stop()
-	}
-	clear(h.timers)
-	for raw := iter.Next(); raw != nil; raw = iter.Next() {
-		if n := raw.(*structs.Node); n.Status != structs.NodeStatusDown {
-			id := n.ID
-			h.timers[id] = time.AfterFunc(s.config.HeartbeatTTL+heartbeatGrace, func() { s.heartbeatExpired(id) })
-		}
-	}
-	return nil
-}
+func (s *Server) armHeartbeats(start bool) error { return s.heartbeats.Arm(start) }
 
 // stopHeartbeats stops every timer when leadership ends.
-func (s *Server) stopHeartbeats() {
-	h := &s.heartbeats
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.enabled = false
-	for _, t := range h.timers {
-		t.Stop()
-	}
-	h.timers = nil
-}
+func (s *Server) stopHeartbeats() { s.heartbeats.Disable() }
 
-// heartbeatExpired marks a node down: in the same raft write its plugin
-// instances stop counting as healthy and its volumes become unschedulable.
-func (s *Server) heartbeatExpired(nodeID string) {
-	h := &s.heartbeats
-	h.mu.Lock()
-	if !h.enabled {
-		h.mu.Unlock()
-		return
-	}
-	delete(h.timers, nodeID)
-	h.mu.Unlock()
-
-	node, err := s.State().NodeByID(nil, nodeID)
-	if err != nil || node == nil || node.Status == structs.NodeStatusDown {
-		return
-	}
-	s.logger.Warn("node missed its heartbeat; marking it down", "node_id", nodeID, "ttl", s.config.HeartbeatTTL)
-	req := &structs.NodeUpdateStatusRequest{
-		NodeID:    nodeID,
-		Status:    structs.NodeStatusDown,
-		UpdatedAt: time.Now().UnixNano(),
-		Event: &structs.NodeEvent{
-			Subsystem: "Heartbeat",
-			Message:   fmt.Sprintf("node missed its heartbeat (TTL %s); marked down", s.config.HeartbeatTTL),
-			Timestamp: time.Now(),
-		},
-	}
-	if _, _, err := raftApply[any](s, structs.NodeUpdateStatusRequestType, req); err != nil {
-		s.logger.Error("mark node down", "node_id", nodeID, "error", err)
-		if s.ctx.Err() == nil && s.isLeader() {
-			// Try again on the next TTL rather than leave the node up.
-			s.resetHeartbeat(nodeID, s.config.HeartbeatTTL)
-		}
-		return
-	}
-	// Counted once marked down: a failed write tried again on the next
-	// TTL is still one miss.
-	telemetry.NodeHeartbeatMisses.Inc()
-}
+// heartbeatExpired marks a node down now, as its timer does when it
+// fires: in the same raft write its plugin instances stop counting as
+// healthy and its volumes become unschedulable.
+func (s *Server) heartbeatExpired(nodeID string) { s.heartbeats.Expire(nodeID) }

@@ -20,12 +20,6 @@ type Job struct{ srv *Server }
 // claims they reserve, in one raft write. Allocations that cannot be
 // placed are reported with the reasons, per node class of reason.
 func (j *Job) Register(args *structs.JobRegisterRequest, reply *structs.JobRegisterResponse) error {
-	if done, err := j.srv.forward("Job.Register", args, args, reply); done {
-		return err
-	}
-	if err := j.srv.allowNamespace(args.AuthToken, args.RequestNamespace(), acl.CapSubmitJob); err != nil {
-		return err
-	}
 	if args.Job == nil {
 		return structs.NewError(structs.CodeBadRequest, "job register: the request carries no job")
 	}
@@ -90,12 +84,6 @@ func (j *Job) register(job *structs.Job, reply *structs.JobRegisterResponse) err
 // Deregister stops a job and its allocations, which starts releasing
 // their claims in the same write; Purge deletes the job too.
 func (j *Job) Deregister(args *structs.JobDeregisterRequest, reply *structs.JobDeregisterResponse) error {
-	if done, err := j.srv.forward("Job.Deregister", args, args, reply); done {
-		return err
-	}
-	if err := j.srv.allowNamespace(args.AuthToken, args.RequestNamespace(), acl.CapSubmitJob); err != nil {
-		return err
-	}
 	if args.JobID == "" {
 		return structs.NewError(structs.CodeBadRequest, "job stop: missing the job ID")
 	}
@@ -110,12 +98,6 @@ func (j *Job) Deregister(args *structs.JobDeregisterRequest, reply *structs.JobD
 
 // List lists jobs, with a status derived from their allocations.
 func (j *Job) List(args *structs.JobListRequest, reply *structs.JobListResponse) error {
-	if done, err := j.srv.forward("Job.List", args, args, reply); done {
-		return err
-	}
-	if err := j.srv.allowNamespace(args.AuthToken, args.RequestNamespace(), acl.CapReadJob); err != nil {
-		return err
-	}
 	ns := args.RequestNamespace()
 	return j.srv.blockingQuery(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) error {
 		iter, err := st.Jobs(ws)
@@ -162,12 +144,6 @@ func jobStatus(ws memdb.WatchSet, st *state.StateStore, job *structs.Job) (strin
 
 // Get reads one job.
 func (j *Job) Get(args *structs.JobSpecificRequest, reply *structs.SingleJobResponse) error {
-	if done, err := j.srv.forward("Job.Get", args, args, reply); done {
-		return err
-	}
-	if err := j.srv.allowNamespace(args.AuthToken, args.RequestNamespace(), acl.CapReadJob); err != nil {
-		return err
-	}
 	return j.srv.blockingQuery(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) error {
 		job, err := st.JobByID(ws, args.RequestNamespace(), args.JobID)
 		if err != nil {
@@ -181,12 +157,6 @@ func (j *Job) Get(args *structs.JobSpecificRequest, reply *structs.SingleJobResp
 
 // Allocations lists a job's allocations.
 func (j *Job) Allocations(args *structs.JobSpecificRequest, reply *structs.JobAllocationsResponse) error {
-	if done, err := j.srv.forward("Job.Allocations", args, args, reply); done {
-		return err
-	}
-	if err := j.srv.allowNamespace(args.AuthToken, args.RequestNamespace(), acl.CapReadJob); err != nil {
-		return err
-	}
 	return j.srv.blockingQuery(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) error {
 		iter, err := st.AllocsByJob(ws, args.RequestNamespace(), args.JobID)
 		if err != nil {
@@ -204,12 +174,6 @@ type Alloc struct{ srv *Server }
 // List lists allocations, filtered by ID prefix: those of every namespace
 // the token may read jobs in; it needs read-job in the request's namespace.
 func (a *Alloc) List(args *structs.AllocListRequest, reply *structs.AllocListResponse) error {
-	if done, err := a.srv.forward("Alloc.List", args, args, reply); done {
-		return err
-	}
-	if err := a.srv.allowNamespace(args.AuthToken, args.RequestNamespace(), acl.CapReadJob); err != nil {
-		return err
-	}
 	acls, _, err := a.srv.resolveToken(args.AuthToken)
 	if err != nil {
 		return err
@@ -232,12 +196,6 @@ func (a *Alloc) List(args *structs.AllocListRequest, reply *structs.AllocListRes
 
 // Get reads one allocation with its job and task states.
 func (a *Alloc) Get(args *structs.AllocSpecificRequest, reply *structs.SingleAllocResponse) error {
-	if done, err := a.srv.forward("Alloc.Get", args, args, reply); done {
-		return err
-	}
-	if err := a.srv.allowNamespace(args.AuthToken, args.RequestNamespace(), acl.CapReadJob); err != nil {
-		return err
-	}
 	return a.srv.blockingQuery(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) error {
 		alloc, err := st.AllocByID(ws, args.AllocID)
 		if err != nil {

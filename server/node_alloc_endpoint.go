@@ -15,9 +15,6 @@ import (
 // GetClientAllocs returns every allocation placed on a node, with its job:
 // the client's blocking query for what to run and stop.
 func (n *Node) GetClientAllocs(args *structs.NodeSpecificRequest, reply *structs.NodeClientAllocsResponse) error {
-	if done, err := n.srv.forward("Node.GetClientAllocs", args, args, reply); done {
-		return err
-	}
 	if args.NodeID == "" {
 		return structs.NewError(structs.CodeBadRequest, "node allocations: missing node ID")
 	}
@@ -41,9 +38,6 @@ func (n *Node) GetClientAllocs(args *structs.NodeSpecificRequest, reply *structs
 // UpdateAlloc records a client's report of its allocations. One that
 // becomes terminal starts releasing its claims in the same write.
 func (n *Node) UpdateAlloc(args *structs.AllocUpdateRequest, reply *structs.GenericResponse) error {
-	if done, err := n.srv.forward("Node.UpdateAlloc", args, args, reply); done {
-		return err
-	}
 	if len(args.Allocs) == 0 {
 		return structs.NewError(structs.CodeBadRequest, "alloc update: no allocations given")
 	}
@@ -98,9 +92,6 @@ type ClientAllocations struct{ srv *Server }
 
 // Logs reads a task's log from the client running its allocation.
 func (c *ClientAllocations) Logs(ctx context.Context, args *structs.ClientAllocLogsRequest, reply *structs.ClientAllocLogsResponse) error {
-	if err := c.srv.allowNamespace(args.AuthToken, args.RequestNamespace(), acl.CapReadLogs); err != nil {
-		return err
-	}
 	alloc, err := c.srv.State().AllocByID(nil, args.AllocID)
 	if err != nil {
 		return err

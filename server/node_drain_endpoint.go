@@ -13,12 +13,6 @@ import (
 // order (drainer.go). A cancel leaves the node ineligible: mark it
 // eligible with UpdateEligibility. Needs node write.
 func (n *Node) UpdateDrain(args *structs.NodeUpdateDrainRequest, reply *structs.NodeDrainUpdateResponse) error {
-	if done, err := n.srv.forward("Node.UpdateDrain", args, args, reply); done {
-		return err
-	}
-	if err := n.srv.allowScope(args.AuthToken, needNodeWrite); err != nil {
-		return err
-	}
 	if args.NodeID == "" {
 		return structs.NewError(structs.CodeBadRequest, "node drain: missing the node ID")
 	}
@@ -81,12 +75,6 @@ func describeDrain(spec *structs.DrainSpec) string {
 // placements; what runs there keeps running. A draining node cannot be
 // made eligible (Conflict): cancel its drain first. Needs node write.
 func (n *Node) UpdateEligibility(args *structs.NodeUpdateEligibilityRequest, reply *structs.NodeEligibilityUpdateResponse) error {
-	if done, err := n.srv.forward("Node.UpdateEligibility", args, args, reply); done {
-		return err
-	}
-	if err := n.srv.allowScope(args.AuthToken, needNodeWrite); err != nil {
-		return err
-	}
 	if args.NodeID == "" {
 		return structs.NewError(structs.CodeBadRequest, "node eligibility: missing the node ID")
 	}

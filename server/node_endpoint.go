@@ -180,9 +180,6 @@ func (n *Node) UpdateFingerprint(ctx context.Context, args *structs.NodeFingerpr
 
 // Deregister removes nodes and their plugin instances.
 func (n *Node) Deregister(args *structs.NodeDeregisterRequest, reply *structs.NodeUpdateResponse) error {
-	if done, err := n.srv.forward("Node.Deregister", args, args, reply); done {
-		return err
-	}
 	if len(args.NodeIDs) == 0 {
 		return structs.NewError(structs.CodeBadRequest, "node deregister: no node IDs given")
 	}
@@ -204,12 +201,6 @@ func (n *Node) Deregister(args *structs.NodeDeregisterRequest, reply *structs.No
 
 // List lists nodes, by ID prefix if one is given.
 func (n *Node) List(args *structs.NodeListRequest, reply *structs.NodeListResponse) error {
-	if done, err := n.srv.forward("Node.List", args, args, reply); done {
-		return err
-	}
-	if err := n.srv.allowScope(args.AuthToken, needNodeRead); err != nil {
-		return err
-	}
 	return n.srv.blockingQuery(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) error {
 		iter, err := st.NodesByIDPrefix(ws, args.Prefix)
 		if err != nil {
@@ -226,12 +217,6 @@ func (n *Node) List(args *structs.NodeListRequest, reply *structs.NodeListRespon
 
 // Get reads one node; Node is nil when it does not exist.
 func (n *Node) Get(args *structs.NodeSpecificRequest, reply *structs.SingleNodeResponse) error {
-	if done, err := n.srv.forward("Node.Get", args, args, reply); done {
-		return err
-	}
-	if err := n.srv.allowScope(args.AuthToken, needNodeRead); err != nil {
-		return err
-	}
 	if args.NodeID == "" {
 		return structs.NewError(structs.CodeBadRequest, "node get: missing node ID")
 	}

@@ -26,12 +26,6 @@ import (
 // leader; SnapshotRead hands it out.
 func (op *Operator) SnapshotSave(args *structs.SnapshotSaveRequest, reply *structs.SnapshotSaveResponse) error {
 	s := op.srv
-	if done, err := s.forward("Operator.SnapshotSave", args, args, reply); done {
-		return err
-	}
-	if err := s.allowScope(args.AuthToken, needManagement); err != nil {
-		return err
-	}
 	sf, meta, err := s.saveSnapshot()
 	if err != nil {
 		return err
@@ -44,12 +38,6 @@ func (op *Operator) SnapshotSave(args *structs.SnapshotSaveRequest, reply *struc
 // SnapshotRead returns the next chunk of a staged snapshot file.
 func (op *Operator) SnapshotRead(args *structs.SnapshotReadRequest, reply *structs.SnapshotReadResponse) error {
 	s := op.srv
-	if done, err := s.forward("Operator.SnapshotRead", args, args, reply); done {
-		return err
-	}
-	if err := s.allowScope(args.AuthToken, needManagement); err != nil {
-		return err
-	}
 	data, eof, err := s.readStaged(args.Handle, args.Offset)
 	if err != nil {
 		return err
@@ -61,12 +49,6 @@ func (op *Operator) SnapshotRead(args *structs.SnapshotReadRequest, reply *struc
 // SnapshotUpload appends a chunk of a snapshot file to restore.
 func (op *Operator) SnapshotUpload(args *structs.SnapshotUploadRequest, reply *structs.SnapshotUploadResponse) error {
 	s := op.srv
-	if done, err := s.forward("Operator.SnapshotUpload", args, args, reply); done {
-		return err
-	}
-	if err := s.allowScope(args.AuthToken, needManagement); err != nil {
-		return err
-	}
 	sf, err := s.appendStaged(args.Handle, args.Offset, args.Data)
 	if err != nil {
 		return err
@@ -78,12 +60,6 @@ func (op *Operator) SnapshotUpload(args *structs.SnapshotUploadRequest, reply *s
 // SnapshotRestore restores an uploaded snapshot file on every server.
 func (op *Operator) SnapshotRestore(args *structs.SnapshotRestoreRequest, reply *structs.SnapshotRestoreResponse) error {
 	s := op.srv
-	if done, err := s.forward("Operator.SnapshotRestore", args, args, reply); done {
-		return err
-	}
-	if err := s.allowScope(args.AuthToken, needManagement); err != nil {
-		return err
-	}
 	sf, err := s.takeUpload(args.Handle)
 	if err != nil {
 		return err

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/shoenig/test/must"
+
+	"github.com/berth-csi/berth/structs"
 )
 
 // An RPC connection accepted while raft is not yet set up (a server just
@@ -49,4 +51,33 @@ func TestServer_AfterRaft_ClosedOnShutdown(t *testing.T) {
 	<-done
 	_, err := b.Read(make([]byte, 1))
 	must.Error(t, err, must.Sprint("the waiting connection is closed"))
+}
+
+// A served method without a row, or a row without a method, stops the
+// server's start, naming the method.
+func TestCheckMethodTable(t *testing.T) {
+	var served []string
+	for m := range rpcMethods {
+		served = append(served, m)
+	}
+	must.NoError(t, checkMethodTable(served))
+	err := checkMethodTable(append(served, "Job.Sneak"))
+	must.ErrorContains(t, err, "RPC method Job.Sneak has no row in rpcMethods")
+	err = checkMethodTable(served[1:])
+	must.ErrorContains(t, err, "which no endpoint serves")
+}
+
+// A claim taken while its plugin published through a controller is
+// unpublished by one on release even when the plugin is gone since: the
+// step fails (and is retried) instead of being skipped, which freed the
+// claim with the volume still published to the node.
+func TestControllerDetach_PluginGoneWaits(t *testing.T) {
+	s := testServer(t)
+	vol := &structs.CSIVolume{ID: "data", PluginID: "gone", ExternalID: "ext-1"}
+	claim := &structs.CSIVolumeClaim{AllocID: "a1", NodeID: "node-1", ControllerPublish: true}
+	err := s.controllerDetach(t.Context(), vol, claim)
+	must.ErrorContains(t, err, `controller detach from node node-1: plugin "gone" is not running on any node`)
+
+	claim.ControllerPublish = false
+	must.NoError(t, s.controllerDetach(t.Context(), vol, claim), must.Sprint("a claim taken without a controller publish has none to undo"))
 }

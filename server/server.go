@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -21,6 +20,7 @@ import (
 
 	"github.com/berth-csi/berth/fsm"
 	"github.com/berth-csi/berth/rpc"
+	"github.com/berth-csi/berth/server/heartbeat"
 	"github.com/berth-csi/berth/server/scheduler"
 	"github.com/berth-csi/berth/server/volumewatcher"
 	"github.com/berth-csi/berth/state"
@@ -77,7 +77,7 @@ type Server struct {
 	// raftReady is closed once raft is set up (s.raft written): RPC
 	// connections accepted before wait for it, so that no handler reads
 	// s.raft before it is there (raft's own connections do not wait).
-	raftReady chan struct{}
+	raftReady     chan struct{}
 	hadRaftState  bool
 	bootstrapped  atomic.Bool
 	readyForReads atomic.Bool // leader has applied all earlier terms' entries
@@ -88,7 +88,7 @@ type Server struct {
 
 	autopilot *autopilot.Autopilot
 
-	heartbeats heartbeats
+	heartbeats *heartbeat.Timers // the leader's per-node TTL timers (heartbeat.go)
 	nodeConns  *nodeConns
 
 	acls         aclCache               // compiled ACLs, by their policies' versions
@@ -145,6 +145,10 @@ func New(cfg *Config) (*Server, error) {
 		cancel()
 		return nil, err
 	}
+	if s.heartbeats, err = s.newHeartbeats(); err != nil {
+		cancel()
+		return nil, err
+	}
 	if err := s.start(); err != nil {
 		_ = s.Shutdown()
 		return nil, err
@@ -170,7 +174,7 @@ func (s *Server) start() error {
 	if err := s.setupKeyring(); err != nil {
 		return err
 	}
-	s.rpcServer = rpc.NewServer(s.config.Logger, s.rpcServerOptions()...)
+	s.rpcServer = rpc.NewServer(s.config.Logger, append(s.rpcServerOptions(), rpc.WithInterceptor(s.intercept))...)
 	if err := s.registerEndpoints(); err != nil {
 		return err
 	}
@@ -343,23 +347,3 @@ func (s *Server) afterRaft(serve func(net.Conn)) func(net.Conn) {
 }
 
 func (s *Server) isLeader() bool { return s.raft != nil && s.raft.State() == raft.Leader }
-
-// loadOrCreateID reads the server's stable ID, making one the first time.
-func loadOrCreateID(path string) (string, error) {
-	b, err := os.ReadFile(path)
-	if err == nil {
-		id := strings.TrimSpace(string(b))
-		if len(id) < 8 {
-			return "", fmt.Errorf("server: stable ID in %s is malformed (%q); remove the file to make a new one", path, id)
-		}
-		return id, nil
-	}
-	if !errors.Is(err, os.ErrNotExist) {
-		return "", fmt.Errorf("server: read stable ID: %w", err)
-	}
-	id := structs.NewUUID()
-	if err := os.WriteFile(path, []byte(id+"\n"), 0o600); err != nil {
-		return "", fmt.Errorf("server: write stable ID: %w", err)
-	}
-	return id, nil
-}

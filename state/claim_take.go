@@ -56,9 +56,17 @@ func takeClaim(txn *memdb.Txn, vol *structs.CSIVolume, req *structs.CSIVolumeCla
 		claim.ExternalNodeID = req.ExternalNodeID
 	}
 	claim.UpdatedAt = req.Timestamp
-	// A renewal keeps the time it was first taken.
+	// A renewal keeps the time it was first taken, and what its release
+	// must undo.
 	if old := findClaim(vol, allocID); old != nil {
-		claim.Timeline = old.Timeline
+		claim.Timeline, claim.ControllerPublish = old.Timeline, old.ControllerPublish
+	}
+	plug, err := pluginByIDTxn(txn, nil, vol.PluginID)
+	if err != nil {
+		return nil, err
+	}
+	if plug.PublishesThroughController() {
+		claim.ControllerPublish = true
 	}
 	claim.Timeline = claim.Timeline.Stamp(structs.StepClaimTaken, req.Timestamp)
 

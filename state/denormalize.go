@@ -67,15 +67,12 @@ func denormalizePluginTxn(txn *memdb.Txn, ws memdb.WatchSet, plug *structs.CSIPl
 	return out, nil
 }
 
-// CSIVolumeDenormalize returns a copy of vol with what is derived on read:
-// ReadAllocs and WriteAllocs (alloc ID -> stub, or nil when the alloc no
-// longer exists) for its read and write claims, and the plugin's provider
-// and health. Schedulable means the plugin exists with a healthy node
-// instance and, if it requires a controller, a healthy controller.
-func (s *StateStore) CSIVolumeDenormalize(ws memdb.WatchSet, vol *structs.CSIVolume) (*structs.CSIVolume, error) {
-	return denormalizeVolumeTxn(s.db.Txn(false), ws, vol)
-}
-
+// denormalizeVolumeTxn returns a copy of vol with what is derived on read
+// (CSIVolumeByID): ReadAllocs and WriteAllocs (alloc ID -> stub, or nil
+// when the alloc no longer exists) for its read and write claims, and the
+// plugin's provider and health. Schedulable means the plugin exists with a
+// healthy node instance and, if it requires a controller, a healthy
+// controller.
 func denormalizeVolumeTxn(txn *memdb.Txn, ws memdb.WatchSet, vol *structs.CSIVolume) (*structs.CSIVolume, error) {
 	if vol == nil {
 		return nil, nil

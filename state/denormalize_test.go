@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/berth-csi/berth/state"
 	"github.com/berth-csi/berth/state/statetest"
 	"github.com/berth-csi/berth/structs"
 	"github.com/hashicorp/go-memdb"
@@ -117,7 +118,7 @@ func TestStateStore_CSIPluginByID_WatchFiresWhenNodeGoesDown(t *testing.T) {
 	must.False(t, ws.Watch(time.After(5*time.Second)), must.Sprint("the plugin read must wake when its node goes down"))
 }
 
-func TestStateStore_CSIVolumeDenormalize_Schedulable(t *testing.T) {
+func TestStateStore_CSIVolumeByID_Schedulable(t *testing.T) {
 	cases := []struct {
 		name      string
 		nodes     []*structs.Node
@@ -193,24 +194,27 @@ func TestStateStore_CSIVolumeDenormalize_Schedulable(t *testing.T) {
 	}
 }
 
-func TestStateStore_CSIVolumeDenormalize_NoPlugin(t *testing.T) {
-	s := statetest.New(t)
+// TestStateStore_CSIVolumeByID_NoPlugin: a volume whose plugin is
+// gone reads as not schedulable, whatever its row holds (a row written
+// with derived fields: the write API never stores them).
+func TestStateStore_CSIVolumeByID_NoPlugin(t *testing.T) {
 	vol := statetest.Volume("data", "missing")
 	vol.Provider = "stale"
 	vol.Schedulable = true
 	vol.NodesHealthy = 3
+	s := restored(t, map[string][]any{state.TableCSIVolumes: {vol}})
 
-	got, err := s.CSIVolumeDenormalize(nil, vol)
-	must.NoError(t, err)
+	got := mustVolume(t, s, "data")
 	must.False(t, got.Schedulable)
 	must.Eq(t, "", got.Provider)
 	must.Eq(t, 0, got.NodesHealthy)
-	must.True(t, vol.Schedulable, must.Sprint("the input must not be changed"))
+	must.True(t, vol.Schedulable, must.Sprint("the stored row must not be changed"))
 }
 
-func TestStateStore_CSIVolumeDenormalize_ClaimAllocs(t *testing.T) {
-	s := statetest.New(t)
-	upsertAllocs(t, s, 9, statetest.Alloc("reader", "n1"), statetest.Alloc("writer", "n1"))
+// TestStateStore_CSIVolumeByID_ClaimAllocs: a read joins the
+// allocations of the read and write claims (nil for one that is gone),
+// not those of past claims.
+func TestStateStore_CSIVolumeByID_ClaimAllocs(t *testing.T) {
 	claim := func(id string, mode structs.CSIVolumeClaimMode) *structs.CSIVolumeClaim {
 		return &structs.CSIVolumeClaim{AllocID: id, NodeID: "n1", Mode: mode}
 	}
@@ -221,9 +225,12 @@ func TestStateStore_CSIVolumeDenormalize_ClaimAllocs(t *testing.T) {
 	}
 	vol.WriteClaims = map[string]*structs.CSIVolumeClaim{"writer": claim("writer", structs.CSIVolumeClaimWrite)}
 	vol.PastClaims = map[string]*structs.CSIVolumeClaim{"past": claim("past", structs.CSIVolumeClaimWrite)}
+	s := restored(t, map[string][]any{
+		state.TableAllocs:     {statetest.Alloc("reader", "n1"), statetest.Alloc("writer", "n1")},
+		state.TableCSIVolumes: {vol},
+	})
 
-	got, err := s.CSIVolumeDenormalize(nil, vol)
-	must.NoError(t, err)
+	got := mustVolume(t, s, "data")
 	must.MapLen(t, 2, got.ReadAllocs)
 	must.NotNil(t, got.ReadAllocs["reader"])
 	must.Eq(t, "reader", got.ReadAllocs["reader"].ID)
@@ -231,7 +238,7 @@ func TestStateStore_CSIVolumeDenormalize_ClaimAllocs(t *testing.T) {
 	must.Nil(t, got.ReadAllocs["gone"])
 	must.MapLen(t, 1, got.WriteAllocs)
 	must.Eq(t, "writer", got.WriteAllocs["writer"].ID)
-	must.Nil(t, vol.ReadAllocs, must.Sprint("the input must not be changed"))
+	must.Nil(t, vol.ReadAllocs, must.Sprint("the stored row must not be changed"))
 }
 
 func TestStateStore_CSIVolumeByID_WatchFiresWhenNodeGoesDown(t *testing.T) {

@@ -9,8 +9,8 @@
 // the CSI domain (the plugin rows a node's fingerprint keeps, volume
 // registration, the claim workflow taken -> unpublishing -> node-detached ->
 // controller-detached -> freed), and the joins done on read
-// (CSIPluginDenormalize, CSIVolumeDenormalize): plugin health is derived from
-// node status on every read, never stored.
+// (CSIPluginDenormalize, and every volume read): plugin health is derived
+// from node status on every read, never stored.
 //
 // Change events (events.go): a write begun with writeTxn has memdb track
 // its changes; its commit turns them into structs.Event values at the

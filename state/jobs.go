@@ -37,36 +37,6 @@ func upsertJobTxn(txn *memdb.Txn, index uint64, job *structs.Job) ([]string, err
 	return plugins, nil
 }
 
-// DeleteJob removes a job and deletes the plugin rows it ran that are left
-// with no instance and no other running job.
-func (s *StateStore) DeleteJob(index uint64, namespace, id string) error {
-	if namespace == "" {
-		namespace = structs.DefaultNamespace
-	}
-
-	txn := s.writeTxn(index)
-	defer txn.Abort()
-
-	existing, err := jobByIDTxn(txn, nil, namespace, id)
-	if err != nil {
-		return err
-	}
-	if existing == nil {
-		return errNotFound("job %q not found in namespace %q; check the job id", id, namespace)
-	}
-	if err := txn.Delete(TableJobs, existing); err != nil {
-		return errInternal("delete job "+id, err)
-	}
-	if err := deleteJobVersionsTxn(txn, index, namespace, id); err != nil {
-		return err
-	}
-	if err := finishJobWrite(txn, index, existing.CSIPluginIDs()); err != nil {
-		return err
-	}
-	txn.Commit()
-	return nil
-}
-
 // finishJobWrite deletes the unused plugin rows among plugins and bumps the
 // index of every table changed.
 func finishJobWrite(txn *memdb.Txn, index uint64, plugins []string) error {

@@ -2,6 +2,7 @@ package state_test
 
 import (
 	"testing"
+	"time"
 
 	"github.com/berth-csi/berth/state"
 	"github.com/berth-csi/berth/state/statetest"
@@ -53,7 +54,7 @@ func TestStateStore_UpsertJob_Invalid(t *testing.T) {
 func TestStateStore_JobPluginCleanup(t *testing.T) {
 	type op int
 	const (
-		deleteJob op = iota
+		purgeJob op = iota // StopJob with purge: the job is deleted
 		stopJob
 		dropPlugin // upsert the job without its plugin task
 	)
@@ -64,9 +65,9 @@ func TestStateStore_JobPluginCleanup(t *testing.T) {
 		op         op
 		wantPlugin bool
 	}{
-		{name: "delete: last user", op: deleteJob},
-		{name: "delete: node instance remains", withNode: true, op: deleteJob, wantPlugin: true},
-		{name: "delete: another job runs it", otherJob: true, op: deleteJob, wantPlugin: true},
+		{name: "purge: last user", op: purgeJob},
+		{name: "purge: node instance remains", withNode: true, op: purgeJob, wantPlugin: true},
+		{name: "purge: another job runs it", otherJob: true, op: purgeJob, wantPlugin: true},
 		{name: "stop: last user", op: stopJob},
 		{name: "stop: node instance remains", withNode: true, op: stopJob, wantPlugin: true},
 		{name: "plugin task removed", op: dropPlugin},
@@ -89,8 +90,8 @@ func TestStateStore_JobPluginCleanup(t *testing.T) {
 			mustPlugin(t, s, plugID)
 
 			switch tc.op {
-			case deleteJob:
-				must.NoError(t, s.DeleteJob(20, structs.DefaultNamespace, "plug-job"))
+			case purgeJob:
+				must.NoError(t, s.StopJob(20, structs.DefaultNamespace, "plug-job", true, time.Unix(100, 0)))
 			case stopJob:
 				j := statetest.PluginJob("plug-job", plugID)
 				j.Stop = true
@@ -110,7 +111,9 @@ func TestStateStore_JobPluginCleanup(t *testing.T) {
 	}
 }
 
-func TestStateStore_DeleteJob(t *testing.T) {
+// TestStateStore_StopJob_Purge: a purge deletes the job, found by its
+// namespace (the default when none is given); an unknown job is NOT_FOUND.
+func TestStateStore_StopJob_Purge(t *testing.T) {
 	cases := []struct {
 		name string
 		ns   string
@@ -126,7 +129,7 @@ func TestStateStore_DeleteJob(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			s := statetest.New(t)
 			must.NoError(t, s.UpsertJob(10, statetest.Job("web")))
-			mustCode(t, tc.want, s.DeleteJob(11, tc.ns, tc.id))
+			mustCode(t, tc.want, s.StopJob(11, tc.ns, tc.id, true, time.Unix(100, 0)))
 			got, err := s.JobByID(nil, structs.DefaultNamespace, "web")
 			must.NoError(t, err)
 			must.Eq(t, tc.want != nil, got != nil)

@@ -44,8 +44,10 @@ func TestStateStore_Restore_RoundTrip(t *testing.T) {
 	must.Eq(t, mustPlugin(t, src, plugID), mustPlugin(t, dst, plugID))
 
 	// The restored store keeps working: its indexes are live.
+	vols := collect[structs.CSIVolume](t)(dst.CSIVolumesByNodeID(nil, "n1"))
+	must.Eq(t, []string{"default/snw"}, volumeIDs(vols))
 	must.NoError(t, claimOne(dst, 20, releaseReq("snw", "a1", freed)))
-	vols := collect[structs.CSIVolume](t)(dst.CSIVolumesByAllocID(nil, "a1"))
+	vols = collect[structs.CSIVolume](t)(dst.CSIVolumesByNodeID(nil, "n1"))
 	must.SliceEmpty(t, vols)
 }
 

@@ -115,3 +115,29 @@ func TestStateStore_Timeline_RenewAndFreedBound(t *testing.T) {
 	}
 	must.Nil(t, vol.ClaimOf(ids[0]))
 }
+
+// A claim taken while its plugin publishes through a controller says so,
+// and keeps saying so on renewal and through its release, whatever the
+// plugin does since; one taken on a plugin without a controller does not.
+func TestStateStore_ClaimRecordsControllerPublish(t *testing.T) {
+	s := statetest.New(t)
+	upsertNodes(t, s, 1, statetest.NodeWithPlugin("n1", "ctl", true, true, true), statetest.NodeWithPlugin("n2", "plain", false, true, true))
+	upsertVolumes(t, s, 2, statetest.Volume("v-ctl", "ctl"), statetest.Volume("v-plain", "plain"))
+	upsertAllocs(t, s, 3, statetest.Alloc("a1", "n1"), statetest.Alloc("a2", "n2"))
+	take := func(index uint64, vol, alloc string) {
+		r := claimReq(vol, alloc, write)
+		r.Timestamp = time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
+		must.NoError(t, claimOne(s, index, r))
+	}
+	take(4, "v-ctl", "a1")
+	take(5, "v-plain", "a2")
+	must.True(t, mustVolume(t, s, "v-ctl").ClaimOf("a1").ControllerPublish)
+	must.False(t, mustVolume(t, s, "v-plain").ClaimOf("a2").ControllerPublish)
+
+	// The plugin's controller goes away; a renewal keeps the mark.
+	upsertNodes(t, s, 6, statetest.NodeWithPlugin("n1", "ctl", false, true, true))
+	take(7, "v-ctl", "a1")
+	must.True(t, mustVolume(t, s, "v-ctl").ClaimOf("a1").ControllerPublish)
+	must.NoError(t, claimOne(s, 8, releaseReq("v-ctl", "a1", unpublishing)))
+	must.True(t, mustVolume(t, s, "v-ctl").ClaimOf("a1").ControllerPublish, must.Sprint("its release still knows to unpublish"))
+}

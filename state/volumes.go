@@ -262,12 +262,6 @@ func (s *StateStore) CSIVolumesByNodeID(ws memdb.WatchSet, nodeID string) (memdb
 	return getWatch(s.db.Txn(false), ws, TableCSIVolumes, indexClaimNode, nodeID)
 }
 
-// CSIVolumesByAllocID iterates the volume rows, of every namespace, with a
-// claim (taken or being released) of an allocation.
-func (s *StateStore) CSIVolumesByAllocID(ws memdb.WatchSet, allocID string) (memdb.ResultIterator, error) {
-	return getWatch(s.db.Txn(false), ws, TableCSIVolumes, indexClaimAlloc, allocID)
-}
-
 // volumesOfPluginTxn iterates the volume rows, of every namespace, that use
 // a plugin, in the order of their external IDs: a prefix scan of the
 // (plugin, external ID) index, so that a row costs one index fewer than

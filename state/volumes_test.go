@@ -3,6 +3,7 @@ package state_test
 import (
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/berth-csi/berth/state"
 	"github.com/berth-csi/berth/state/statetest"
@@ -242,13 +243,23 @@ func TestStateStore_CSIVolumeReads(t *testing.T) {
 		{"by node n1", all(s.CSIVolumesByNodeID(nil, "n1")), []string{"default/data-1", "default/logs"}},
 		{"by node n2", all(s.CSIVolumesByNodeID(nil, "n2")), []string{"default/data-2", "prod/data-1"}},
 		{"by node prefix is not a match", all(s.CSIVolumesByNodeID(nil, "n")), []string{}},
-		{"by alloc a2", all(s.CSIVolumesByAllocID(nil, "a2")), []string{"default/data-2", "prod/data-1"}},
-		{"by alloc with a past claim", all(s.CSIVolumesByAllocID(nil, "a3")), []string{"default/logs"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			must.Eq(t, tc.want, volumeIDs(tc.got))
 		})
+	}
+
+	// The volumes of an alloc, in every namespace, are found by its claims
+	// (the claim_alloc index) when its client reports it over: each claim
+	// starts releasing in the same write.
+	must.NoError(t, s.UpdateAllocsFromClient(13, []*structs.Allocation{{ID: "a2", ClientStatus: structs.AllocClientStatusComplete}},
+		time.Unix(100, 0)))
+	for _, v := range []struct{ ns, id string }{{"default", "data-2"}, {"prod", "data-1"}} {
+		vol, err := s.CSIVolumeByID(nil, v.ns, v.id)
+		must.NoError(t, err)
+		must.NotNil(t, vol.PastClaims["a2"], must.Sprintf("%s/%s", v.ns, v.id))
+		must.EqOp(t, structs.CSIVolumeClaimStateUnpublishing, vol.PastClaims["a2"].State, must.Sprintf("%s/%s", v.ns, v.id))
 	}
 }
 

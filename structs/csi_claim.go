@@ -91,6 +91,11 @@ type CSIVolumeClaim struct {
 	// Timeline is when the claim reached each state (ClaimStep), the
 	// stamps of the requests that moved it.
 	Timeline Timeline `json:",omitempty"`
+	// ControllerPublish is set when, as the claim was taken, the volume's
+	// plugin published volumes through a controller: its release then
+	// unpublishes through one even if the plugin is gone or changed by
+	// then, and waits for an instance rather than skip the step.
+	ControllerPublish bool `json:",omitempty"`
 }
 
 // Copy returns a copy.

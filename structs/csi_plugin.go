@@ -86,3 +86,19 @@ type CSIPluginListStub struct {
 	CreateIndex         uint64
 	ModifyIndex         uint64
 }
+
+// PublishesThroughController reports whether the plugin publishes volumes
+// to nodes through a controller (ControllerPublish/Unpublish): it requires
+// a controller and one of its instances offers PUBLISH_UNPUBLISH_VOLUME.
+// False for nil.
+func (p *CSIPlugin) PublishesThroughController() bool {
+	if p == nil || !p.ControllerRequired {
+		return false
+	}
+	for _, c := range p.Controllers {
+		if c != nil && c.ControllerInfo != nil && c.ControllerInfo.SupportsAttachDetach {
+			return true
+		}
+	}
+	return false
+}

@@ -3,7 +3,7 @@ package structs
 // CSIVolume is a volume berth knows, registered by hand or created through
 // a plugin's controller. Plugin health (Schedulable, the counts, Provider)
 // and the claiming allocations (ReadAllocs, WriteAllocs) are joined in on
-// read by CSIVolumeDenormalize.
+// read (state's CSIVolumeByID and the volume change events).
 type CSIVolume struct {
 	ID              string
 	Namespace       string

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/shoenig/test/must"
+	"github.com/shoenig/test/wait"
 
 	"github.com/berth-csi/berth/client/csitest"
 	"github.com/berth-csi/berth/internal/testlog"
@@ -277,12 +278,8 @@ func TestClient_Crash_Restart(t *testing.T) {
 
 	p.Restart()
 	// gRPC reconnects by itself, at most a second apart.
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		if _, err = c.Probe(ctx); err == nil || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	must.NoError(t, err)
+	must.Wait(t, wait.InitialSuccess(wait.ErrorFunc(func() error {
+		_, err := c.Probe(ctx)
+		return err
+	}), wait.Timeout(10*time.Second), wait.Gap(50*time.Millisecond)), must.Sprint("no probe succeeded after the restart"))
 }

@@ -20,9 +20,7 @@ var mockDevice = map[string]string{"device": "/dev/mock"}
 // requireRoot skips a test that bind-mounts, saying why.
 func requireRoot(t *testing.T) {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skipf("skipped: berth-hostpath bind-mounts, which needs root (CAP_SYS_ADMIN); this test runs as uid %d", os.Geteuid())
-	}
+	testlog.NeedRoot(t, "berth-hostpath bind-mounts, which needs CAP_SYS_ADMIN")
 }
 
 func TestClient_NodeStagePublish_MockDriver(t *testing.T) {

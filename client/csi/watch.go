@@ -26,9 +26,12 @@ func (c *Client) WatchConnection(ctx context.Context) <-chan struct{} {
 		default: // one pending signal is enough
 		}
 	}
+	// The state as of the call, not as of the goroutine's start: a loss
+	// between the two (Ready, then Idle with no RPC to wake it) would
+	// otherwise be the baseline, and never signalled.
+	state := c.conn.GetState()
 	go func() {
 		defer close(ch)
-		state := c.conn.GetState()
 		failed := false
 		for state != connectivity.Shutdown {
 			if !c.conn.WaitForStateChange(ctx, state) {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/shoenig/test/must"
+	"github.com/shoenig/test/wait"
 
 	"github.com/berth-csi/berth/client/csitest"
 )
@@ -38,14 +39,10 @@ func TestClient_WatchConnection_KillAndRestart(t *testing.T) {
 
 	p.Restart()
 	// The watcher does not reconnect; probes do, as the plugin manager's do.
-	deadline := time.Now().Add(watchWait)
-	for time.Now().Before(deadline) {
-		if _, err = c.Probe(ctx); err == nil {
-			break
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	must.NoError(t, err)
+	must.Wait(t, wait.InitialSuccess(wait.ErrorFunc(func() error {
+		_, err := c.Probe(ctx)
+		return err
+	}), wait.Timeout(watchWait), wait.Gap(50*time.Millisecond)), must.Sprint("no probe succeeded after the restart"))
 	waitSignal(t, ch, "the reconnect")
 }
 

@@ -13,6 +13,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/shoenig/test/must"
+	"github.com/shoenig/test/wait"
 )
 
 // What the csi-test v4.2.0 mock driver reports about itself.
@@ -151,13 +154,9 @@ func (p *Plugin) Pause() {
 	proc := p.running()
 	proc.signal(syscall.SIGSTOP)
 	pid := proc.cmd.Process.Pid
-	deadline := time.Now().Add(10 * time.Second)
-	for !allThreadsStopped(pid) {
-		if time.Now().After(deadline) {
-			p.t.Fatalf("csitest: plugin %d did not stop within 10s of SIGSTOP", pid)
-		}
-		time.Sleep(time.Millisecond)
-	}
+	must.Wait(p.t, wait.InitialSuccess(wait.BoolFunc(func() bool { return allThreadsStopped(pid) }),
+		wait.Timeout(10*time.Second), wait.Gap(time.Millisecond)),
+		must.Sprintf("csitest: plugin %d did not stop within 10s of SIGSTOP", pid))
 }
 
 // allThreadsStopped reports whether every thread of pid is in state T.

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/shoenig/test/must"
+	"github.com/shoenig/test/wait"
 
 	"github.com/berth-csi/berth/client/csitest"
 	"github.com/berth-csi/berth/client/dynamicplugins"
@@ -261,9 +262,8 @@ func TestManager_Run_StopsPromptly(t *testing.T) {
 
 func TestManager_Run_Twice(t *testing.T) {
 	tm := startManager(t)
-	for !tm.running.Load() { // the first Run has started
-		time.Sleep(time.Millisecond)
-	}
+	must.Wait(t, wait.InitialSuccess(wait.BoolFunc(tm.running.Load), wait.Timeout(waitBound), wait.Gap(time.Millisecond)),
+		must.Sprint("the first Run never started"))
 	done := make(chan struct{})
 	go func() {
 		defer close(done)

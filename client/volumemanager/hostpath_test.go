@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/hashicorp/go-hclog"
+	"github.com/moby/sys/mountinfo"
 	"github.com/shoenig/test/must"
 
 	"github.com/berth-csi/berth/client/csi"
@@ -26,23 +27,16 @@ const hostpathNodeID = "hostpath-node"
 
 func requireRoot(t *testing.T) {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skipf("skipped: berth-hostpath bind-mounts, which needs root (CAP_SYS_ADMIN); this test runs as uid %d", os.Geteuid())
-	}
+	testlog.NeedRoot(t, "berth-hostpath bind-mounts, which needs CAP_SYS_ADMIN")
 }
 
 // isMountPoint reports whether path is a mount point of this process's
-// mount namespace (field 5 of /proc/self/mountinfo).
+// mount namespace (as mountinfo lists it).
 func isMountPoint(t *testing.T, path string) bool {
 	t.Helper()
-	b, err := os.ReadFile("/proc/self/mountinfo")
+	infos, err := mountinfo.GetMounts(mountinfo.SingleEntryFilter(path))
 	must.NoError(t, err)
-	for _, l := range strings.Split(string(b), "\n") {
-		if f := strings.Fields(l); len(f) > 4 && f[4] == path {
-			return true
-		}
-	}
-	return false
+	return len(infos) > 0
 }
 
 // hostpathVolume creates a volume on berth-hostpath and, unless the

@@ -45,7 +45,9 @@
 // -disable-stage), and NodeUnpublishVolume unmounts it and removes the
 // directory it created. Read-only comes from the request, a reader-only
 // access mode or a read-only ControllerPublishVolume, and is applied with
-// a bind remount. Mount points are found in /proc/self/mountinfo.
+// a bind remount. Mount points are found in mountinfo (moby/sys/mountinfo).
+// A staging or target path that is a symlink is refused, never followed:
+// not mounted on, and not unmounted (UMOUNT_NOFOLLOW).
 // A volume's directory has mode 0777, as csi-driver-host-path's do, so
 // that a workload writes into it whatever user it runs as (berth runs
 // tasks as nobody by default); the volumes/ and snapshots/ dirs that hold

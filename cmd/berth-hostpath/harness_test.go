@@ -2,14 +2,13 @@ package main
 
 import (
 	"context"
-	"os"
 	"path/filepath"
 	"sort"
-	"strings"
 	"testing"
 
 	"github.com/berth-csi/berth/internal/testlog"
 	"github.com/container-storage-interface/spec/lib/go/csi"
+	"github.com/moby/sys/mountinfo"
 	"github.com/shoenig/test/must"
 	"golang.org/x/sys/unix"
 	"google.golang.org/grpc"
@@ -67,12 +66,11 @@ func dial(t *testing.T, sock string) *grpc.ClientConn {
 	return conn
 }
 
-// requireRoot skips a test that mounts when not running as root.
+// requireRoot skips a test that mounts when not running as root (and
+// fails it under BERTH_TEST_STRICT).
 func requireRoot(t *testing.T) {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skipf("skipped: bind mounts need root (CAP_SYS_ADMIN) and this test runs as uid %d", os.Geteuid())
-	}
+	testlog.NeedRoot(t, "bind mounts need CAP_SYS_ADMIN")
 }
 
 // unmountUnder registers a cleanup that unmounts whatever a failed test
@@ -80,27 +78,21 @@ func requireRoot(t *testing.T) {
 // it after creating the dirs: cleanups run last-registered first.
 func unmountUnder(t *testing.T, dirs ...string) {
 	t.Cleanup(func() {
-		f, err := os.Open(mountInfoPath)
-		if err != nil {
-			return
-		}
-		points, err := mountPoints(f)
-		f.Close()
-		if err != nil {
-			return
-		}
 		var left []string
-		for p := range points {
-			for _, d := range dirs {
-				if p == d || strings.HasPrefix(p, d+"/") {
-					left = append(left, p)
-				}
+		for _, d := range dirs {
+			infos, err := mountinfo.GetMounts(mountinfo.PrefixFilter(d))
+			if err != nil {
+				t.Logf("cannot list the mounts left under %s: %v", d, err)
+				continue
+			}
+			for _, m := range infos {
+				left = append(left, m.Mountpoint)
 			}
 		}
 		sort.Sort(sort.Reverse(sort.StringSlice(left)))
 		for _, p := range left {
 			t.Logf("unmounting %s, left mounted by the test", p)
-			_ = unix.Unmount(p, unix.MNT_DETACH)
+			_ = unix.Unmount(p, unix.MNT_DETACH|unix.UMOUNT_NOFOLLOW)
 		}
 	})
 }

@@ -3,31 +3,10 @@ package main
 import (
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/shoenig/test/must"
 )
-
-func TestMountPoints_ParsesAndUnescapes(t *testing.T) {
-	info := strings.Join([]string{
-		`22 1 254:0 / / rw,relatime shared:1 - ext4 /dev/vda rw`,
-		`43 22 254:0 /srv/vol /mnt/with\040space rw,relatime - ext4 /dev/vda rw`,
-		`44 22 254:0 /srv/vol /mnt/tab\011and\134backslash ro - ext4 /dev/vda rw`,
-		`45 22 0:5 / /mnt/odd\04 rw - tmpfs tmpfs rw`,
-	}, "\n")
-	got, err := mountPoints(strings.NewReader(info))
-	must.NoError(t, err)
-	must.Eq(t, map[string]bool{
-		"/":                        true,
-		"/mnt/with space":          true,
-		"/mnt/tab\tand\\backslash": true,
-		`/mnt/odd\04`:              true,
-	}, got)
-
-	_, err = mountPoints(strings.NewReader("short line"))
-	must.ErrorContains(t, err, "malformed line")
-}
 
 func TestIsMountPoint(t *testing.T) {
 	dir := t.TempDir()
@@ -55,7 +34,8 @@ func TestBindMount_AndUnmount(t *testing.T) {
 	requireRoot(t)
 	dir := t.TempDir()
 	unmountUnder(t, dir)
-	src, dst := filepath.Join(dir, "src dir"), filepath.Join(dir, "dst dir") // spaces are escaped in mountinfo
+	// mountinfo escapes a space, a tab and a backslash (\040, \011, \134)
+	src, dst := filepath.Join(dir, "src dir"), filepath.Join(dir, "dst dir\twith\\escapes")
 	must.NoError(t, os.Mkdir(src, 0o755))
 	must.NoError(t, os.Mkdir(dst, 0o755))
 
@@ -71,5 +51,32 @@ func TestBindMount_AndUnmount(t *testing.T) {
 
 	err := bindMount(filepath.Join(dir, "missing"), dst, false, nil)
 	must.ErrorContains(t, err, "bind mount")
+	mustMounted(t, dst, false)
+}
+
+// TestUnmount_RefusesASymlink: a link put in place of a mount point (a
+// task removed the directory in its own namespace) is never followed: the
+// mount it points to stays, and the error names the path.
+func TestUnmount_RefusesASymlink(t *testing.T) {
+	requireRoot(t)
+	dir := t.TempDir()
+	unmountUnder(t, dir)
+	src, dst := filepath.Join(dir, "src"), filepath.Join(dir, "host mount")
+	must.NoError(t, os.Mkdir(src, 0o755))
+	must.NoError(t, os.Mkdir(dst, 0o755))
+	must.NoError(t, bindMount(src, dst, false, nil))
+	link := filepath.Join(dir, "link")
+	must.NoError(t, os.Symlink(dst, link))
+
+	err := unmount(link)
+	must.ErrorIs(t, err, errSymlink)
+	must.ErrorContains(t, err, "unmount "+link+": it is a symlink")
+	mustMounted(t, dst, true)
+
+	err = bindMount(src, link, false, nil)
+	must.ErrorIs(t, err, errSymlink, must.Sprint("nothing is mounted through a link either"))
+	must.ErrorContains(t, err, "on "+link+": it is a symlink")
+
+	must.NoError(t, unmount(dst))
 	mustMounted(t, dst, false)
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/berth-csi/berth/client/clienttest"
 	"github.com/berth-csi/berth/client/csitest"
+	"github.com/berth-csi/berth/internal/testlog"
 	"github.com/berth-csi/berth/structs"
 )
 
@@ -38,9 +39,7 @@ func pidsRunning(dir, bin string) []int {
 // its client), on its first try or by retry; no alloc of B fails for good
 // and nothing of A stays mounted.
 func TestProcess_PluginKilledUnderAWriter(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root: tasks with volumes and plugin tasks run in mount namespaces with bind mounts")
-	}
+	testlog.NeedRoot(t, "tasks with volumes and plugin tasks run in mount namespaces with bind mounts")
 	// Restart the plugin task sooner than the default 15s; 5s still
 	// outlasts A's stop, whose unmount then waits for the plugin.
 	w := twoWriters(t, "1s", func(job string) string {
@@ -76,9 +75,7 @@ func TestProcess_PluginKilledUnderAWriter(t *testing.T) {
 // allows) is refused with a 400 naming read_only and nothing is placed;
 // the same job as a reader runs, its volume mounted read-only.
 func TestProcess_ReaderOnlyVolumeOverHTTP(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root: tasks with volumes and plugin tasks run in mount namespaces with bind mounts")
-	}
+	testlog.NeedRoot(t, "tasks with volumes and plugin tasks run in mount namespaces with bind mounts")
 	bin := buildBerth(t)
 	hostpath := csitest.HostpathBinary(t)
 	servers, _ := threeServers(t, bin)

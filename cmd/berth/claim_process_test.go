@@ -16,6 +16,7 @@ import (
 	"github.com/shoenig/test/must"
 
 	"github.com/berth-csi/berth/client/csitest"
+	"github.com/berth-csi/berth/internal/testlog"
 	"github.com/berth-csi/berth/structs"
 )
 
@@ -100,9 +101,7 @@ type claimSample struct {
 // `job stop A` the claim stays taken until A's client reports the task
 // dead; B is placed only after, and its first write comes after A's last.
 func TestProcess_StoppedWriterKeepsItsClaimUntilDead(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root: tasks with volumes and plugin tasks run in mount namespaces with bind mounts")
-	}
+	testlog.NeedRoot(t, "tasks with volumes and plugin tasks run in mount namespaces with bind mounts")
 	w := twoWriters(t, "15s", func(job string) string { return job })
 	bin, s, a, pluginRoot := w.bin, w.s, w.a, w.pluginRoot
 

@@ -16,6 +16,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/shoenig/test/must"
+	"github.com/shoenig/test/wait"
 
 	"github.com/berth-csi/berth/rpc"
 	"github.com/berth-csi/berth/state/statetest"
@@ -107,20 +108,17 @@ func leaderAt(hc *http.Client, addr string) string {
 // than not (a leader known to be gone).
 func waitLeader(t *testing.T, agents []*agentProc, not string, timeout time.Duration) string {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for time.Now().Before(deadline) {
-		first := leaderOf(agents[0])
-		agreed := first != "" && first != not
+	var leader string
+	must.Wait(t, wait.InitialSuccess(wait.BoolFunc(func() bool {
+		leader = leaderOf(agents[0])
+		agreed := leader != "" && leader != not
 		for _, a := range agents[1:] {
-			agreed = agreed && leaderOf(a) == first
+			agreed = agreed && leaderOf(a) == leader
 		}
-		if agreed {
-			return first
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	t.Fatalf("agents did not agree on a leader within %s", timeout)
-	return ""
+		return agreed
+	}), wait.Timeout(timeout), wait.Gap(20*time.Millisecond)),
+		must.Sprintf("agents did not agree on a leader within %s", timeout))
+	return leader
 }
 
 // berthCLI runs the CLI against one agent.

@@ -16,6 +16,7 @@ import (
 
 	"github.com/shoenig/test/must"
 
+	"github.com/berth-csi/berth/internal/testlog"
 	"github.com/berth-csi/berth/structs"
 )
 
@@ -128,9 +129,7 @@ func TestProcess_EventStream_ClaimLife(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binaries and starts a dev agent")
 	}
-	if os.Geteuid() != 0 {
-		t.Skip("needs root: the dev agent runs a task with a volume in a mount namespace")
-	}
+	testlog.NeedRoot(t, "the dev agent runs a task with a volume in a mount namespace")
 	bin, a := startDevAgent(t) // dev_agent_process_test.go
 	from := strconv.FormatUint(volumesIndex(t, a), 10)
 	raw := startEventStream(t, bin, a, "-json", "-topic", "CSIVolume:data", "-index", from)

@@ -3,7 +3,6 @@ package main_test
 import (
 	"io"
 	"net/http"
-	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -12,6 +11,7 @@ import (
 	"github.com/shoenig/test/must"
 
 	"github.com/berth-csi/berth/internal/telemetry/telemetrytest"
+	"github.com/berth-csi/berth/internal/testlog"
 )
 
 // ownFamilies are the metric families berth defines (docs/metrics.md).
@@ -35,9 +35,7 @@ var ownFamilies = []string{
 // about berth's. Then the job stops, and the claim's release shows:
 // CSIVolumeClaim entries applied, no claim left.
 func TestProcess_DevAgentMetrics(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root: the job's task mounts the volume in its own mount namespace")
-	}
+	testlog.NeedRoot(t, "the job's task mounts the volume in its own mount namespace")
 	bin, a := startDevAgent(t)
 
 	vol := writeSpec(t, "data.hcl", volumeSpec("data", `capacity_min = "64MiB"`))

@@ -13,6 +13,7 @@ import (
 	"github.com/shoenig/test/must"
 
 	"github.com/berth-csi/berth/client/csitest"
+	"github.com/berth-csi/berth/internal/testlog"
 	"github.com/berth-csi/berth/structs"
 )
 
@@ -59,9 +60,7 @@ const drainWriter = `if [ -f /data/seed ]; then echo "found $(cat /data/seed)"; 
 // -monitor` prints each step. It measures the time from the drain to the
 // writer running elsewhere.
 func TestProcess_NodeDrain(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root: tasks with volumes and plugin tasks run in mount namespaces with bind mounts")
-	}
+	testlog.NeedRoot(t, "tasks with volumes and plugin tasks run in mount namespaces with bind mounts")
 	bin := buildBerth(t)
 	hostpath := csitest.HostpathBinary(t)
 	sharedRoot := t.TempDir() // made before the clients: removed after them

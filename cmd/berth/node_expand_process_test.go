@@ -1,7 +1,6 @@
 package main_test
 
 import (
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -9,6 +8,7 @@ import (
 	"github.com/shoenig/test/must"
 
 	"github.com/berth-csi/berth/client/csitest"
+	"github.com/berth-csi/berth/internal/testlog"
 	"github.com/berth-csi/berth/structs"
 )
 
@@ -21,9 +21,7 @@ import (
 // its next publish; `berth volume status` shows the new capacity, and
 // nothing is left pending.
 func TestProcess_NodeExpansion(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root: tasks with volumes and plugin tasks run in mount namespaces with bind mounts")
-	}
+	testlog.NeedRoot(t, "tasks with volumes and plugin tasks run in mount namespaces with bind mounts")
 	bin := buildBerth(t)
 	hostpath := csitest.HostpathBinary(t)
 	pluginRoot := t.TempDir() // made before the client: removed after it

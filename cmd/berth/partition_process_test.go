@@ -14,6 +14,7 @@ import (
 
 	"github.com/berth-csi/berth/client/clienttest"
 	"github.com/berth-csi/berth/client/csitest"
+	"github.com/berth-csi/berth/internal/testlog"
 	"github.com/berth-csi/berth/structs"
 )
 
@@ -90,9 +91,7 @@ job "k" {
 // replacements the servers placed are stopped, both volumes delete (the
 // plugin refuses to delete a volume still staged).
 func TestProcess_PartitionedClient(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root: tasks with volumes and plugin tasks run in mount namespaces with bind mounts; the partition is an iptables rule")
-	}
+	testlog.NeedRoot(t, "tasks with volumes and plugin tasks run in mount namespaces with bind mounts; the partition is an iptables rule")
 	bin, s, c1, pluginRoot := cutOffWorld(t, "data", "keep")
 	timedCLI(t, bin, s, "job", "run", writeSpec(t, "a.hcl", stubbornWriter("a", "A", "30s")))
 	timedCLI(t, bin, s, "job", "run", writeSpec(t, "k.hcl", keepWriter))
@@ -210,9 +209,7 @@ func fencedBeforeFreed(t *testing.T, s *agentProc, pluginRoot, allocID string, c
 // last contact it recorded, so the writer's last write still precedes the
 // moment the servers free its claim. Once healed, the volume deletes.
 func TestProcess_ClientRestartedWhileCutOff(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root: tasks with volumes and plugin tasks run in mount namespaces with bind mounts; the partition is an iptables rule")
-	}
+	testlog.NeedRoot(t, "tasks with volumes and plugin tasks run in mount namespaces with bind mounts; the partition is an iptables rule")
 	bin, s, c1, pluginRoot := cutOffWorld(t, "data")
 	timedCLI(t, bin, s, "job", "run", writeSpec(t, "a.hcl", stubbornWriter("a", "A", "30s")))
 	a := running(jobAllocs(t, bin, s, "a"))

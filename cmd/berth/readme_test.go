@@ -21,6 +21,7 @@ import (
 	"github.com/berth-csi/berth/client/clienttest"
 	"github.com/berth-csi/berth/client/csitest"
 	bexec "github.com/berth-csi/berth/client/drivers/exec"
+	"github.com/berth-csi/berth/internal/testlog"
 )
 
 // TestREADME_DevAgent runs, as written, the README's walkthroughs on the
@@ -82,9 +83,7 @@ type readmeProc struct {
 }
 
 func newReadmeWalk(t *testing.T) *readmeWalk {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root: the walkthroughs run tasks with volumes and plugins that bind-mount")
-	}
+	testlog.NeedRoot(t, "the walkthroughs run tasks with volumes and plugins that bind-mount")
 	md, err := os.ReadFile("../../README.md")
 	must.NoError(t, err)
 	dir, err := os.MkdirTemp("", "readme") // short: plugin sockets live under it

@@ -19,6 +19,7 @@ import (
 	"github.com/shoenig/test/must"
 
 	"github.com/berth-csi/berth/client/csitest"
+	"github.com/berth-csi/berth/internal/testlog"
 	"github.com/berth-csi/berth/rpc"
 	"github.com/berth-csi/berth/structs"
 	"github.com/berth-csi/berth/tlsutil"
@@ -185,9 +186,7 @@ func (w *secureWorld) serversLogged(what string, parts ...string) {
 // is refused; a client certificate cannot join as a server; one client's
 // secret cannot update another node.
 func TestProcess_SecureCluster(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root: the plugin task mounts volumes")
-	}
+	testlog.NeedRoot(t, "the plugin task mounts volumes")
 	w := newSecureWorld(t)
 	hostpath := csitest.HostpathBinary(t)
 	pluginRoot := t.TempDir()

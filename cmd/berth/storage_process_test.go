@@ -138,16 +138,11 @@ func TestProcess_StorageLifecycle_CLI(t *testing.T) {
 	root := t.TempDir()
 	hp := csitest.StartHostpath(t, "-root", root)
 	startClientAgent(t, bin, servers, "hostpath", hp.Socket)
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	waitUntil(t, 30*time.Second, "hostpath healthy", func() bool {
 		out, _, code := berthCLI(t, bin, servers[1], "plugin", "status", "-json", "hostpath")
 		var p structs.CSIPlugin
-		if code == 0 && json.Unmarshal([]byte(out), &p) == nil && p.ControllersHealthy == 1 {
-			break
-		}
-		must.True(t, time.Now().Before(deadline), must.Sprint("hostpath never became healthy"))
-		time.Sleep(100 * time.Millisecond)
-	}
+		return code == 0 && json.Unmarshal([]byte(out), &p) == nil && p.ControllersHealthy == 1
+	})
 	s0, s1, s2 := servers[0], servers[1], servers[2]
 	volumes := func() []string {
 		entries, err := os.ReadDir(filepath.Join(root, "volumes"))

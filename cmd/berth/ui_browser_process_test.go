@@ -15,6 +15,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/shoenig/test/must"
 
+	"github.com/berth-csi/berth/internal/testlog"
 	"github.com/berth-csi/berth/structs"
 )
 
@@ -93,9 +94,7 @@ func TestProcess_WebUI_VolumeClaimGoesToFreed(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binaries, starts a dev agent and a browser")
 	}
-	if os.Geteuid() != 0 {
-		t.Skip("needs root: the job's task mounts the volume")
-	}
+	testlog.NeedRoot(t, "the job's task mounts the volume")
 	ctx, exceptions := browser(t)
 	bin, a := startDevAgent(t)
 

@@ -15,10 +15,12 @@ import (
 	"time"
 
 	"github.com/shoenig/test/must"
+	"github.com/shoenig/test/wait"
 
 	"github.com/berth-csi/berth/client/clienttest"
 	"github.com/berth-csi/berth/client/csitest"
 	bexec "github.com/berth-csi/berth/client/drivers/exec"
+	"github.com/berth-csi/berth/internal/testlog"
 	"github.com/berth-csi/berth/structs"
 )
 
@@ -135,13 +137,8 @@ func readyNodes(t *testing.T, bin string, s *agentProc, n int, timeout time.Dura
 // waitUntil polls f every 50ms until it is true or timeout passes.
 func waitUntil(t *testing.T, timeout time.Duration, what string, f func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !f() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", timeout, what)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	must.Wait(t, wait.InitialSuccess(wait.BoolFunc(f), wait.Timeout(timeout), wait.Gap(50*time.Millisecond)),
+		must.Sprintf("timed out after %s waiting for %s", timeout, what))
 }
 
 // jobAllocs is the job's allocations (GET /v1/job/:id/allocations).
@@ -228,9 +225,7 @@ job %q {
 // unstages nothing; a killed client's node goes down and its claims are
 // released by the servers.
 func TestProcess_Workloads(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root: tasks with volumes and plugin tasks run in mount namespaces with bind mounts")
-	}
+	testlog.NeedRoot(t, "tasks with volumes and plugin tasks run in mount namespaces with bind mounts")
 	bin := buildBerth(t)
 	hostpath := csitest.HostpathBinary(t)
 	pluginRoot := t.TempDir() // made before the clients: removed after them

@@ -4,6 +4,9 @@ import (
 	"net"
 	"testing"
 	"time"
+
+	"github.com/shoenig/test/must"
+	"github.com/shoenig/test/wait"
 )
 
 // FreePortsOn returns n TCP ports free on addr (all held open together
@@ -32,11 +35,6 @@ func FreePortsOn(t testing.TB, addr string, n int) []int {
 // timeout has passed, naming what it waited for.
 func WaitUntil(t testing.TB, timeout, gap time.Duration, what string, f func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !f() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", timeout, what)
-		}
-		time.Sleep(gap)
-	}
+	must.Wait(t, wait.InitialSuccess(wait.BoolFunc(f), wait.Timeout(timeout), wait.Gap(gap)),
+		must.Sprintf("timed out after %s waiting for %s", timeout, what))
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/berth-csi/berth/harness/chaos"
 	"github.com/berth-csi/berth/harness/chaos/check"
+	"github.com/berth-csi/berth/internal/testlog"
 )
 
 var (
@@ -37,9 +38,7 @@ func skipUnlessUsable(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: the fault-injection suite starts five agents and runs for minutes")
 	}
-	if os.Geteuid() != 0 {
-		t.Skip("needs root: the plugin runs as a root task with bind mounts, and partitions are iptables rules")
-	}
+	testlog.NeedRoot(t, "the plugin runs as a root task with bind mounts, and partitions are iptables rules")
 	if why := chaos.IptablesUsable(); why != "" {
 		t.Skipf("needs iptables for the partitions: %s", why)
 	}

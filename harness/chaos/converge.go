@@ -6,6 +6,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/shoenig/test/must"
+	"github.com/shoenig/test/wait"
+
 	"github.com/berth-csi/berth/api"
 	"github.com/berth-csi/berth/harness/chaos/check"
 )
@@ -44,12 +47,14 @@ func (c *Cluster) VolumeValues(s *Agent) (map[string]check.Value, error) {
 // test with what each server said last.
 func (c *Cluster) WaitConverged(timeout time.Duration) (*Agent, []string) {
 	c.t.Helper()
-	var last []string
-	deadline := time.Now().Add(timeout)
-	for {
-		last = last[:0]
-		leader := c.Leader()
-		var first []string
+	var (
+		last   []string
+		leader *Agent
+		first  []string
+	)
+	converged := func() bool {
+		last, first = last[:0], nil
+		leader = c.Leader()
 		agreed := leader != nil
 		for i, s := range c.Servers {
 			ids, err := c.VolumeIDs(s)
@@ -65,12 +70,11 @@ func (c *Cluster) WaitConverged(timeout time.Duration) (*Agent, []string) {
 				agreed = false
 			}
 		}
-		if agreed {
-			return leader, first
-		}
-		if time.Now().After(deadline) {
-			c.t.Fatalf("chaos: the servers did not converge within %s (leader agreed: %v):\n%s", timeout, leader != nil, strings.Join(last, "\n"))
-		}
-		time.Sleep(200 * time.Millisecond)
+		return agreed
 	}
+	must.Wait(c.t, wait.InitialSuccess(wait.BoolFunc(converged), wait.Timeout(timeout), wait.Gap(200*time.Millisecond)),
+		must.Func(func() string {
+			return fmt.Sprintf("chaos: the servers did not converge within %s (leader agreed: %v):\n%s", timeout, leader != nil, strings.Join(last, "\n"))
+		}))
+	return leader, first
 }

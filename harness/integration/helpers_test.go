@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/shoenig/test/must"
+	"github.com/shoenig/test/wait"
 
 	"github.com/berth-csi/berth/client/clienttest"
 	"github.com/berth-csi/berth/client/csitest"
@@ -77,12 +78,8 @@ func node(t *testing.T, c *servertest.TestCluster, id string) *structs.Node {
 func eventually(t *testing.T, timeout time.Duration, what string, cond func() bool) time.Duration {
 	t.Helper()
 	start := time.Now()
-	for !cond() {
-		if time.Since(start) > timeout {
-			t.Fatalf("after %s still waiting for %s", timeout, what)
-		}
-		time.Sleep(25 * time.Millisecond)
-	}
+	must.Wait(t, wait.InitialSuccess(wait.BoolFunc(cond), wait.Timeout(timeout), wait.Gap(25*time.Millisecond)),
+		must.Sprintf("after %s still waiting for %s", timeout, what))
 	return time.Since(start)
 }
 

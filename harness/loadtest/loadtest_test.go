@@ -3,7 +3,6 @@ package loadtest_test
 import (
 	"flag"
 	"fmt"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -13,6 +12,7 @@ import (
 	"github.com/shoenig/test/must"
 
 	"github.com/berth-csi/berth/harness/loadtest"
+	"github.com/berth-csi/berth/internal/testlog"
 )
 
 // The defaults are small, for `make test` (a couple of seconds per
@@ -70,9 +70,7 @@ func skipUnlessUsable(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: the load tool builds berth, starts four agents and the mock CSI driver, and runs for about a minute")
 	}
-	if os.Geteuid() != 0 {
-		t.Skip("needs root: the client runs the claiming allocations' tasks with the exec driver")
-	}
+	testlog.NeedRoot(t, "the client runs the claiming allocations' tasks with the exec driver")
 }
 
 // TestLoad starts three servers and a client with the mock driver and

@@ -4,8 +4,9 @@
 // lives only in memory and in the server's keystore directory
 // (<data_dir>/keystore, mode 0700), one file per key (<key-id>.json, mode
 // 0600, written to a temporary file and renamed into place). Raft holds
-// only the keys' metadata (structs.RootKeyMeta); the server package copies
-// material between servers over RPC and decides which key is active.
+// only the keys' metadata (structs.RootKeyMeta); server/keyreplicate
+// copies material between servers over the server's RPC, and package
+// server decides which key is active.
 //
 // Encrypt and Decrypt seal with AES-256-GCM (crypto/aes, crypto/cipher): a
 // fresh random 12-byte nonce per seal, and additional data that the caller

@@ -18,10 +18,10 @@
 // The environment is the task's env, then the caller's Extra, then
 // BERTH_ALLOC_ID, BERTH_TASK_NAME, BERTH_TASK_DIR and BERTH_ALLOC_DIR (on
 // top of the image's own); ${NAME} in the command, args and entrypoint is
-// replaced from it. The network mode is host unless the task asks for
-// bridge or none; privileged containers need Config.AllowPrivileged. The
-// image must be on the node already (ErrImageMissing) unless the task
-// asks for a pull.
+// replaced from it (structs.InterpolateEnv, as the exec driver does). The
+// network mode is host unless the task asks for bridge or none;
+// privileged containers need Config.AllowPrivileged. The image must be on
+// the node already (ErrImageMissing) unless the task asks for a pull.
 //
 // Lifecycle: Start creates the container, registers a wait for its next
 // exit, starts it and returns a *Handle. The handle's goroutine waits for

@@ -204,11 +204,11 @@ func (c *TaskConfig) resolve(dc Config) (*spec, error) {
 	}
 	sort.Strings(s.env)
 	if c.Command != "" {
-		s.cmd = append([]string{interpolate(c.Command, env)}, interpolateAll(c.Args, env)...)
+		s.cmd = append([]string{structs.InterpolateEnv(c.Command, env)}, structs.InterpolateEnvAll(c.Args, env)...)
 	} else if len(c.Args) > 0 {
-		s.cmd = interpolateAll(c.Args, env)
+		s.cmd = structs.InterpolateEnvAll(c.Args, env)
 	}
-	s.entry = interpolateAll(c.Entrypoint, env)
+	s.entry = structs.InterpolateEnvAll(c.Entrypoint, env)
 
 	// The alloc dir's data/ and tmp/, not the dir itself: its logs/ are
 	// berth's, which a container must not reach (see LogRoot).
@@ -302,35 +302,6 @@ func containerName(task, allocID string) string {
 		clean += "-" + hex.EncodeToString(sum[:4])
 	}
 	return "berth-" + clean + "-" + nameInvalid.ReplaceAllString(allocID, "-")
-}
-
-// interpolation is ${NAME} in a command, an argument or the entrypoint.
-var interpolation = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
-
-// interpolate replaces each ${NAME} that names a variable of the task's
-// environment with its value; anything else is left as it is (as the exec
-// driver does).
-func interpolate(s string, env map[string]string) string {
-	if !strings.Contains(s, "${") {
-		return s
-	}
-	return interpolation.ReplaceAllStringFunc(s, func(m string) string {
-		if v, ok := env[m[2:len(m)-1]]; ok {
-			return v
-		}
-		return m
-	})
-}
-
-func interpolateAll(ss []string, env map[string]string) []string {
-	if len(ss) == 0 {
-		return nil
-	}
-	out := make([]string, len(ss))
-	for i, s := range ss {
-		out[i] = interpolate(s, env)
-	}
-	return out
 }
 
 // capDrop is what a container drops: the task's cap_drop, and

@@ -4,8 +4,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // SecureAllocRoot makes dir (the client's DATA/alloc, which holds every
@@ -34,9 +35,13 @@ func SecureAllocRoot(dir string) error {
 // mount is the same dir's.
 func ReleaseAllocRoot(dir string) error {
 	dir = filepath.Clean(dir)
-	mps, err := mountPoints()
-	if err != nil || !slices.Contains(mps, dir) {
+	mounted, err := isMountPoint(dir)
+	if err != nil || !mounted {
 		return err
 	}
-	return syscall.Unmount(dir, syscall.MNT_DETACH)
+	// Never through a link put in its place (UMOUNT_NOFOLLOW).
+	if err := unix.Unmount(dir, unix.MNT_DETACH|unix.UMOUNT_NOFOLLOW); err != nil {
+		return fmt.Errorf("exec: unmount %s: %w", dir, err)
+	}
+	return nil
 }

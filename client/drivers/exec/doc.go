@@ -3,7 +3,8 @@
 // namespaces, with its working directory in the task dir, its environment
 // (the task's env plus BERTH_ALLOC_ID, BERTH_TASK_NAME, BERTH_TASK_DIR,
 // BERTH_ALLOC_DIR and the caller's Extra, such as BERTH_NODE_NAME),
-// ${NAME} in the command and args replaced by that environment's NAME, and
+// ${NAME} in the command and args replaced by that environment's NAME
+// (structs.InterpolateEnv, as the docker driver does), and
 // its stdout and stderr appended to log files the caller names, opened
 // beneath the alloc dir (TaskConfig.LogRoot) without following a link.
 //

@@ -10,7 +10,6 @@ import (
 	osexec "os/exec"
 	"path"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strings"
 	"syscall"
@@ -94,11 +93,8 @@ func (c *TaskConfig) resolve() (*TaskConfig, error) {
 	}
 	r := *c
 	env := c.envMap()
-	r.Command = interpolate(c.Command, env)
-	r.Args = make([]string, len(c.Args))
-	for i, a := range c.Args {
-		r.Args[i] = interpolate(a, env)
-	}
+	r.Command = structs.InterpolateEnv(c.Command, env)
+	r.Args = structs.InterpolateEnvAll(c.Args, env)
 	r.Mounts = make([]Mount, len(c.Mounts))
 	for i, m := range c.Mounts {
 		if !filepath.IsAbs(m.Source) {
@@ -170,24 +166,6 @@ func (c *TaskConfig) env() []string {
 	}
 	sort.Strings(env)
 	return env
-}
-
-// interpolation is ${NAME} in a command or an argument.
-var interpolation = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
-
-// interpolate replaces each ${NAME} that names a variable of the task's
-// environment with its value; anything else (a $NAME, an unknown name) is
-// left for the command itself, a shell script's own variables included.
-func interpolate(s string, env map[string]string) string {
-	if !strings.Contains(s, "${") {
-		return s
-	}
-	return interpolation.ReplaceAllStringFunc(s, func(m string) string {
-		if v, ok := env[m[2:len(m)-1]]; ok {
-			return v
-		}
-		return m
-	})
 }
 
 // Start starts the task and returns once its command runs, or with the

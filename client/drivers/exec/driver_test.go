@@ -251,8 +251,3 @@ func TestStart_NotRoot_RefusesMounts(t *testing.T) {
 	must.ErrorContains(t, err, `task "web": volume mounts need a mount namespace: exec: berth is not running as root`)
 	must.Eq(t, ExitResult{}, waitDone(t, start(t, taskConfig(t, "exit 0"))), must.Sprint("without mounts it runs"))
 }
-
-func TestUnescapeMountinfo(t *testing.T) {
-	must.Eq(t, "/a b\tc\\d", unescapeMountinfo(`/a\040b\011c\134d`))
-	must.Eq(t, `/x\0`, unescapeMountinfo(`/x\0`))
-}

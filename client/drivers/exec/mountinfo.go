@@ -1,56 +1,39 @@
 package exec
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
-	"sort"
-	"strconv"
+	"slices"
 	"strings"
-	"syscall"
+
+	"github.com/moby/sys/mountinfo"
+	"golang.org/x/sys/unix"
 )
 
-// mountPoints lists the mount points of this process's mount namespace
-// (from /proc/self/mountinfo), in the order the kernel lists them.
-func mountPoints() ([]string, error) {
-	f, err := os.Open("/proc/self/mountinfo")
+// mountPoints lists the mount points of this thread's mount namespace
+// that filter keeps (nil: all of them), in the order the kernel lists
+// them in mountinfo, its escapes (\040 for a space, ...) undone.
+func mountPoints(filter mountinfo.FilterFunc) ([]string, error) {
+	infos, err := mountinfo.GetMounts(filter)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("read mountinfo: %w", err)
 	}
-	defer f.Close()
-	var mps []string
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for sc.Scan() {
-		fields := strings.Fields(sc.Text())
-		if len(fields) < 5 {
-			continue
-		}
-		mps = append(mps, unescapeMountinfo(fields[4]))
+	mps := make([]string, len(infos))
+	for i, m := range infos {
+		mps[i] = m.Mountpoint
 	}
-	return mps, sc.Err()
+	return mps, nil
 }
 
-// unescapeMountinfo undoes the kernel's octal escapes (\040 for a space,
-// \011, \012, \134).
-func unescapeMountinfo(s string) string {
-	if !strings.Contains(s, `\`) {
-		return s
+// isMountPoint reports whether path (clean and absolute, taken as it is:
+// no symlink is resolved) is a mount point of this namespace.
+func isMountPoint(path string) (bool, error) {
+	mps, err := mountPoints(mountinfo.SingleEntryFilter(path))
+	if err != nil {
+		return false, fmt.Errorf("is %s a mount point: %w", path, err)
 	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+4 <= len(s) {
-			if n, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
-				b.WriteByte(byte(n))
-				i += 3
-				continue
-			}
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
+	return len(mps) > 0, nil
 }
 
 // under reports whether path is dir or inside it.
@@ -65,20 +48,13 @@ func under(path, dir string) bool {
 // inside dir, deduplicated and sorted.
 func MountsUnder(dir string) ([]string, error) {
 	dir = filepath.Clean(dir)
-	mps, err := mountPoints()
+	mps, err := mountPoints(mountinfo.PrefixFilter(dir))
 	if err != nil {
 		return nil, err
 	}
-	seen := map[string]bool{}
-	var out []string
-	for _, mp := range mps {
-		if mp != dir && under(mp, dir) && !seen[mp] {
-			seen[mp] = true
-			out = append(out, mp)
-		}
-	}
-	sort.Strings(out)
-	return out, nil
+	mps = slices.DeleteFunc(mps, func(mp string) bool { return mp == dir })
+	slices.Sort(mps)
+	return slices.Compact(mps), nil
 }
 
 // DetachMountsUnder lazily unmounts every mount strictly inside dir except
@@ -89,33 +65,40 @@ func DetachMountsUnder(dir string, keep []string) ([]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("exec: list mounts under %s: %w", dir, err)
 	}
-	kept := map[string]bool{}
-	for _, k := range keep {
-		kept[k] = true
-	}
 	var detached []string
 	var errs []error
-	for i := len(mps) - 1; i >= 0; i-- {
-		mp := mps[i]
-		if kept[mp] {
+	for _, mp := range slices.Backward(mps) {
+		if slices.Contains(keep, mp) {
 			continue
 		}
-		// A mount point may carry several stacked mounts: detach until
-		// none is left.
-		for range 16 {
-			err := syscall.Unmount(mp, syscall.MNT_DETACH|umountNoFollow)
-			if errors.Is(err, syscall.EINVAL) || errors.Is(err, syscall.ENOENT) {
-				break
-			}
-			if err != nil {
-				errs = append(errs, fmt.Errorf("exec: detach %s: %w", mp, err))
-				break
-			}
+		n, err := detach(mp)
+		for range n {
 			detached = append(detached, mp)
+		}
+		if err != nil {
+			errs = append(errs, err)
 		}
 	}
 	return detached, errors.Join(errs...)
 }
 
-// umountNoFollow is UMOUNT_NOFOLLOW, which syscall does not name.
-const umountNoFollow = 0x8
+// detach lazily unmounts every mount stacked on mp (a mount point may
+// carry several) and returns how many it took off. It never follows a
+// symlink (UMOUNT_NOFOLLOW): a task that removed a mount point in its own
+// namespace and left a link in its place, to a mount of the host's,
+// gets nothing unmounted; a path that is no mount point (EINVAL), a link
+// included, or is gone (ENOENT) is left as it is.
+func detach(mp string) (int, error) {
+	n := 0
+	for range 16 {
+		err := unix.Unmount(mp, unix.MNT_DETACH|unix.UMOUNT_NOFOLLOW)
+		if errors.Is(err, unix.EINVAL) || errors.Is(err, unix.ENOENT) {
+			break
+		}
+		if err != nil {
+			return n, fmt.Errorf("exec: detach %s: %w", mp, err)
+		}
+		n++
+	}
+	return n, nil
+}

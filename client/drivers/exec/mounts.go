@@ -91,7 +91,7 @@ func mountProc() error {
 // slaveAllBut makes every mount a slave, one by one, except those at or
 // under a shared source; each shared source must be a mount point.
 func slaveAllBut(shared []string) error {
-	mps, err := mountPoints()
+	mps, err := mountPoints(nil)
 	if err != nil {
 		return fmt.Errorf("list mounts: %w", err)
 	}

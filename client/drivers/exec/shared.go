@@ -3,7 +3,6 @@ package exec
 import (
 	"fmt"
 	"path/filepath"
-	"slices"
 	"syscall"
 )
 
@@ -28,11 +27,11 @@ func ShareDir(dir string) error {
 // bindSelf makes dir a mount point of its own, bound onto itself, unless
 // it is one already.
 func bindSelf(dir string) error {
-	mps, err := mountPoints()
+	mounted, err := isMountPoint(dir)
 	if err != nil {
-		return fmt.Errorf("exec: list mounts: %w", err)
+		return fmt.Errorf("exec: %w", err)
 	}
-	if !slices.Contains(mps, dir) {
+	if !mounted {
 		if err := syscall.Mount(dir, dir, "", syscall.MS_BIND, ""); err != nil {
 			return fmt.Errorf("exec: bind %s onto itself: %w", dir, err)
 		}

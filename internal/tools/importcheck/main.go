@@ -43,7 +43,12 @@ var allowed = map[string][]string{
 	"tlsutil/tlsutiltest":     {"tlsutil"},
 	"rpc":                     {"structs", "tlsutil", "internal/backoff", "internal/telemetry"},
 	"server":                  {"structs", "state", "fsm", "rpc", "acl", "tlsutil", "server/...", "internal/backoff", "internal/clock", "internal/clock/clocktest", "internal/telemetry"},
+	"server/aclreap":          {"structs", "state", "internal/clock"},                       // the leader's reaper of expired ACL tokens; never server
+	"server/drainer":          {"structs", "state", "internal/backoff", "internal/clock"},   // the leader's node drainer; never server
+	"server/gc":               {"structs", "state", "internal/backoff", "internal/clock"},   // the leader's garbage collection; never server
+	"server/heartbeat":        {"structs", "state", "internal/clock", "internal/telemetry"}, // the leader's node TTL timers; never server
 	"server/keyring":          {"structs", "internal/atomicfile"},
+	"server/keyreplicate":     {"structs", "state", "internal/backoff", "internal/clock"},         // root key material between the servers; never server
 	"server/snapshotfile":     {"structs"},                                                        // the operator snapshot file: tar.gz of meta, FSM state, checksums
 	"server/scheduler":        {"structs", "state", "internal/clock", "internal/clock/clocktest"}, // the planner and the job watcher; never server
 	"server/servertest":       {"structs", "state", "fsm", "rpc", "acl", "tlsutil", "tlsutil/tlsutiltest", "server", "internal/testlog"},

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/shoenig/test/must"
+	"github.com/shoenig/test/wait"
 
 	"github.com/berth-csi/berth/api"
 	bexec "github.com/berth-csi/berth/client/drivers/exec"
@@ -82,16 +83,11 @@ func TestRun_Dev_ServesAndStopsCleanly(t *testing.T) {
 
 	base := "http://127.0.0.1:" + strconv.Itoa(httpPort)
 	started := time.Now()
-	deadline := started.Add(30 * time.Second)
 	var plug structs.CSIPlugin
-	for time.Now().Before(deadline) {
-		if getJSON(base+"/v1/plugin/csi/hostpath", &plug) && plug.ControllersHealthy == 1 && plug.NodesHealthy == 1 {
-			break
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	must.Eq(t, 1, plug.NodesHealthy, must.Sprintf("the built-in hostpath plugin never became healthy; logs:\n%s", logs.String()))
-	must.Eq(t, 1, plug.ControllersHealthy)
+	must.Wait(t, wait.InitialSuccess(wait.BoolFunc(func() bool {
+		return getJSON(base+"/v1/plugin/csi/hostpath", &plug) && plug.ControllersHealthy == 1 && plug.NodesHealthy == 1
+	}), wait.Timeout(30*time.Second), wait.Gap(20*time.Millisecond)),
+		must.Func(func() string { return "the built-in hostpath plugin never became healthy; logs:\n" + logs.String() }))
 	must.Eq(t, "hostpath.berth.dev", plug.Provider)
 	must.NotEq(t, "", plug.Version)
 	must.StrContains(t, logs.String(), "dev mode: TLS and ACLs are off; do not expose this agent to a network")
@@ -183,9 +179,7 @@ job "w" {
 // still run, then the plugin task stops; nothing is logged as an error or
 // a failure to unmount, and no mount is left under the data dir.
 func TestRun_Dev_StopsWithAJobRunning(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root: tasks with volumes and plugin tasks run in mount namespaces with bind mounts")
-	}
+	testlog.NeedRoot(t, "tasks with volumes and plugin tasks run in mount namespaces with bind mounts")
 	buildHostpath(t)
 	httpPort := freePort(t)
 	dataDir, err := os.MkdirTemp("", "bdev") // short: plugin sockets live under it
@@ -262,13 +256,10 @@ capability {
 
 func waitFor(t *testing.T, timeout time.Duration, what string, f func() bool, logs *testlog.Recorder) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !f() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s; logs:\n%s", timeout, what, logs.String())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	must.Wait(t, wait.InitialSuccess(wait.BoolFunc(f), wait.Timeout(timeout), wait.Gap(50*time.Millisecond)),
+		must.Func(func() string {
+			return fmt.Sprintf("timed out after %s waiting for %s; logs:\n%s", timeout, what, logs.String())
+		}))
 }
 
 // TestRun_ServerAndClientInOneConfig: an agent whose config enables both a

@@ -1,4 +1,4 @@
-package server
+package drainer
 
 import (
 	"errors"
@@ -23,7 +23,7 @@ type nodeWork struct {
 
 // drainNode makes the next step of a node's drain, if one is due, and
 // returns the node's deadline while it is ahead (zero otherwise).
-func (d *drainer) drainNode(ws memdb.WatchSet, st *state.StateStore, id string, now time.Time) (time.Time, error) {
+func (d *Drainer) drainNode(ws memdb.WatchSet, st *state.StateStore, id string, now time.Time) (time.Time, error) {
 	node, err := st.NodeByID(ws, id)
 	if err != nil {
 		return time.Time{}, err
@@ -71,7 +71,7 @@ func (d *drainer) drainNode(ws memdb.WatchSet, st *state.StateStore, id string, 
 // nextStep decides the node's next step: the allocations to stop and the
 // events that say so, or nothing while the drain waits for its clients,
 // its claims or its migrations.
-func (d *drainer) nextStep(ws memdb.WatchSet, st *state.StateStore, node *structs.Node, now time.Time) (*structs.DrainStep, []*structs.NodeEvent, error) {
+func (d *Drainer) nextStep(ws memdb.WatchSet, st *state.StateStore, node *structs.Node, now time.Time) (*structs.DrainStep, []*structs.NodeEvent, error) {
 	ds := node.DrainStrategy
 	work, err := nodeWorkOf(ws, st, node.ID, ds.IgnoreSystemJobs)
 	if err != nil {
@@ -119,7 +119,7 @@ func (d *drainer) nextStep(ws memdb.WatchSet, st *state.StateStore, node *struct
 // grace (Config.DrainPluginGrace) is over too: a release unmounts through
 // the node plugin, so a plugin stopped first leaves its claims stuck until
 // the node goes down. The drain completes with the last stop.
-func (d *drainer) deadlineStep(ws memdb.WatchSet, st *state.StateStore, node *structs.Node, work *nodeWork,
+func (d *Drainer) deadlineStep(ws memdb.WatchSet, st *state.StateStore, node *structs.Node, work *nodeWork,
 	now time.Time) (*structs.DrainStep, []*structs.NodeEvent, error) {
 	ds := node.DrainStrategy
 	left := append(append([]*structs.Allocation(nil), work.first...), work.system...)

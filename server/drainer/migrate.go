@@ -1,4 +1,4 @@
-package server
+package drainer
 
 import (
 	"github.com/hashicorp/go-memdb"
@@ -16,7 +16,7 @@ type groupKey struct{ namespace, job, group string }
 // (see inFlight). An allocation whose job is gone or stopped, or whose
 // group is gone, or a system job's, has no replacement to wait for: it
 // is stopped now.
-func (d *drainer) chooseMigrations(ws memdb.WatchSet, st *state.StateStore, allocs []*structs.Allocation) ([]*structs.Allocation, error) {
+func (d *Drainer) chooseMigrations(ws memdb.WatchSet, st *state.StateStore, allocs []*structs.Allocation) ([]*structs.Allocation, error) {
 	byGroup := map[groupKey][]*structs.Allocation{}
 	var order []groupKey
 	for _, a := range allocs {
