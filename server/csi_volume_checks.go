@@ -175,7 +175,7 @@ func (v *CSIVolume) validateCapabilities(ctx context.Context, vol *structs.CSIVo
 // to keep: an update never sets them. Lowering capacity_min or a
 // capacity_max below the capacity is shrinking, which CSI cannot do.
 // When the controller answers that the nodes must expand the volume too,
-// expandOnNodes has them do it (csi_volume_node_expand.go); a volume
+// expandOnNodes has them do it (rpc_csi_volume_expand.go); a volume
 // whose node expansion is pending is expanded again, which retries it.
 func (v *CSIVolume) expand(ctx context.Context, old, vol *structs.CSIVolume) error {
 	vol.Capacity = old.Capacity

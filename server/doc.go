@@ -6,6 +6,14 @@
 // volumewatcher, heartbeat, drainer, gc, aclreap; keyreplicate runs on
 // every server).
 //
+// The RPC API is in the files named rpc_<service>[_<part>].go, one or a
+// few per service (rpc_job.go, rpc_csi_volume.go, rpc_node_drain.go, ...):
+// `ls server/rpc_*` lists it. rpc_table.go says, for every method, which
+// server answers it and who may call it; one interceptor applies that
+// before the method runs (rpc_register.go registers the services and
+// checks the table against them). rpc.go holds forwarding and blocking
+// queries.
+//
 // It composes structs, state, fsm and rpc; nothing in berth imports it but
 // cmd and servertest. The client package must never import it.
 //
@@ -17,7 +25,7 @@
 // leader only, claims by state, the oldest release, plugin health and
 // volumes by schedulability.
 //
-// The event stream (event_endpoint.go): Event.Next long-polls the FSM's
+// The event stream (rpc_event.go): Event.Next long-polls the FSM's
 // event broker (state/stream) on this server, never forwarded, checking
 // the caller's token against each topic at every poll.
 //

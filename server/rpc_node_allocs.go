@@ -1,13 +1,11 @@
 package server
 
 import (
-	"context"
 	"fmt"
 	"time"
 
 	"github.com/hashicorp/go-memdb"
 
-	"github.com/berth-csi/berth/acl"
 	"github.com/berth-csi/berth/state"
 	"github.com/berth-csi/berth/structs"
 )
@@ -84,26 +82,4 @@ func (n *Node) allowAllocUpdate(args *structs.AllocUpdateRequest) error {
 		return err
 	}
 	return n.srv.allowScope(args.AuthToken, needNodeWrite)
-}
-
-// ClientAllocations relays allocation calls to the client that runs the
-// allocation.
-type ClientAllocations struct{ srv *Server }
-
-// Logs reads a task's log from the client running its allocation.
-func (c *ClientAllocations) Logs(ctx context.Context, args *structs.ClientAllocLogsRequest, reply *structs.ClientAllocLogsResponse) error {
-	alloc, err := c.srv.State().AllocByID(nil, args.AllocID)
-	if err != nil {
-		return err
-	}
-	if alloc == nil {
-		return structs.NewError(structs.CodeNotFound, "alloc %s not found; list allocations with `berth job status JOB`", args.AllocID)
-	}
-	if err := c.srv.allowNamespace(args.AuthToken, alloc.Namespace, acl.CapReadLogs); err != nil {
-		return err
-	}
-	args.NodeID = alloc.NodeID
-	ctx, cancel := context.WithTimeout(ctx, clientCallTimeout)
-	defer cancel()
-	return c.srv.callClient(ctx, args.NodeID, "ClientAllocations.Logs", "ClientAllocations.Logs", args, args, reply)
 }
