@@ -1,34 +1,20 @@
 package agentproc
 
 import (
-	"net"
 	"testing"
 	"time"
 
 	"github.com/shoenig/test/must"
 	"github.com/shoenig/test/wait"
+
+	"github.com/berth-csi/berth/internal/testlog"
 )
 
-// FreePortsOn returns n TCP ports free on addr (all held open together
-// while they are picked, so they differ).
+// FreePortsOn returns n distinct TCP ports free on addr, outside the
+// kernel's ephemeral range (testlog.FreePorts).
 func FreePortsOn(t testing.TB, addr string, n int) []int {
 	t.Helper()
-	var ports []int
-	var ls []net.Listener
-	defer func() {
-		for _, l := range ls {
-			_ = l.Close()
-		}
-	}()
-	for len(ports) < n {
-		l, err := net.Listen("tcp", net.JoinHostPort(addr, "0"))
-		if err != nil {
-			t.Fatalf("agentproc: listen on %s: %v", addr, err)
-		}
-		ls = append(ls, l)
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
-	}
-	return ports
+	return testlog.FreePorts(t, addr, n)
 }
 
 // WaitUntil polls f every gap until it is true, failing the test once

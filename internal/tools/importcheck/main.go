@@ -81,7 +81,7 @@ var allowed = map[string][]string{
 	"harness/chaos":       {"*"},
 	"harness/chaos/check": {}, // pure logic over recorded data: a leaf
 	"harness/loadtest":    {"*"},
-	"harness/agentproc":   {"client/clienttest", "client/drivers/exec"}, // the process harnesses' process control
+	"harness/agentproc":   {"client/clienttest", "client/drivers/exec", "internal/testlog"}, // the process harnesses' process control
 }
 
 // grpcAllowed may import the CSI spec and gRPC.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -40,10 +39,7 @@ var givenPorts sync.Map
 func freePort(t *testing.T) int {
 	t.Helper()
 	for {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		must.NoError(t, err)
-		port := l.Addr().(*net.TCPAddr).Port
-		_ = l.Close()
+		port := testlog.FreePorts(t, "127.0.0.1", 1)[0]
 		if _, dup := givenPorts.LoadOrStore(port, true); !dup {
 			return port
 		}
