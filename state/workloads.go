@@ -255,8 +255,12 @@ func allocsTxn(txn *memdb.Txn, index string, args ...any) ([]*structs.Allocation
 	return out, nil
 }
 
-// StopJob marks a job stopped and stops its allocations, releasing their
-// claims, in one write. With purge the job is deleted too, with those of
+// StopJob marks a job stopped and sets its allocations' desired status to
+// stop, in one write. Their claims are not released here: that waits for
+// each allocation's client to report its tasks dead (or its node to go
+// down), so that no claim is freed under a live task; an allocation
+// already over on its client releases its claims in this write. With
+// purge the job is deleted too, with those of
 // its allocations that are over on their client and hold no claim that is
 // not freed (see purgeAllocsTxn).
 func (s *StateStore) StopJob(index uint64, namespace, id string, purge bool, at time.Time) error {
