@@ -43,7 +43,7 @@ func partition(t *testing.T, addr string) (heal func()) {
 		out, err := exec.Command("iptables", append([]string{"-I"}, r...)...).CombinedOutput()
 		if err != nil {
 			heal()
-			t.Skipf("cannot partition %s with iptables (%v: %s); this test needs root and iptables", addr, err, out)
+			testlog.Skip(t, fmt.Sprintf("cannot partition %s with iptables (%v: %s); this test needs root and iptables", addr, err, out))
 		}
 		added = append(added, r)
 	}

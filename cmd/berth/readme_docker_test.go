@@ -7,6 +7,7 @@ import (
 	"github.com/docker/docker/api/types/image"
 
 	"github.com/berth-csi/berth/client/drivers/docker/dockertest"
+	"github.com/berth-csi/berth/internal/testlog"
 )
 
 // readmeImages are the images the README's "Plugins as containers" builds.
@@ -17,6 +18,9 @@ var readmeImages = []string{"berth-example/hostpath:1", "berth-example/busybox:1
 func (w *readmeWalk) runContainers() {
 	cli, err := dockertest.Reachable(w.t.Context())
 	if err != nil {
+		if testlog.Strict() {
+			w.t.Fatalf("README: \"Plugins as containers\" cannot run (%s set): %v", testlog.StrictEnv, err)
+		}
 		w.t.Logf("README: \"Plugins as containers\" skipped: %v", err)
 		return
 	}

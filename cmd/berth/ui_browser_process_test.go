@@ -47,7 +47,7 @@ capability {
 func browser(t *testing.T) (ctx context.Context, exceptions func() []string) {
 	t.Helper()
 	if _, err := os.Stat(chromiumPath); err != nil {
-		t.Skipf("no Chromium at %s (make chromium installs Debian's package): %v", chromiumPath, err)
+		testlog.Skip(t, fmt.Sprintf("no Chromium at %s (make chromium installs Debian's package): %v", chromiumPath, err))
 	}
 	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(chromiumPath))
 	if os.Geteuid() == 0 {
@@ -59,7 +59,7 @@ func browser(t *testing.T) (ctx context.Context, exceptions func() []string) {
 	// The first action starts the browser, which lives as long as the
 	// context it runs on: this one, not one with a timeout.
 	if err := chromedp.Do(ctx, chromedp.Navigate("about:blank")); err != nil {
-		t.Skipf("Chromium at %s cannot start: %v", chromiumPath, err)
+		testlog.Skip(t, fmt.Sprintf("Chromium at %s cannot start: %v", chromiumPath, err))
 	}
 
 	var mu sync.Mutex

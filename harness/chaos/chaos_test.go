@@ -40,7 +40,7 @@ func skipUnlessUsable(t *testing.T) {
 	}
 	testlog.NeedRoot(t, "the plugin runs as a root task with bind mounts, and partitions are iptables rules")
 	if why := chaos.IptablesUsable(); why != "" {
-		t.Skipf("needs iptables for the partitions: %s", why)
+		testlog.Skip(t, "needs iptables for the partitions: "+why)
 	}
 }
 

@@ -10,10 +10,17 @@ import (
 // machine has them all, so that no check goes missing unseen.
 const StrictEnv = "BERTH_TEST_STRICT"
 
+// Strict reports whether StrictEnv is set: a check that would be left
+// out for a missing tool must fail instead.
+func Strict() bool {
+	v := os.Getenv(StrictEnv)
+	return v != "" && v != "0"
+}
+
 // Skip skips the test saying why, or, under StrictEnv, fails it.
 func Skip(t testing.TB, why string) {
 	t.Helper()
-	if v := os.Getenv(StrictEnv); v != "" && v != "0" {
+	if Strict() {
 		t.Fatalf("%s set: cannot skip: %s", StrictEnv, why)
 	}
 	t.Skip(why)

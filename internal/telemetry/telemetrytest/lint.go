@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/berth-csi/berth/internal/testlog"
 	"github.com/prometheus/client_golang/prometheus/testutil/promlint"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
@@ -67,6 +68,9 @@ func promtool(t testing.TB, scrape string) []string {
 	t.Helper()
 	path, err := exec.LookPath("promtool")
 	if err != nil {
+		if testlog.Strict() {
+			t.Fatalf("promtool is not on PATH (%s set; make promtool installs Debian's prometheus package): %v", testlog.StrictEnv, err)
+		}
 		return nil
 	}
 	cmd := exec.Command(path, "check", "metrics")

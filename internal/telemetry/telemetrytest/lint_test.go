@@ -9,6 +9,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/shoenig/test/must"
 
+	"github.com/berth-csi/berth/internal/testlog"
+
 	"github.com/berth-csi/berth/internal/telemetry/telemetrytest"
 )
 
@@ -43,8 +45,16 @@ func TestLint_SplitsOwnFromGoMetrics(t *testing.T) {
 	}
 	t.Run("path_as_is", check)
 	t.Run("no_promtool", func(t *testing.T) {
+		// The laptop's case, on purpose: CI's strictness does not apply.
+		t.Setenv(testlog.StrictEnv, "")
 		t.Setenv("PATH", t.TempDir())
 		check(t)
+	})
+	t.Run("no_promtool_in_CI_fails", func(t *testing.T) {
+		t.Setenv(testlog.StrictEnv, "1")
+		t.Setenv("PATH", t.TempDir())
+		msg := fatal(t, func(tb testing.TB) { telemetrytest.Lint(tb, lintScrape) })
+		must.StrContains(t, msg, "promtool is not on PATH")
 	})
 }
 

@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/berth-csi/berth/internal/testlog"
 	"github.com/docker/docker/api/types/build"
 	"github.com/docker/docker/api/types/image"
 	"github.com/docker/docker/client"
@@ -40,7 +41,7 @@ func Client(t testing.TB) *client.Client {
 	t.Helper()
 	cli, err := Reachable(t.Context())
 	if err != nil {
-		t.Skip(err.Error())
+		testlog.Skip(t, err.Error())
 	}
 	t.Cleanup(func() { _ = cli.Close() })
 	return cli
@@ -84,7 +85,7 @@ func StaticBinary(t testing.TB, pkg string) string {
 	}
 	goTool, err := exec.LookPath("go")
 	if err != nil {
-		t.Skipf("building %s needs the go tool: %v", pkg, err)
+		testlog.Skip(t, fmt.Sprintf("building %s needs the go tool: %v", pkg, err))
 	}
 	if binaries.dir == "" {
 		dir, err := os.MkdirTemp("", "berth-dockertest-")
