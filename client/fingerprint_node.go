@@ -61,9 +61,16 @@ func usableCores() ([]int, error) {
 	return cores, nil
 }
 
-// coreMHz is one core's clock: the highest "cpu MHz" of /proc/cpuinfo,
-// else cpufreq's maximum, else fallbackMHz.
+// coreMHz is one core's clock: cpufreq's maximum, which stays put, else
+// the highest "cpu MHz" of /proc/cpuinfo (the current clock, which moves
+// with frequency scaling: only where cpufreq says nothing), else
+// fallbackMHz.
 func coreMHz() int {
+	if b, err := os.ReadFile(maxFreqPath); err == nil {
+		if khz, err := strconv.ParseFloat(strings.TrimSpace(string(b)), 64); err == nil && khz > 0 {
+			return int(khz / 1000)
+		}
+	}
 	best := 0.0
 	if f, err := os.Open("/proc/cpuinfo"); err == nil {
 		sc := bufio.NewScanner(f)
@@ -79,17 +86,13 @@ func coreMHz() int {
 		f.Close()
 	}
 	if best == 0 {
-		if b, err := os.ReadFile("/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq"); err == nil {
-			if khz, err := strconv.ParseFloat(strings.TrimSpace(string(b)), 64); err == nil {
-				best = khz / 1000
-			}
-		}
-	}
-	if best == 0 {
 		return fallbackMHz
 	}
 	return int(best)
 }
+
+// maxFreqPath is cpufreq's maximum clock of a core, in kHz.
+const maxFreqPath = "/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq"
 
 // nodeAttributes are the node's fingerprinted attributes, which
 // constraints read as ${attr.NAME}.

@@ -1,7 +1,10 @@
 package client
 
 import (
+	"os"
 	"runtime"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/shoenig/test/must"
@@ -18,7 +21,13 @@ func TestNodeResources(t *testing.T) {
 	var set unix.CPUSet
 	must.NoError(t, unix.SchedGetaffinity(0, &set))
 	must.EqOp(t, set.Count(), r.Cores)
-	must.EqOp(t, r.Cores*coreMHz(), r.CPU)
+	must.Positive(t, r.CPU)
+	must.EqOp(t, 0, r.CPU%r.Cores, must.Sprint("every core counts the same clock"))
+	if b, err := os.ReadFile(maxFreqPath); err == nil {
+		khz, err := strconv.Atoi(strings.TrimSpace(string(b)))
+		must.NoError(t, err)
+		must.EqOp(t, r.Cores*(khz/1000), r.CPU, must.Sprint("the clock is cpufreq's maximum where it says one"))
+	}
 	var si unix.Sysinfo_t
 	must.NoError(t, unix.Sysinfo(&si))
 	must.EqOp(t, int(uint64(si.Totalram)*uint64(si.Unit)>>20), r.MemoryMB)

@@ -25,7 +25,7 @@ func (c *Client) sendLoop(ctx context.Context, kick chan struct{}, window time.D
 			return
 		case <-kick:
 		}
-		if wait := window - time.Since(sent[next]); wait > 0 && !backoff.Sleep(ctx, wait) {
+		if wait := burstWait(sent[next], time.Now(), window); wait > 0 && !backoff.Sleep(ctx, wait) {
 			return
 		}
 		sent[next] = time.Now()
@@ -46,6 +46,13 @@ func (c *Client) sendLoop(ctx context.Context, kick chan struct{}, window time.D
 		}
 		notify(kick)
 	}
+}
+
+// burstWait is how long a send waits: until the oldest of the last
+// burst sends, which went at oldest, is window old; 0 if it is already
+// (or there was none).
+func burstWait(oldest, now time.Time, window time.Duration) time.Duration {
+	return max(0, window-now.Sub(oldest))
 }
 
 // notify wakes a send loop without blocking: a wake-up already pending

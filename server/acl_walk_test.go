@@ -36,11 +36,13 @@ func (a access) String() string {
 	return [...]string{"open", "read", "write", "register"}[a]
 }
 
-// walkRule is how the walk calls one method: the request to send (a
-// fresh one per call). Who may call it is the production table's
-// (rpcMethods in rpc_table.go): the walk checks the servers against it.
+// walkRule is how the walk calls one method: who may call it, written
+// here independently of the production table (rpcMethods in
+// rpc_table.go, which TestRPCTable_MatchesWalk checks against it), and
+// the request to send (a fresh one per call).
 type walkRule struct {
-	args func() any
+	access access
+	args   func() any
 }
 
 // accessOf is who the production table lets call method.
@@ -64,148 +66,148 @@ func accessOf(method string) access {
 func walkRules() map[string]walkRule {
 	job := statetest.Job("walk-job")
 	return map[string]walkRule{
-		"Status.Leader":                 {func() any { return &structs.GenericRequest{} }},
-		"Status.Peers":                  {func() any { return &structs.GenericRequest{} }},
-		"Status.ReadIndex":              {func() any { return &structs.GenericRequest{} }},
-		"Status.HasNodeConn":            {func() any { return &structs.NodeSpecificRequest{NodeID: "node-1"} }},
-		"Status.Members":                {func() any { return &structs.GenericRequest{} }},
-		"Operator.RaftGetConfiguration": {func() any { return &structs.GenericRequest{} }},
+		"Status.Leader":                 {open, func() any { return &structs.GenericRequest{} }},
+		"Status.Peers":                  {open, func() any { return &structs.GenericRequest{} }},
+		"Status.ReadIndex":              {open, func() any { return &structs.GenericRequest{} }},
+		"Status.HasNodeConn":            {open, func() any { return &structs.NodeSpecificRequest{NodeID: "node-1"} }},
+		"Status.Members":                {read, func() any { return &structs.GenericRequest{} }},
+		"Operator.RaftGetConfiguration": {read, func() any { return &structs.GenericRequest{} }},
 		// The whole state, out or in: a management token only.
-		"Operator.SnapshotSave":    {func() any { return &structs.SnapshotSaveRequest{} }},
-		"Operator.SnapshotRead":    {func() any { return &structs.SnapshotReadRequest{Handle: "missing"} }},
-		"Operator.SnapshotUpload":  {func() any { return &structs.SnapshotUploadRequest{Handle: "missing", Data: []byte{1}} }},
-		"Operator.SnapshotRestore": {func() any { return &structs.SnapshotRestoreRequest{Handle: "missing"} }},
+		"Operator.SnapshotSave":    {write, func() any { return &structs.SnapshotSaveRequest{} }},
+		"Operator.SnapshotRead":    {write, func() any { return &structs.SnapshotReadRequest{Handle: "missing"} }},
+		"Operator.SnapshotUpload":  {write, func() any { return &structs.SnapshotUploadRequest{Handle: "missing", Data: []byte{1}} }},
+		"Operator.SnapshotRestore": {write, func() any { return &structs.SnapshotRestoreRequest{Handle: "missing"} }},
 
-		"ACL.Bootstrap":    {func() any { return &structs.ACLBootstrapRequest{} }},
-		"ACL.WhoAmI":       {func() any { return &structs.ACLTokenGetRequest{} }},
-		"ACL.GetPolicy":    {func() any { return &structs.ACLPolicyGetRequest{Name: "readonly"} }},
-		"ACL.ListPolicies": {func() any { return &structs.ACLPolicyListRequest{} }},
-		"ACL.GetToken":     {nil}, // args made in the walk: the read-only token reads itself
-		"ACL.ListTokens":   {func() any { return &structs.ACLTokenListRequest{} }},
-		"ACL.UpsertPolicies": {func() any {
+		"ACL.Bootstrap":    {open, func() any { return &structs.ACLBootstrapRequest{} }},
+		"ACL.WhoAmI":       {open, func() any { return &structs.ACLTokenGetRequest{} }},
+		"ACL.GetPolicy":    {read, func() any { return &structs.ACLPolicyGetRequest{Name: "readonly"} }},
+		"ACL.ListPolicies": {read, func() any { return &structs.ACLPolicyListRequest{} }},
+		"ACL.GetToken":     {read, nil}, // args made in the walk: the read-only token reads itself
+		"ACL.ListTokens":   {write, func() any { return &structs.ACLTokenListRequest{} }},
+		"ACL.UpsertPolicies": {write, func() any {
 			return &structs.ACLPolicyUpsertRequest{Policies: []*structs.ACLPolicy{{Name: "walk", Rules: readOnlyRules}}}
 		}},
-		"ACL.DeletePolicies": {func() any { return &structs.ACLPolicyDeleteRequest{Names: []string{"missing"}} }},
-		"ACL.UpsertTokens": {func() any {
+		"ACL.DeletePolicies": {write, func() any { return &structs.ACLPolicyDeleteRequest{Names: []string{"missing"}} }},
+		"ACL.UpsertTokens": {write, func() any {
 			return &structs.ACLTokenUpsertRequest{Tokens: []*structs.ACLToken{{Name: "walk", Type: structs.ACLTokenTypeManagement}}}
 		}},
-		"ACL.DeleteTokens": {func() any { return &structs.ACLTokenDeleteRequest{AccessorIDs: []string{"missing"}} }},
+		"ACL.DeleteTokens": {write, func() any { return &structs.ACLTokenDeleteRequest{AccessorIDs: []string{"missing"}} }},
 
 		// A collection now: management only (it removes what it may).
-		"System.GarbageCollect": {func() any { return &structs.SystemGCRequest{} }},
+		"System.GarbageCollect": {write, func() any { return &structs.SystemGCRequest{} }},
 
-		"Node.Register": {func() any {
+		"Node.Register": {register, func() any {
 			return &structs.NodeRegisterRequest{Node: statetest.Node(fmt.Sprintf("walk-node-%d", walkNodes.Add(1)))}
 		}},
-		"Node.UpdateStatus": {func() any {
+		"Node.UpdateStatus": {write, func() any {
 			return &structs.NodeUpdateStatusRequest{NodeID: "node-1", Status: structs.NodeStatusReady}
 		}},
-		"Node.UpdateFingerprint": {func() any { return &structs.NodeFingerprintRequest{NodeID: "node-1"} }},
-		"Node.UpdateAlloc": {func() any {
+		"Node.UpdateFingerprint": {write, func() any { return &structs.NodeFingerprintRequest{NodeID: "node-1"} }},
+		"Node.UpdateAlloc": {write, func() any {
 			return &structs.AllocUpdateRequest{Allocs: []*structs.Allocation{{ID: "alloc-1"}}}
 		}},
-		"Node.GetClientAllocs": {func() any { return &structs.NodeSpecificRequest{NodeID: "node-1"} }},
-		"Node.Deregister":      {func() any { return &structs.NodeDeregisterRequest{NodeIDs: []string{"missing"}} }},
-		"Node.List":            {func() any { return &structs.NodeListRequest{} }},
-		"Node.Get":             {func() any { return &structs.NodeSpecificRequest{NodeID: "node-1"} }},
-		"Node.UpdateDrain":     {func() any { return &structs.NodeUpdateDrainRequest{NodeID: "node-1"} }},
-		"Node.UpdateEligibility": {func() any {
+		"Node.GetClientAllocs": {write, func() any { return &structs.NodeSpecificRequest{NodeID: "node-1"} }},
+		"Node.Deregister":      {write, func() any { return &structs.NodeDeregisterRequest{NodeIDs: []string{"missing"}} }},
+		"Node.List":            {read, func() any { return &structs.NodeListRequest{} }},
+		"Node.Get":             {read, func() any { return &structs.NodeSpecificRequest{NodeID: "node-1"} }},
+		"Node.UpdateDrain":     {write, func() any { return &structs.NodeUpdateDrainRequest{NodeID: "node-1"} }},
+		"Node.UpdateEligibility": {write, func() any {
 			return &structs.NodeUpdateEligibilityRequest{NodeID: "node-1", Eligibility: structs.NodeSchedulingEligible}
 		}},
 
-		"Job.Register":    {func() any { return &structs.JobRegisterRequest{Job: job.Copy()} }},
-		"Job.Deregister":  {func() any { return &structs.JobDeregisterRequest{JobID: "walk-job"} }},
-		"Job.List":        {func() any { return &structs.JobListRequest{} }},
-		"Job.Get":         {func() any { return &structs.JobSpecificRequest{JobID: "walk-job"} }},
-		"Job.Allocations": {func() any { return &structs.JobSpecificRequest{JobID: "walk-job"} }},
-		"Job.Plan":        {func() any { return &structs.JobPlanRequest{Job: job.Copy()} }},
-		"Job.Versions":    {func() any { return &structs.JobSpecificRequest{JobID: "walk-job"} }},
-		"Job.Revert":      {func() any { return &structs.JobRevertRequest{JobID: "walk-job", Version: 0} }},
-		"Alloc.List":      {func() any { return &structs.AllocListRequest{} }},
-		"Alloc.Get":       {func() any { return &structs.AllocSpecificRequest{AllocID: "alloc-1"} }},
+		"Job.Register":    {write, func() any { return &structs.JobRegisterRequest{Job: job.Copy()} }},
+		"Job.Deregister":  {write, func() any { return &structs.JobDeregisterRequest{JobID: "walk-job"} }},
+		"Job.List":        {read, func() any { return &structs.JobListRequest{} }},
+		"Job.Get":         {read, func() any { return &structs.JobSpecificRequest{JobID: "walk-job"} }},
+		"Job.Allocations": {read, func() any { return &structs.JobSpecificRequest{JobID: "walk-job"} }},
+		"Job.Plan":        {write, func() any { return &structs.JobPlanRequest{Job: job.Copy()} }},
+		"Job.Versions":    {read, func() any { return &structs.JobSpecificRequest{JobID: "walk-job"} }},
+		"Job.Revert":      {write, func() any { return &structs.JobRevertRequest{JobID: "walk-job", Version: 0} }},
+		"Alloc.List":      {read, func() any { return &structs.AllocListRequest{} }},
+		"Alloc.Get":       {read, func() any { return &structs.AllocSpecificRequest{AllocID: "alloc-1"} }},
 		// After index 1 there are walkSeed's events: it answers at once.
-		"Event.Next": {func() any { return &structs.EventNextRequest{Index: 1} }},
+		"Event.Next": {read, func() any { return &structs.EventNextRequest{Index: 1} }},
 
-		"ClientAllocations.Logs": {func() any {
+		"ClientAllocations.Logs": {write, func() any {
 			return &structs.ClientAllocLogsRequest{AllocID: "alloc-1", Task: "web", Kind: "stdout"}
 		}},
-		"ClientStatus.Ping": {func() any { return &structs.NodeSpecificRequest{NodeID: "node-1"} }},
+		"ClientStatus.Ping": {write, func() any { return &structs.NodeSpecificRequest{NodeID: "node-1"} }},
 
-		"CSIPlugin.List":   {func() any { return &structs.CSIPluginListRequest{} }},
-		"CSIPlugin.Get":    {func() any { return &structs.CSIPluginGetRequest{ID: "hostpath"} }},
-		"CSIPlugin.Delete": {func() any { return &structs.CSIPluginDeleteRequest{ID: "missing"} }},
+		"CSIPlugin.List":   {read, func() any { return &structs.CSIPluginListRequest{} }},
+		"CSIPlugin.Get":    {read, func() any { return &structs.CSIPluginGetRequest{ID: "hostpath"} }},
+		"CSIPlugin.Delete": {write, func() any { return &structs.CSIPluginDeleteRequest{ID: "missing"} }},
 
-		"CSIVolume.Register": {func() any {
+		"CSIVolume.Register": {write, func() any {
 			return &structs.CSIVolumeRegisterRequest{Volumes: []*structs.CSIVolume{statetest.Volume("walk-vol", "hostpath")}}
 		}},
-		"CSIVolume.Deregister": {func() any { return &structs.CSIVolumeDeregisterRequest{VolumeIDs: []string{"missing"}} }},
-		"CSIVolume.Create": {func() any {
+		"CSIVolume.Deregister": {write, func() any { return &structs.CSIVolumeDeregisterRequest{VolumeIDs: []string{"missing"}} }},
+		"CSIVolume.Create": {write, func() any {
 			return &structs.CSIVolumeCreateRequest{Volumes: []*structs.CSIVolume{statetest.Volume("walk-new", "hostpath")}}
 		}},
-		"CSIVolume.Delete": {func() any { return &structs.CSIVolumeDeleteRequest{VolumeIDs: []string{"missing"}} }},
-		"CSIVolume.Claim": {func() any {
+		"CSIVolume.Delete": {write, func() any { return &structs.CSIVolumeDeleteRequest{VolumeIDs: []string{"missing"}} }},
+		"CSIVolume.Claim": {write, func() any {
 			return &structs.CSIVolumeClaimRequest{VolumeID: "data", AllocationID: "alloc-1", NodeID: "node-1",
 				Mode: structs.CSIVolumeClaimRead, State: structs.CSIVolumeClaimStateTaken}
 		}},
-		"CSIVolume.Publish": {func() any {
+		"CSIVolume.Publish": {write, func() any {
 			return &structs.CSIVolumePublishRequest{VolumeID: "data", AllocationID: "alloc-1", NodeID: "node-1"}
 		}},
-		"CSIVolume.NodeExpand": {func() any {
+		"CSIVolume.NodeExpand": {write, func() any {
 			return &structs.CSIVolumeNodeExpandRequest{VolumeID: "data", AllocationID: "alloc-1", NodeID: "node-1"}
 		}},
-		"CSIVolume.Detach":         {func() any { return &structs.CSIVolumeDetachRequest{VolumeID: "data", NodeID: "missing"} }},
-		"CSIVolume.List":           {func() any { return &structs.CSIVolumeListRequest{} }},
-		"CSIVolume.Get":            {func() any { return &structs.CSIVolumeGetRequest{ID: "data"} }},
-		"CSIVolume.CreateSnapshot": {func() any { return &structs.CSISnapshotCreateRequest{VolumeID: "data", Name: "walk"} }},
-		"CSIVolume.DeleteSnapshot": {func() any { return &structs.CSISnapshotDeleteRequest{PluginID: "hostpath", SnapshotID: "missing"} }},
-		"CSIVolume.ListSnapshots":  {func() any { return &structs.CSISnapshotListRequest{PluginID: "hostpath"} }},
-		"CSIVolume.ListExternal":   {func() any { return &structs.CSIVolumeExternalListRequest{PluginID: "hostpath"} }},
+		"CSIVolume.Detach":         {write, func() any { return &structs.CSIVolumeDetachRequest{VolumeID: "data", NodeID: "missing"} }},
+		"CSIVolume.List":           {read, func() any { return &structs.CSIVolumeListRequest{} }},
+		"CSIVolume.Get":            {read, func() any { return &structs.CSIVolumeGetRequest{ID: "data"} }},
+		"CSIVolume.CreateSnapshot": {write, func() any { return &structs.CSISnapshotCreateRequest{VolumeID: "data", Name: "walk"} }},
+		"CSIVolume.DeleteSnapshot": {write, func() any { return &structs.CSISnapshotDeleteRequest{PluginID: "hostpath", SnapshotID: "missing"} }},
+		"CSIVolume.ListSnapshots":  {read, func() any { return &structs.CSISnapshotListRequest{PluginID: "hostpath"} }},
+		"CSIVolume.ListExternal":   {read, func() any { return &structs.CSIVolumeExternalListRequest{PluginID: "hostpath"} }},
 
 		// Server-to-server relays of calls to clients: another server
 		// (its certificate) or a management token (a leader's) only.
-		"ClientCSI.ControllerCreateVolume": {func() any {
+		"ClientCSI.ControllerCreateVolume": {write, func() any {
 			return &structs.ClientCSIControllerCreateVolumeRequest{NodeID: "node-1"}
 		}},
-		"ClientCSI.ControllerDeleteVolume": {func() any {
+		"ClientCSI.ControllerDeleteVolume": {write, func() any {
 			return &structs.ClientCSIControllerDeleteVolumeRequest{NodeID: "node-1"}
 		}},
-		"ClientCSI.ControllerValidateVolume": {func() any {
+		"ClientCSI.ControllerValidateVolume": {write, func() any {
 			return &structs.ClientCSIControllerValidateVolumeRequest{NodeID: "node-1"}
 		}},
-		"ClientCSI.ControllerExpandVolume": {func() any {
+		"ClientCSI.ControllerExpandVolume": {write, func() any {
 			return &structs.ClientCSIControllerExpandVolumeRequest{NodeID: "node-1"}
 		}},
-		"ClientCSI.ControllerCreateSnapshot": {func() any {
+		"ClientCSI.ControllerCreateSnapshot": {write, func() any {
 			return &structs.ClientCSIControllerCreateSnapshotRequest{NodeID: "node-1"}
 		}},
-		"ClientCSI.ControllerDeleteSnapshot": {func() any {
+		"ClientCSI.ControllerDeleteSnapshot": {write, func() any {
 			return &structs.ClientCSIControllerDeleteSnapshotRequest{NodeID: "node-1"}
 		}},
-		"ClientCSI.ControllerListSnapshots": {func() any {
+		"ClientCSI.ControllerListSnapshots": {write, func() any {
 			return &structs.ClientCSIControllerListSnapshotsRequest{NodeID: "node-1"}
 		}},
-		"ClientCSI.ControllerListVolumes": {func() any {
+		"ClientCSI.ControllerListVolumes": {write, func() any {
 			return &structs.ClientCSIControllerListVolumesRequest{NodeID: "node-1"}
 		}},
-		"ClientCSI.ControllerAttachVolume": {func() any {
+		"ClientCSI.ControllerAttachVolume": {write, func() any {
 			return &structs.ClientCSIControllerAttachVolumeRequest{NodeID: "node-1"}
 		}},
-		"ClientCSI.ControllerDetachVolume": {func() any {
+		"ClientCSI.ControllerDetachVolume": {write, func() any {
 			return &structs.ClientCSIControllerDetachVolumeRequest{NodeID: "node-1"}
 		}},
-		"ClientCSI.NodeDetachVolume": {func() any {
+		"ClientCSI.NodeDetachVolume": {write, func() any {
 			return &structs.ClientCSINodeDetachVolumeRequest{NodeID: "node-1"}
 		}},
-		"ClientCSI.NodeExpandVolume": {func() any {
+		"ClientCSI.NodeExpandVolume": {write, func() any {
 			return &structs.ClientCSINodeExpandVolumeRequest{NodeID: "node-1"}
 		}},
 
-		"Keyring.List":   {func() any { return &structs.KeyringListRequest{} }},
-		"Keyring.Rotate": {func() any { return &structs.KeyringRotateRequest{} }},
+		"Keyring.List":   {read, func() any { return &structs.KeyringListRequest{} }},
+		"Keyring.Rotate": {write, func() any { return &structs.KeyringRotateRequest{} }},
 		// Root key material: another server only (with ACLs on and no
 		// TLS, a management token).
-		"Keyring.GetKey": {func() any { return &structs.KeyringGetKeyRequest{KeyID: "missing"} }},
-		"Keyring.PutKey": {func() any { return &structs.KeyringPutKeyRequest{} }},
+		"Keyring.GetKey": {write, func() any { return &structs.KeyringGetKeyRequest{KeyID: "missing"} }},
+		"Keyring.PutKey": {write, func() any { return &structs.KeyringPutKeyRequest{} }},
 	}
 }
 
@@ -224,6 +226,18 @@ func walkSeed(t *testing.T, s *Server, mgmt string) {
 	_, _, err := raftApply[any](s, structs.PlanApplyRequestType, &structs.PlanApplyRequest{
 		Allocs: []*structs.Allocation{volumeAlloc("alloc-1", "node-1", structs.DefaultNamespace, 0, "data", false)}})
 	must.NoError(t, err)
+}
+
+// TestRPCTable_MatchesWalk: who the production table lets call each
+// method is who the walk, written apart from it, expects: a row weakened
+// (or tightened) by mistake fails here.
+func TestRPCTable_MatchesWalk(t *testing.T) {
+	rules := walkRules()
+	for m := range rpcMethods {
+		rule, ok := rules[m]
+		must.True(t, ok, must.Sprintf("%s has no row in walkRules", m))
+		must.EqOp(t, rule.access, accessOf(m), must.Sprintf("%s: the table's reach is not the walk's", m))
+	}
 }
 
 // TestRPCTable_OpenMethods: the methods anyone may call are these and no
@@ -259,7 +273,7 @@ func TestACL_EndpointWalk(t *testing.T) {
 	must.NotNil(t, self.Token)
 
 	rules := walkRules()
-	rules["ACL.GetToken"] = walkRule{func() any { return &structs.ACLTokenGetRequest{AccessorID: self.Token.AccessorID} }}
+	rules["ACL.GetToken"] = walkRule{read, func() any { return &structs.ACLTokenGetRequest{AccessorID: self.Token.AccessorID} }}
 
 	methods := s.rpcServer.Methods()
 	must.SliceNotEmpty(t, methods)
@@ -299,8 +313,8 @@ func TestACL_EndpointWalk(t *testing.T) {
 				rule := rules[m]
 				err := callAs(t, s, c.token, m, rule.args(), nil)
 				denied := errors.Is(err, structs.ErrPermissionDenied)
-				if want := c.denied(accessOf(m)); want != denied {
-					t.Errorf("%s as %s (%s): PermissionDenied = %v, want %v (error: %v)", m, c.name, accessOf(m), denied, want, err)
+				if want := c.denied(rule.access); want != denied {
+					t.Errorf("%s as %s (%s): PermissionDenied = %v, want %v (error: %v)", m, c.name, rule.access, denied, want, err)
 				}
 			}
 		})
@@ -318,7 +332,7 @@ func TestACL_EndpointWalk_DisabledLetsOperatorsIn(t *testing.T) {
 		"Node.GetClientAllocs": true, "CSIVolume.Publish": true, "CSIVolume.NodeExpand": true,
 	}
 	rules := walkRules()
-	rules["ACL.GetToken"] = walkRule{func() any { return &structs.ACLTokenGetRequest{AccessorID: "missing"} }}
+	rules["ACL.GetToken"] = walkRule{read, func() any { return &structs.ACLTokenGetRequest{AccessorID: "missing"} }}
 	for _, m := range s.rpcServer.Methods() {
 		rule, ok := rules[m]
 		must.True(t, ok, must.Sprintf("%s has no row in walkRules", m))

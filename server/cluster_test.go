@@ -182,13 +182,18 @@ func TestCluster_FollowerReadsSeeAcknowledgedWrites(t *testing.T) {
 		must.NotNil(t, resp.Volume, must.Sprintf("volume %s, written at index %d, read through a follower", id, index))
 	}
 	// Just after a write the follower forwards a read it has not caught
-	// up for (followerCatchUp); once it has, it serves reads itself.
+	// up for within followerCatchUp. Once it has applied every write,
+	// it serves each read itself: 20 reads, 20 follower reads.
+	last := leader.AppliedIndex()
+	must.Wait(t, wait.InitialSuccess(wait.BoolFunc(func() bool { return follower.AppliedIndex() >= last }),
+		wait.Timeout(10*time.Second), wait.Gap(5*time.Millisecond)), must.Sprint("the follower applies every write"))
 	served := follower.FollowerReads()
-	must.Wait(t, wait.InitialSuccess(wait.BoolFunc(func() bool {
+	for i := range 20 {
 		var resp structs.CSIVolumeGetResponse
-		must.NoError(t, call(t, follower, "CSIVolume.Get", &structs.CSIVolumeGetRequest{ID: "read-0"}, &resp))
-		return follower.FollowerReads() > served
-	}), wait.Timeout(10*time.Second), wait.Gap(20*time.Millisecond)), must.Sprint("a caught-up follower serves a read itself"))
+		must.NoError(t, call(t, follower, "CSIVolume.Get", &structs.CSIVolumeGetRequest{ID: fmt.Sprintf("read-%d", i)}, &resp))
+		must.NotNil(t, resp.Volume)
+	}
+	must.EqOp(t, served+20, follower.FollowerReads(), must.Sprint("the caught-up follower served every read itself, none forwarded"))
 	err := call(t, follower, "Status.ReadIndex", &structs.GenericRequest{}, new(uint64))
 	must.ErrorIs(t, err, structs.ErrUnavailable)
 }

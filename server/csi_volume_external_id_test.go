@@ -5,6 +5,7 @@ import (
 
 	"github.com/shoenig/test/must"
 
+	"github.com/berth-csi/berth/state"
 	"github.com/berth-csi/berth/state/statetest"
 	"github.com/berth-csi/berth/structs"
 )
@@ -46,7 +47,9 @@ func TestCSIVolume_Register_ExternalIDTaken(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			before, err := s.State().LatestIndex()
+			// The volumes' table, not the latest index: the leader's own
+			// writes (its first root key) may land meanwhile.
+			before, err := s.State().Index(state.TableCSIVolumes)
 			must.NoError(t, err)
 			var resp structs.CSIVolumeRegisterResponse
 			err = rpcCall(t, s, "CSIVolume.Register", &structs.CSIVolumeRegisterRequest{
@@ -57,7 +60,7 @@ func TestCSIVolume_Register_ExternalIDTaken(t *testing.T) {
 			}
 			must.ErrorIs(t, err, structs.ErrConflict)
 			must.EqError(t, err, tc.wantErr)
-			after, err := s.State().LatestIndex()
+			after, err := s.State().Index(state.TableCSIVolumes)
 			must.NoError(t, err)
 			must.Eq(t, before, after, must.Sprint("a refused register writes nothing"))
 			vol, err := s.State().CSIVolumeByID(nil, tc.vol.Namespace, tc.vol.ID)

@@ -13,3 +13,6 @@ func (s *Server) stagedCount() int {
 	defer st.mu.Unlock()
 	return len(st.files)
 }
+
+// AppliedIndex is the last raft index s's FSM applied.
+func (s *Server) AppliedIndex() uint64 { return s.fsm.AppliedIndex() }

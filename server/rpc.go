@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"strings"
 	"time"
 
 	"github.com/hashicorp/go-memdb"
@@ -65,7 +64,7 @@ func (s *Server) forward(method string, info rpcInfo, args, reply any) (done boo
 		if q, ok := info.(interface{ MinIndex() uint64 }); ok {
 			min = q.MinIndex()
 		}
-		err := s.followerRead(leader, min, strings.HasSuffix(method, ".List"))
+		err := s.followerRead(leader, min, rpcMethods[method].route == toLeaderList)
 		if err == nil {
 			return false, nil // this server has applied all the read must see
 		}

@@ -23,6 +23,11 @@ const (
 	// follower answers the reads it has caught up for (read_index.go)
 	// and the stale ones, and forwards the rest.
 	toLeader route = iota
+	// toLeaderList: as toLeader, for a read whose answer is a list: a
+	// follower waits longer to serve it from its own state (up to two
+	// commit timeouts) before it forwards it, since shipping thousands
+	// of rows from the leader costs more than the wait (read_index.go).
+	toLeaderList
 	// here: the server the call reaches answers it with its own view or
 	// relays it to a client (status, members, root keys, the event
 	// stream, calls to a client's plugins and logs).
@@ -117,16 +122,16 @@ var rpcMethods = map[string]rpcMethod{
 	"ACL.DeleteTokens":                   {toLeader, byHandler(reachWriters, "a management token")},
 	"ACL.GetPolicy":                      {toLeader, byHandler(reachReaders, "a management token, or a token whose policies include it")},
 	"ACL.GetToken":                       {toLeader, byHandler(reachReaders, "a management token, or the token itself")},
-	"ACL.ListPolicies":                   {toLeader, byHandler(reachReaders, "any token: a management one lists all, another its own")},
-	"ACL.ListTokens":                     {toLeader, byHandler(reachWriters, "a management token")},
+	"ACL.ListPolicies":                   {toLeaderList, byHandler(reachReaders, "any token: a management one lists all, another its own")},
+	"ACL.ListTokens":                     {toLeaderList, byHandler(reachWriters, "a management token")},
 	"ACL.UpsertPolicies":                 {toLeader, byHandler(reachWriters, "a management token")},
 	"ACL.UpsertTokens":                   {toLeader, byHandler(reachWriters, "a management token")},
 	"ACL.WhoAmI":                         {toLeader, byHandler(reachAnyone, "anyone: it answers about the caller's own token")},
 	"Alloc.Get":                          {toLeader, inNamespace(acl.CapReadJob)},
-	"Alloc.List":                         {toLeader, inNamespace(acl.CapReadJob)},
+	"Alloc.List":                         {toLeaderList, inNamespace(acl.CapReadJob)},
 	"CSIPlugin.Delete":                   {toLeader, inScope(needOperatorWrite)},
 	"CSIPlugin.Get":                      {toLeader, inScope(needPluginRead)},
-	"CSIPlugin.List":                     {toLeader, inScope(needPluginList)},
+	"CSIPlugin.List":                     {toLeaderList, inScope(needPluginList)},
 	"CSIVolume.Claim":                    {toLeader, byHandler(reachWriters, "csi-mount-volume in the allocation's namespace, or its node's secret (allowClaim)")},
 	"CSIVolume.Create":                   {toLeader, inNamespace(acl.CapCSIWriteVolume)},
 	"CSIVolume.CreateSnapshot":           {toLeader, inNamespace(acl.CapCSIWriteVolume)},
@@ -135,9 +140,9 @@ var rpcMethods = map[string]rpcMethod{
 	"CSIVolume.Deregister":               {toLeader, inNamespace(acl.CapCSIWriteVolume)},
 	"CSIVolume.Detach":                   {toLeader, inNamespace(acl.CapCSIWriteVolume)},
 	"CSIVolume.Get":                      {toLeader, byHandler(reachReaders, "csi-read-volume, or a node reading a volume its allocation claims (allowGet)")},
-	"CSIVolume.List":                     {toLeader, inNamespace(acl.CapCSIListVolume)},
-	"CSIVolume.ListExternal":             {toLeader, inNamespace(acl.CapCSIListVolume)},
-	"CSIVolume.ListSnapshots":            {toLeader, inNamespace(acl.CapCSIListVolume)},
+	"CSIVolume.List":                     {toLeaderList, inNamespace(acl.CapCSIListVolume)},
+	"CSIVolume.ListExternal":             {toLeaderList, inNamespace(acl.CapCSIListVolume)},
+	"CSIVolume.ListSnapshots":            {toLeaderList, inNamespace(acl.CapCSIListVolume)},
 	"CSIVolume.NodeExpand":               {toLeader, byHandler(reachWriters, "the claiming node's secret, or csi-write-volume")},
 	"CSIVolume.Publish":                  {toLeader, byHandler(reachWriters, "the claiming node's secret, or csi-mount-volume (allowPublish)")},
 	"CSIVolume.Register":                 {toLeader, inNamespace(acl.CapCSIWriteVolume)},
@@ -156,22 +161,22 @@ var rpcMethods = map[string]rpcMethod{
 	"ClientCSI.NodeExpandVolume":         {here, serversOnly()},
 	"ClientStatus.Ping":                  {here, serversOnly()},
 	"Event.Next":                         {here, byHandler(reachReaders, "each topic's own read capability, per namespace (eventFilter)")},
-	"Job.Allocations":                    {toLeader, inNamespace(acl.CapReadJob)},
+	"Job.Allocations":                    {toLeaderList, inNamespace(acl.CapReadJob)},
 	"Job.Deregister":                     {toLeader, inNamespace(acl.CapSubmitJob)},
 	"Job.Get":                            {toLeader, inNamespace(acl.CapReadJob)},
-	"Job.List":                           {toLeader, inNamespace(acl.CapReadJob)},
+	"Job.List":                           {toLeaderList, inNamespace(acl.CapReadJob)},
 	"Job.Plan":                           {toLeader, inNamespace(acl.CapSubmitJob)},
 	"Job.Register":                       {toLeader, inNamespace(acl.CapSubmitJob)},
 	"Job.Revert":                         {toLeader, inNamespace(acl.CapSubmitJob)},
-	"Job.Versions":                       {toLeader, inNamespace(acl.CapReadJob)},
+	"Job.Versions":                       {toLeaderList, inNamespace(acl.CapReadJob)},
 	"Keyring.GetKey":                     {here, serversOnly()},
-	"Keyring.List":                       {toLeader, inScope(needOperatorRead)},
+	"Keyring.List":                       {toLeaderList, inScope(needOperatorRead)},
 	"Keyring.PutKey":                     {here, serversOnly()},
 	"Keyring.Rotate":                     {toLeader, inScope(needOperatorWrite)},
 	"Node.Deregister":                    {toLeader, byHandler(reachWriters, "node write")},
 	"Node.Get":                           {toLeader, inScope(needNodeRead)},
 	"Node.GetClientAllocs":               {toLeader, byHandler(reachWriters, "the node's own secret, or node write (allowNodeClient)")},
-	"Node.List":                          {toLeader, inScope(needNodeRead)},
+	"Node.List":                          {toLeaderList, inScope(needNodeRead)},
 	"Node.Register":                      {routedByHandler, byHandler(reachNewNodes, "a new node with any secret; an existing one with its own (allowNodeRegister)")},
 	"Node.UpdateAlloc":                   {toLeader, byHandler(reachWriters, "each allocation's node's secret, or node write (allowAllocUpdate)")},
 	"Node.UpdateDrain":                   {toLeader, inScope(needNodeWrite)},
@@ -198,7 +203,7 @@ func (s *Server) intercept(ctx context.Context, method string, args, reply any, 
 	if !ok {
 		return structs.NewError(structs.CodeInternal, "rpc: %s has no row in the servers' method table", method)
 	}
-	if m.route == toLeader {
+	if m.route == toLeader || m.route == toLeaderList {
 		info, ok := args.(rpcInfo)
 		if !ok {
 			return structs.NewError(structs.CodeInternal, "rpc: %s: its request %T cannot be forwarded", method, args)
@@ -213,9 +218,10 @@ func (s *Server) intercept(ctx context.Context, method string, args, reply any, 
 	return call(ctx)
 }
 
-// requestInfo is what a guard reads of a request.
+// requestInfo is what a guard reads of a request: its token and its
+// namespace.
 type requestInfo interface {
-	GetAuthToken() string
+	authInfo
 	RequestNamespace() string
 }
 

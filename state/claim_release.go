@@ -14,7 +14,7 @@ import (
 // is already gone to freed returns (nil, nil): nothing to write.
 func releaseClaim(vol *structs.CSIVolume, req *structs.CSIVolumeClaimRequest) (*structs.CSIVolume, error) {
 	allocID := req.AllocationID
-	claim := findClaim(vol, allocID)
+	claim := vol.HeldClaim(allocID)
 	if claim == nil {
 		if req.State == structs.CSIVolumeClaimStateFreed {
 			return nil, nil

@@ -58,7 +58,7 @@ func takeClaim(txn *memdb.Txn, vol *structs.CSIVolume, req *structs.CSIVolumeCla
 	claim.UpdatedAt = req.Timestamp
 	// A renewal keeps the time it was first taken, and what its release
 	// must undo.
-	if old := findClaim(vol, allocID); old != nil {
+	if old := vol.HeldClaim(allocID); old != nil {
 		claim.Timeline, claim.ControllerPublish = old.Timeline, old.ControllerPublish
 	}
 	plug, err := pluginByIDTxn(txn, nil, vol.PluginID)

@@ -79,13 +79,3 @@ func applyClaim(txn *memdb.Txn, index uint64, req *structs.CSIVolumeClaimRequest
 func claimMaps(vol *structs.CSIVolume) []map[string]*structs.CSIVolumeClaim {
 	return []map[string]*structs.CSIVolumeClaim{vol.ReadClaims, vol.WriteClaims, vol.PastClaims}
 }
-
-// findClaim returns an alloc's claim on a volume, wherever it is, or nil.
-func findClaim(vol *structs.CSIVolume, allocID string) *structs.CSIVolumeClaim {
-	for _, m := range claimMaps(vol) {
-		if c, ok := m[allocID]; ok && c != nil {
-			return c
-		}
-	}
-	return nil
-}

@@ -205,7 +205,7 @@ func holdsClaimTxn(txn *memdb.Txn, allocID string) (bool, error) {
 		return false, errInternal("volumes claimed by alloc "+allocID, err)
 	}
 	for raw := iter.Next(); raw != nil; raw = iter.Next() {
-		if c := findClaim(raw.(*structs.CSIVolume), allocID); c != nil && c.State != structs.CSIVolumeClaimStateFreed {
+		if c := raw.(*structs.CSIVolume).HeldClaim(allocID); c != nil && c.State != structs.CSIVolumeClaimStateFreed {
 			return true, nil
 		}
 	}

@@ -31,7 +31,7 @@ func releaseAllocClaimsTxn(txn *memdb.Txn, index uint64, allocIDs []string, at t
 			vols = append(vols, raw.(*structs.CSIVolume))
 		}
 		for _, vol := range vols {
-			if c := findClaim(vol, allocID); c == nil || c.State != structs.CSIVolumeClaimStateTaken {
+			if c := vol.HeldClaim(allocID); c == nil || c.State != structs.CSIVolumeClaimStateTaken {
 				continue
 			}
 			next, err := releaseClaim(vol, &structs.CSIVolumeClaimRequest{VolumeID: vol.ID, AllocationID: allocID,

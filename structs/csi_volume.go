@@ -133,13 +133,22 @@ func (v *CSIVolume) KeepFreed(c *CSIVolumeClaim) {
 	v.FreedClaims = kept
 }
 
-// ClaimOf is alloc allocID's claim on the volume, taken, being released
-// or freed (one of FreedClaims), or nil.
-func (v *CSIVolume) ClaimOf(allocID string) *CSIVolumeClaim {
+// HeldClaim is alloc allocID's claim on the volume while it holds it:
+// taken (read or write) or being released; nil once freed.
+func (v *CSIVolume) HeldClaim(allocID string) *CSIVolumeClaim {
 	for _, m := range []map[string]*CSIVolumeClaim{v.ReadClaims, v.WriteClaims, v.PastClaims} {
 		if c := m[allocID]; c != nil {
 			return c
 		}
+	}
+	return nil
+}
+
+// ClaimOf is alloc allocID's claim on the volume, taken, being released
+// or freed (one of FreedClaims), or nil.
+func (v *CSIVolume) ClaimOf(allocID string) *CSIVolumeClaim {
+	if c := v.HeldClaim(allocID); c != nil {
+		return c
 	}
 	for i := len(v.FreedClaims) - 1; i >= 0; i-- {
 		if c := v.FreedClaims[i]; c != nil && c.AllocID == allocID {

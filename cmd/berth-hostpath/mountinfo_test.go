@@ -22,12 +22,15 @@ func TestIsMountPoint(t *testing.T) {
 	must.NoError(t, err)
 	must.True(t, mounted)
 
-	// a symlink to a mount point is resolved
+	// a path that is itself a symlink is refused, not followed; a link in
+	// its parents (the operator's dirs) is resolved
 	link := filepath.Join(dir, "root")
 	must.NoError(t, os.Symlink("/", link))
-	mounted, err = isMountPoint(link)
+	_, err = isMountPoint(link)
+	must.ErrorIs(t, err, errSymlink)
+	mounted, err = isMountPoint(filepath.Join(link, "proc"))
 	must.NoError(t, err)
-	must.True(t, mounted)
+	must.True(t, mounted, must.Sprint("/proc, reached through a linked parent"))
 }
 
 func TestBindMount_AndUnmount(t *testing.T) {
@@ -76,6 +79,8 @@ func TestUnmount_RefusesASymlink(t *testing.T) {
 	err = bindMount(src, link, false, nil)
 	must.ErrorIs(t, err, errSymlink, must.Sprint("nothing is mounted through a link either"))
 	must.ErrorContains(t, err, "on "+link+": it is a symlink")
+	_, err = isMountPoint(link)
+	must.ErrorIs(t, err, errSymlink, must.Sprint("a link to a mount point does not pass for one (a stage or publish again would trust it)"))
 
 	must.NoError(t, unmount(dst))
 	mustMounted(t, dst, false)

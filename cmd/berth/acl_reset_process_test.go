@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/berth-csi/berth/internal/testlog"
 	"github.com/shoenig/test/must"
 )
 
@@ -106,7 +107,7 @@ tls {
   verify_server_hostname = true
 }
 `, filepath.Join(pki, "berth-agent-ca.pem"), filepath.Join(pki, "global-server-berth-0.pem"), filepath.Join(pki, "global-server-berth-0-key.pem")))
-	ports := freePorts(t, 3)
+	ports := testlog.FreePorts(t, "127.0.0.1", 3)
 	a := &agentProc{name: "s0", dataDir: t.TempDir(), httpPort: ports[0], rpcPort: ports[1], serfPort: ports[2]}
 	startAgent(t, bin, a, "", "-config", cfg, "-bootstrap-expect", "1")
 	waitUntil(t, 30*time.Second, "the agent running", func() bool { return strings.Contains(a.log.String(), "agent running") })

@@ -17,7 +17,6 @@ import (
 	"github.com/shoenig/test/must"
 	"github.com/shoenig/test/wait"
 
-	"github.com/berth-csi/berth/internal/testlog"
 	"github.com/berth-csi/berth/rpc"
 	"github.com/berth-csi/berth/state/statetest"
 	"github.com/berth-csi/berth/structs"
@@ -42,11 +41,6 @@ func buildBerth(t *testing.T) string {
 	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
 	must.NoError(t, err, must.Sprintf("go build: %s", out))
 	return bin
-}
-
-func freePorts(t *testing.T, n int) []int {
-	t.Helper()
-	return testlog.FreePorts(t, "127.0.0.1", n)
 }
 
 // startAgent starts a server agent; extra arguments (a -config) come after

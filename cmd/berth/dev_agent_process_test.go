@@ -14,6 +14,7 @@ import (
 	"github.com/berth-csi/berth/client/clienttest"
 	"github.com/berth-csi/berth/client/csitest"
 	bexec "github.com/berth-csi/berth/client/drivers/exec"
+	"github.com/berth-csi/berth/internal/testlog"
 	"github.com/berth-csi/berth/structs"
 )
 
@@ -28,7 +29,7 @@ func startDevAgent(t *testing.T) (bin string, a *agentProc) {
 	must.NoError(t, os.Rename(csitest.HostpathBinary(t), filepath.Join(binDir, "berth-hostpath")))
 	dataDir, err := os.MkdirTemp("", "bui") // short: plugin sockets live under it
 	must.NoError(t, err)
-	ports := freePorts(t, 3)
+	ports := testlog.FreePorts(t, "127.0.0.1", 3)
 	a = &agentProc{name: "dev", httpPort: ports[0], rpcPort: ports[1], serfPort: ports[2], dataDir: dataDir, log: &lockedBuffer{}}
 	a.cmd = exec.Command(bin, "agent", "-dev", "-data-dir", dataDir, "-http-port", strconv.Itoa(a.httpPort),
 		"-rpc-port", strconv.Itoa(a.rpcPort), "-serf-port", strconv.Itoa(a.serfPort))

@@ -91,7 +91,7 @@ func newReadmeWalk(t *testing.T) *readmeWalk {
 	w := &readmeWalk{t: t, dir: dir, bind: map[string]string{}, sections: readmeSections(string(md))}
 	t.Cleanup(w.cleanup)
 
-	ports := freePorts(t, len(readmePorts))
+	ports := testlog.FreePorts(t, "127.0.0.1", len(readmePorts))
 	for i, p := range readmePorts {
 		w.rewrites = append(w.rewrites, rewrite{regexp.MustCompile(`\b` + strconv.Itoa(p) + `\b`), strconv.Itoa(ports[i])})
 	}

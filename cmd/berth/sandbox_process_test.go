@@ -21,7 +21,7 @@ import (
 // oneServer starts a single server agent process that leads alone.
 func oneServer(t *testing.T, bin string) *agentProc {
 	t.Helper()
-	ports := freePorts(t, 3)
+	ports := testlog.FreePorts(t, "127.0.0.1", 3)
 	s := &agentProc{name: "s0", dataDir: t.TempDir(), httpPort: ports[0], rpcPort: ports[1], serfPort: ports[2]}
 	startAgent(t, bin, s, "", "-bootstrap-expect", "1")
 	waitLeader(t, []*agentProc{s}, "", 60*time.Second)

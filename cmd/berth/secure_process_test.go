@@ -79,7 +79,7 @@ func newSecureWorld(t *testing.T) *secureWorld {
 
 	cfg := writeSpec(t, "server.hcl", tlsHCL(w.pki, "global-server-berth-0.pem", "global-server-berth-0-key.pem")+
 		fmt.Sprintf("server {\n  encrypt = %q\n}\n", w.key))
-	ports := freePorts(t, 9)
+	ports := testlog.FreePorts(t, "127.0.0.1", 9)
 	for i := 0; i < 3; i++ {
 		a := &agentProc{name: fmt.Sprintf("s%d", i), dataDir: t.TempDir(),
 			httpPort: ports[3*i], rpcPort: ports[3*i+1], serfPort: ports[3*i+2]}
@@ -274,7 +274,7 @@ func TestProcess_SecureCluster(t *testing.T) {
 
 	// A client certificate cannot join as a server: it gossips (it has the
 	// key) but never becomes a raft peer.
-	ports := freePorts(t, 3)
+	ports := testlog.FreePorts(t, "127.0.0.1", 3)
 	rogueServer := &agentProc{name: "rogue-server", dataDir: t.TempDir(), httpPort: ports[0], rpcPort: ports[1], serfPort: ports[2]}
 	startAgent(t, w.bin, rogueServer, "127.0.0.1:"+strconv.Itoa(w.servers[0].serfPort), "-config",
 		writeSpec(t, "rogue-server.hcl", tlsHCL(w.pki, "global-client-berth-0.pem", "global-client-berth-0-key.pem")+

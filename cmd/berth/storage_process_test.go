@@ -15,6 +15,7 @@ import (
 	"github.com/shoenig/test/must"
 
 	"github.com/berth-csi/berth/client/csitest"
+	"github.com/berth-csi/berth/internal/testlog"
 	"github.com/berth-csi/berth/structs"
 )
 
@@ -22,7 +23,7 @@ import (
 // a leader, whose RPC address it returns.
 func threeServers(t *testing.T, bin string) ([]*agentProc, string) {
 	t.Helper()
-	ports := freePorts(t, 9)
+	ports := testlog.FreePorts(t, "127.0.0.1", 9)
 	var agents []*agentProc
 	for i := 0; i < 3; i++ {
 		a := &agentProc{name: fmt.Sprintf("s%d", i), dataDir: t.TempDir(),
@@ -59,7 +60,7 @@ plugin %q {
   type   = "monolith"
   socket = %q
 }
-`, filepath.Join(dir, "data"), freePorts(t, 1)[0], strings.Join(addrs, ", "), pluginID, socket)), 0o600))
+`, filepath.Join(dir, "data"), testlog.FreePorts(t, "127.0.0.1", 1)[0], strings.Join(addrs, ", "), pluginID, socket)), 0o600))
 	log := &strings.Builder{}
 	cmd := exec.Command(bin, "agent", "-config", cfg)
 	cmd.Stdout, cmd.Stderr = log, log

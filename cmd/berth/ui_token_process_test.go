@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/berth-csi/berth/internal/testlog"
 	"github.com/chromedp/chromedp"
 	"github.com/shoenig/test/must"
 )
@@ -44,7 +45,7 @@ func TestProcess_WebUI_TokenBox(t *testing.T) {
 	pki := t.TempDir()
 	cliIn(t, bin, pki, "tls", "ca", "create")
 	cliIn(t, bin, pki, "tls", "cert", "create", "-server")
-	ports := freePorts(t, 3)
+	ports := testlog.FreePorts(t, "127.0.0.1", 3)
 	a := &agentProc{name: "s0", dataDir: t.TempDir(), httpPort: ports[0], rpcPort: ports[1], serfPort: ports[2]}
 	startAgent(t, bin, a, "", "-config", writeSpec(t, "server.hcl", aclServerHCL(pki)), "-bootstrap-expect", "1")
 	waitUntil(t, 60*time.Second, "a leader", func() bool { return leaderOf(a) != "" })

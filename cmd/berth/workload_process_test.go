@@ -92,7 +92,7 @@ client {
   allow_root_tasks = true # the plugin tasks; the workloads run as nobody
 }
 %s
-`, name, dataDir, bind, freePorts(t, 1)[0], strings.Join(addrs, ", "), extraHCL)), 0o600))
+`, name, dataDir, bind, testlog.FreePorts(t, "127.0.0.1", 1)[0], strings.Join(addrs, ", "), extraHCL)), 0o600))
 	t.Cleanup(func() {
 		c.signal(syscall.SIGTERM)
 		clienttest.KillTasksUnder(dataDir)

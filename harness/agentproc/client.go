@@ -11,6 +11,7 @@ import (
 
 	"github.com/berth-csi/berth/client/clienttest"
 	bexec "github.com/berth-csi/berth/client/drivers/exec"
+	"github.com/berth-csi/berth/internal/testlog"
 )
 
 // StartClient starts a client agent of bin named name, bound to addr and
@@ -25,7 +26,7 @@ func StartClient(t testing.TB, bin, logDir, name, addr string, servers []*Agent,
 	if err != nil {
 		t.Fatalf("agentproc: data dir of client %s: %v", name, err)
 	}
-	a := &Agent{Name: name, Addr: addr, HTTPPort: FreePortsOn(t, addr, 1)[0], DataDir: dataDir}
+	a := &Agent{Name: name, Addr: addr, HTTPPort: testlog.FreePorts(t, addr, 1)[0], DataDir: dataDir}
 	var rpc []string
 	for _, s := range servers {
 		rpc = append(rpc, strconv.Quote(s.RPCAddr()))

@@ -3,12 +3,12 @@
 // harness/loadtest): a Proc is one agent that can be killed and started
 // again with the same arguments, signalled by its PID alone, with its own
 // log file; StartServers and StartClient start a cluster's agents and end
-// them at the test's cleanup; FreePortsOn finds ports on a loopback
-// address; WaitUntil polls a condition for a test.
+// them at the test's cleanup, on ports from testlog.FreePorts; WaitUntil
+// polls a condition for a test.
 //
-// Beyond the standard library it imports only the client's test helpers
-// and the exec driver (to kill a client's tasks and detach its mounts at
-// cleanup). Only other harnesses under harness/ may import it; no berth
+// Beyond the standard library it imports only the client's test helpers,
+// the exec driver (to kill a client's tasks and detach its mounts at
+// cleanup) and internal/testlog. Only other harnesses under harness/ may import it; no berth
 // package nor internal/ library does (see internal/tools/importcheck).
 //
 // Concurrency: a Proc is safe for concurrent use once started.

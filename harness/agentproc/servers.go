@@ -2,6 +2,7 @@ package agentproc
 
 import (
 	"fmt"
+	"github.com/berth-csi/berth/internal/testlog"
 	"net"
 	"path/filepath"
 	"strconv"
@@ -17,7 +18,7 @@ func StartServers(t testing.TB, bin, logDir string, addrs []string, extra ...str
 	t.Helper()
 	var servers []*Agent
 	for i, addr := range addrs {
-		ports := FreePortsOn(t, addr, 3)
+		ports := testlog.FreePorts(t, addr, 3)
 		servers = append(servers, &Agent{Name: fmt.Sprintf("s%d", i+1), Addr: addr, Server: true,
 			HTTPPort: ports[0], RPCPort: ports[1], SerfPort: ports[2], DataDir: t.TempDir()})
 	}

@@ -83,6 +83,14 @@ func StartCluster(t testing.TB, opts Options) *Cluster {
 		t.Fatalf("loadtest: log dir: %v", err)
 	}
 	c.LogDir = logDir
+	t.Cleanup(func() {
+		if t.Failed() {
+			for _, a := range c.agents() {
+				t.Logf("--- %s (last 40 lines of %s) ---\n%s", a.Name, a.Proc.LogPath, a.Proc.LogTail(40))
+			}
+		}
+		t.Logf("loadtest: process logs kept in %s", logDir)
+	})
 	if opts.PluginTask {
 		c.startServers()
 		c.WaitLeader(90 * time.Second)
@@ -94,18 +102,10 @@ func StartCluster(t testing.TB, opts Options) *Cluster {
 	// write of the servers alone (see doc.go).
 	c.Mock = csitest.StartMockDriver(t, csitest.MockOptions{
 		ExtraArgs: []string{"-disable-attach", fmt.Sprintf("-attach-limit=%d", max(opts.AttachLimit, 2))}})
-	t.Cleanup(func() {
-		if t.Failed() {
-			for _, a := range c.agents() {
-				t.Logf("--- %s (last 40 lines of %s) ---\n%s", a.Name, a.Proc.LogPath, a.Proc.LogTail(40))
-			}
+	t.Cleanup(func() { // before the mock's own cleanup removes its log
+		if err := os.WriteFile(filepath.Join(logDir, "mock-driver.log"), []byte(agentproc.TailFile(c.Mock.LogPath, 400)+"\n"), 0o644); err != nil {
+			t.Logf("loadtest: keep the mock driver's log: %v", err)
 		}
-		if c.Mock != nil {
-			if err := os.WriteFile(filepath.Join(logDir, "mock-driver.log"), []byte(agentproc.TailFile(c.Mock.LogPath, 400)+"\n"), 0o644); err != nil {
-				t.Logf("loadtest: keep the mock driver's log: %v", err)
-			}
-		}
-		t.Logf("loadtest: process logs kept in %s", logDir)
 	})
 
 	c.startServers()

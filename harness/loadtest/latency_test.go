@@ -71,12 +71,12 @@ func TestLatency(t *testing.T) {
 				must.True(t, ok, must.Sprintf("cycle %d: step %q missing from the timeline %v", i, s, cy))
 			}
 			for k := 1; k < len(steps); k++ {
-				d, _ := cy.Gap(steps[k-1], steps[k])
+				d := cy.Gap(steps[k-1], steps[k])
 				gaps[[2]string{steps[k-1], steps[k]}] = append(gaps[[2]string{steps[k-1], steps[k]}], d)
 			}
 		}
-		run, _ := cy.Gap(loadtest.StepSubmitted, loadtest.StepSeenRunning)
-		stop, _ := cy.Gap(loadtest.StepStopSubmitted, loadtest.StepSeenFreed)
+		run := cy.Gap(loadtest.StepSubmitted, loadtest.StepSeenRunning)
+		stop := cy.Gap(loadtest.StepStopSubmitted, loadtest.StepSeenFreed)
 		runs, stops = append(runs, run), append(stops, stop)
 	}
 	addQuantiles(tab, "job run -> alloc running with its claim", runs)

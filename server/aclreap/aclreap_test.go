@@ -224,5 +224,9 @@ func TestRun_KeepsItsSchedule(t *testing.T) {
 	// That reap ended at 5m (2m30s + 2m30s): the ticks of 3m to 5m make
 	// one reap at once, then the next is the tick of 6m.
 	w.clk.AwaitTimer(t, start.Add(6*time.Minute))
+	// A token expiring at 5m30s goes with the tick of 6m, not before.
+	w.token("c", start.Add(5*time.Minute+30*time.Second))
 	w.mustNotDelete()
+	w.clk.Advance(time.Minute)
+	w.mustDelete("c")
 }

@@ -227,10 +227,11 @@ func (h *Timers) fireDue() {
 }
 
 // fired marks a node down once its timer has fired, unless the timers
-// were turned off meanwhile.
+// were turned off, or the node's heartbeat re-armed its timer, meanwhile.
 func (h *Timers) fired(nodeID string) {
 	h.mu.Lock()
-	on := h.enabled
+	_, rearmed := h.byNode[nodeID] // a heartbeat came in since it fired
+	on := h.enabled && !rearmed
 	h.mu.Unlock()
 	if on {
 		h.markDown(nodeID)

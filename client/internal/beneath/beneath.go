@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -115,13 +116,27 @@ func mapErrno(err error) error {
 		return ErrEscape
 	case errors.Is(err, unix.ENOTDIR):
 		return ErrNotDir
-	case errors.Is(err, unix.ENOSYS), errors.Is(err, unix.EPERM):
-		// EPERM: a seccomp filter older than openat2 (a container's
-		// runtime) refuses the call it does not know.
+	case errors.Is(err, unix.ENOSYS):
+		return ErrUnsupported
+	case errors.Is(err, unix.EPERM) && !openat2Works():
+		// A seccomp filter older than openat2 (a container's runtime)
+		// refuses the call it does not know. Any other EPERM (an
+		// immutable file, say) is the kernel's answer, passed on.
 		return ErrUnsupported
 	}
 	return err
 }
+
+// openat2Works reports, once, whether openat2 answers at all here: a
+// seccomp filter that does not know it answers EPERM to every call.
+var openat2Works = sync.OnceValue(func() bool {
+	fd, err := unix.Openat2(unix.AT_FDCWD, "/", &unix.OpenHow{Flags: unix.O_PATH | unix.O_CLOEXEC, Resolve: unix.RESOLVE_BENEATH})
+	if err != nil {
+		return false
+	}
+	_ = unix.Close(fd)
+	return true
+})
 
 // firstLink names, for an error message only, the first entry of rel that
 // is a link ("" if none is now).
