@@ -34,9 +34,13 @@ type agentProc struct {
 func (a *agentProc) httpAddr() string { return "http://127.0.0.1:" + strconv.Itoa(a.httpPort) }
 func (a *agentProc) rpcAddr() string  { return "127.0.0.1:" + strconv.Itoa(a.rpcPort) }
 
-// buildBerth builds the berth binary once for this test binary.
+// buildBerth builds the berth binary for a process test; under -short it
+// skips the test, as every process test does.
 func buildBerth(t *testing.T) string {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("-short: process tests build berth and start agents")
+	}
 	bin := filepath.Join(t.TempDir(), "berth")
 	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
 	must.NoError(t, err, must.Sprintf("go build: %s", out))
