@@ -130,7 +130,7 @@ func mapErrno(err error) error {
 // openat2Works reports, once, whether openat2 answers at all here: a
 // seccomp filter that does not know it answers EPERM to every call.
 var openat2Works = sync.OnceValue(func() bool {
-	fd, err := unix.Openat2(unix.AT_FDCWD, "/", &unix.OpenHow{Flags: unix.O_PATH | unix.O_CLOEXEC, Resolve: unix.RESOLVE_BENEATH})
+	fd, err := unix.Openat2(unix.AT_FDCWD, ".", &unix.OpenHow{Flags: unix.O_PATH | unix.O_CLOEXEC, Resolve: unix.RESOLVE_BENEATH})
 	if err != nil {
 		return false
 	}
