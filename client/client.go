@@ -256,7 +256,7 @@ func (c *Client) Run(ctx context.Context) {
 	// The first registration carries the drivers' health when they answer
 	// soon; a later answer is sent by the updater.
 	c.drivers.waitFirst(ctx, firstFingerprintWait)
-	for _, fn := range []func(context.Context){c.plugins.Run, c.updater.run, c.heartbeatLoop, c.allocs.run, c.forgetPluginConns} {
+	for _, fn := range []func(context.Context){c.plugins.Run, c.updater.run, c.heartbeatLoop, c.allocs.run, c.forgetPluginConns, c.volumeUsageLoop} {
 		c.wg.Add(1)
 		go func() {
 			defer c.wg.Done()

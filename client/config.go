@@ -49,6 +49,10 @@ type Config struct {
 	UpdateCoalesce      time.Duration
 	AllocUpdateCoalesce time.Duration
 	AllocUpdateBurst    int
+	// VolumeStatsInterval is how often the client asks the node plugins
+	// for the usage and condition of the volumes published here (client {
+	// volume_stats_interval }, jittered by a tenth); 0 never asks.
+	VolumeStatsInterval time.Duration
 	// RPCTimeout bounds each call to a server.
 	RPCTimeout time.Duration
 	// ControllerConcurrency is how many controller calls this client makes
@@ -121,6 +125,7 @@ func DefaultConfig() *Config {
 		UpdateCoalesce:        100 * time.Millisecond,
 		AllocUpdateCoalesce:   20 * time.Millisecond,
 		AllocUpdateBurst:      4,
+		VolumeStatsInterval:   time.Minute,
 		RPCTimeout:            10 * time.Second,
 		ControllerConcurrency: defaultControllerConcurrency,
 		DockerEnabled:         true,

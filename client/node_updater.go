@@ -39,6 +39,11 @@ type nodeUpdater struct {
 	drivers      map[string]*structs.DriverInfo
 	driversSeq   uint64
 	driversAcked uint64
+
+	// usagePending is the volume usage collected and not yet sent (or
+	// sent and not acknowledged); usageAcked what the servers have.
+	usagePending map[usageKey]*structs.CSIVolumeUsageReport
+	usageAcked   map[usageKey]*structs.CSIVolumeUsage
 }
 
 type pendingUpdate struct {
@@ -58,6 +63,9 @@ func newNodeUpdater(c *Client) *nodeUpdater {
 		acked:   map[string]*structs.NodePluginUpdate{},
 		pending: map[string]pendingUpdate{},
 		drivers: map[string]*structs.DriverInfo{},
+
+		usagePending: map[usageKey]*structs.CSIVolumeUsageReport{},
+		usageAcked:   map[usageKey]*structs.CSIVolumeUsage{},
 	}
 }
 
@@ -219,12 +227,12 @@ func (u *nodeUpdater) send(ctx context.Context) error {
 		return err
 	}
 	u.mu.Lock()
-	if !u.registered || len(u.pending) == 0 && len(u.events) == 0 {
+	if !u.registered || len(u.pending) == 0 && len(u.events) == 0 && len(u.usagePending) == 0 {
 		u.mu.Unlock()
 		return nil
 	}
 	seq := u.seq
-	req := &structs.NodeFingerprintRequest{NodeID: u.c.nodeID}
+	req := &structs.NodeFingerprintRequest{NodeID: u.c.nodeID, VolumeUsage: u.usageToSendLocked()}
 	for _, p := range u.pending {
 		req.Plugins = append(req.Plugins, p.update)
 	}
@@ -248,6 +256,10 @@ func (u *nodeUpdater) send(ctx context.Context) error {
 	}
 	u.mu.Lock()
 	u.ackLocked(seq, true)
+	more := u.usageSentLocked(req.VolumeUsage)
 	u.mu.Unlock()
+	if more {
+		notify(u.kick)
+	}
 	return nil
 }

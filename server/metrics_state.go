@@ -79,6 +79,9 @@ func clusterStats(store *state.StateStore, now time.Time, st telemetry.ServerSta
 			c.no++
 		}
 		st.ClaimsByState[structs.CSIVolumeClaimStateTaken.String()] += len(v.ReadClaims) + len(v.WriteClaims)
+		if u, ok := volumeUsage(v); ok {
+			st.VolumeUsage = append(st.VolumeUsage, u)
+		}
 		for _, claim := range v.PastClaims {
 			if claim == nil || claim.State >= structs.CSIVolumeClaimStateFreed {
 				continue // freed before freed claims were dropped; the GC removes it
@@ -103,4 +106,43 @@ func clusterStats(store *state.StateStore, now time.Time, st telemetry.ServerSta
 			telemetry.VolumeStats{Plugin: id, Schedulable: false, Count: c.no})
 	}
 	return st, nil
+}
+
+// volumeUsage is a volume's usage for the metrics: the figures of the
+// newest report among its taken claims, and abnormal if any of them says
+// so; false when no claim has a report.
+func volumeUsage(v *structs.CSIVolume) (telemetry.VolumeUsageStats, bool) {
+	var newest *structs.CSIVolumeUsage
+	abnormal, condition := false, false
+	for _, m := range []map[string]*structs.CSIVolumeClaim{v.WriteClaims, v.ReadClaims} {
+		for _, c := range m {
+			u := c.Usage
+			if u == nil {
+				continue
+			}
+			if u.Condition != nil {
+				condition = true
+				abnormal = abnormal || u.Condition.Abnormal
+			}
+			if u.Bytes != nil || u.Inodes != nil {
+				if newest == nil || u.CollectedAt.After(newest.CollectedAt) {
+					newest = u
+				}
+			}
+		}
+	}
+	if newest == nil && !condition {
+		return telemetry.VolumeUsageStats{}, false
+	}
+	out := telemetry.VolumeUsageStats{Namespace: v.Namespace, Volume: v.ID}
+	if newest != nil && newest.Bytes != nil {
+		out.UsedBytes, out.CapacityBytes = &newest.Bytes.Used, &newest.Bytes.Total
+	}
+	if newest != nil && newest.Inodes != nil {
+		out.InodesUsed = &newest.Inodes.Used
+	}
+	if condition {
+		out.Abnormal = &abnormal
+	}
+	return out, true
 }

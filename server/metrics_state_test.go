@@ -195,3 +195,40 @@ func BenchmarkClusterStats(b *testing.B) {
 
 func metricsVolID(i int) string   { return "vol-" + strconv.Itoa(i) }
 func metricsAllocID(i int) string { return "alloc-" + strconv.Itoa(i) }
+
+// TestVolumeUsage_Metrics: a volume's figures are its newest report's
+// among its taken claims; it is abnormal when any claim says so; a volume
+// with no report, or only a released claim's, has no series.
+func TestVolumeUsage_Metrics(t *testing.T) {
+	t0 := time.Date(2026, 11, 28, 7, 0, 0, 0, time.UTC)
+	report := func(used int64, abnormal bool, at time.Time) *structs.CSIVolumeUsage {
+		return &structs.CSIVolumeUsage{Bytes: &structs.CSIUsageAmount{Used: used, Total: 1000},
+			Inodes: &structs.CSIUsageAmount{Used: used / 10}, Condition: &structs.CSIVolumeCondition{Abnormal: abnormal}, CollectedAt: at}
+	}
+	v := &structs.CSIVolume{ID: "v1", Namespace: "prod",
+		WriteClaims: map[string]*structs.CSIVolumeClaim{"a1": {AllocID: "a1", Usage: report(100, false, t0.Add(time.Minute))}},
+		ReadClaims: map[string]*structs.CSIVolumeClaim{"a2": {AllocID: "a2", Usage: report(90, true, t0)},
+			"a3": {AllocID: "a3"}},
+		PastClaims: map[string]*structs.CSIVolumeClaim{"a4": {AllocID: "a4", Usage: report(500, false, t0.Add(time.Hour))}},
+	}
+	got, ok := volumeUsage(v)
+	must.True(t, ok)
+	used, capacity, inodes, abnormal := int64(100), int64(1000), int64(10), true
+	must.Eq(t, telemetry.VolumeUsageStats{Namespace: "prod", Volume: "v1", UsedBytes: &used, CapacityBytes: &capacity,
+		InodesUsed: &inodes, Abnormal: &abnormal}, got)
+
+	// Stats without health, and health without stats.
+	v.ReadClaims, v.WriteClaims["a1"].Usage.Condition = nil, nil
+	got, ok = volumeUsage(v)
+	must.True(t, ok)
+	must.Nil(t, got.Abnormal)
+	v.WriteClaims["a1"].Usage = &structs.CSIVolumeUsage{Condition: &structs.CSIVolumeCondition{}}
+	got, ok = volumeUsage(v)
+	must.True(t, ok)
+	must.Nil(t, got.UsedBytes)
+	must.False(t, *got.Abnormal)
+
+	v.WriteClaims["a1"].Usage = nil
+	_, ok = volumeUsage(v)
+	must.False(t, ok, must.Sprint("only a released claim has a report"))
+}

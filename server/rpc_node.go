@@ -168,9 +168,15 @@ func (n *Node) UpdateFingerprint(ctx context.Context, args *structs.NodeFingerpr
 			e.Timestamp = now
 		}
 	}
+	for _, r := range args.VolumeUsage {
+		if r != nil && r.Usage != nil && r.Usage.CollectedAt.IsZero() {
+			r.Usage.CollectedAt = now
+		}
+	}
 	// Concurrent deltas, from every client, share raft entries (batcher),
 	// each applied all or nothing on its own; the entry carries no token.
-	index, err := n.srv.fingerprints.apply(structs.NodeFingerprintRequest{NodeID: args.NodeID, Plugins: args.Plugins, Events: args.Events})
+	index, err := n.srv.fingerprints.apply(structs.NodeFingerprintRequest{NodeID: args.NodeID, Plugins: args.Plugins,
+		Events: args.Events, VolumeUsage: args.VolumeUsage})
 	if err != nil {
 		return err
 	}

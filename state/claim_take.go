@@ -56,10 +56,10 @@ func takeClaim(txn *memdb.Txn, vol *structs.CSIVolume, req *structs.CSIVolumeCla
 		claim.ExternalNodeID = req.ExternalNodeID
 	}
 	claim.UpdatedAt = req.Timestamp
-	// A renewal keeps the time it was first taken, and what its release
-	// must undo.
+	// A renewal keeps the time it was first taken, what its release
+	// must undo, and the usage last reported.
 	if old := vol.HeldClaim(allocID); old != nil {
-		claim.Timeline, claim.ControllerPublish = old.Timeline, old.ControllerPublish
+		claim.Timeline, claim.ControllerPublish, claim.Usage = old.Timeline, old.ControllerPublish, old.Usage
 	}
 	plug, err := pluginByIDTxn(txn, nil, vol.PluginID)
 	if err != nil {

@@ -11,7 +11,8 @@ import (
 
 // volumeEvents reports a volume row's change: registered or deregistered,
 // else one event per claim whose state moved (or whose release step
-// failed again), else, when no claim moved, VolumeUpdated. A claim moved
+// failed again, or whose condition turned abnormal or back), else, when
+// no claim moved, VolumeUpdated (a claim's usage changed among others). A claim moved
 // twice within one write (one raft entry) shows its last state only.
 func volumeEvents(join *eventJoin, index uint64, c memdb.Change) []structs.Event {
 	before, after := beforeAfter[structs.CSIVolume](c)
@@ -79,8 +80,12 @@ func claimEvents(index uint64, before, after *structs.CSIVolume) []structs.Event
 		case cur.LastError != "" && (cur.Attempts != old.Attempts || cur.LastError != old.LastError ||
 			!cur.NextAttemptAt.Equal(old.NextAttemptAt)):
 			typ = structs.EventClaimReleaseRetry
+		case cur.Usage.IsAbnormal() && !old.Usage.IsAbnormal():
+			typ = structs.EventVolumeConditionAbnormal
+		case old.Usage.IsAbnormal() && !cur.Usage.IsAbnormal():
+			typ = structs.EventVolumeConditionNormal
 		default:
-			continue // renewed, or its ExternalNodeID learnt: no move
+			continue // renewed, its ExternalNodeID learnt, or its usage: no move
 		}
 		out = append(out, structs.Event{Topic: structs.TopicCSIVolume, Type: typ, Key: after.ID,
 			Namespace: after.Namespace, Index: index, Payload: structs.EventPayload{Claim: &structs.CSIVolumeClaimEvent{

@@ -10,17 +10,18 @@ import (
 
 // UpdateNodeFingerprint applies a client's fingerprint delta: it sets or
 // removes the named plugins' controller and node entries on the node,
-// appends the events, and writes the rows of only those plugins, so a
-// node update never scans the plugin table.
+// appends the events, writes the rows of only those plugins, so a node
+// update never scans the plugin table, and sets the volume usage it
+// reports on the claims it names.
 func (s *StateStore) UpdateNodeFingerprint(index uint64, req *structs.NodeFingerprintRequest) error {
 	txn := s.writeTxn(index)
 	defer txn.Abort()
 
-	pluginsChanged, err := updateNodeFingerprintTxn(txn, index, req)
+	w, err := updateNodeFingerprintTxn(txn, index, req)
 	if err != nil {
 		return err
 	}
-	return commitNodeWrite(txn, index, pluginsChanged)
+	return commitFingerprintWrite(txn, index, w)
 }
 
 // UpdateNodeFingerprintBatch applies several fingerprint deltas, in
@@ -35,9 +36,9 @@ func (s *StateStore) UpdateNodeFingerprintBatch(index uint64, reqs []structs.Nod
 	txn := s.writeTxn(index)
 	defer txn.Abort()
 
-	wrote, pluginsChanged := false, false
+	var all fingerprintWrite
 	for i := range reqs {
-		changed, err := updateNodeFingerprintTxn(txn, index, &reqs[i])
+		w, err := updateNodeFingerprintTxn(txn, index, &reqs[i])
 		if errors.Is(err, structs.ErrInternal) {
 			return allFailed(errs, err)
 		}
@@ -45,39 +46,91 @@ func (s *StateStore) UpdateNodeFingerprintBatch(index uint64, reqs []structs.Nod
 			errs[i] = err
 			continue
 		}
-		wrote = true
-		pluginsChanged = pluginsChanged || changed
+		all.merge(w)
 	}
-	if !wrote {
+	if !all.any() {
 		return errs
 	}
-	if err := commitNodeWrite(txn, index, pluginsChanged); err != nil {
+	if err := commitFingerprintWrite(txn, index, all); err != nil {
 		return allFailed(errs, err)
 	}
 	return errs
 }
 
+// fingerprintWrite is which tables a fingerprint delta wrote.
+type fingerprintWrite struct{ node, plugins, volumes bool }
+
+func (w *fingerprintWrite) merge(o fingerprintWrite) {
+	w.node, w.plugins, w.volumes = w.node || o.node, w.plugins || o.plugins, w.volumes || o.volumes
+}
+
+func (w fingerprintWrite) any() bool { return w.node || w.plugins || w.volumes }
+
+// commitFingerprintWrite bumps the indexes of the tables written and
+// commits; a delta that wrote nothing (usage that did not change) commits
+// nothing.
+func commitFingerprintWrite(txn *memdb.Txn, index uint64, w fingerprintWrite) error {
+	var tables []string
+	if w.node {
+		tables = append(tables, TableNodes)
+	}
+	if w.plugins {
+		tables = append(tables, TableCSIPlugins)
+	}
+	if w.volumes {
+		tables = append(tables, TableCSIVolumes)
+	}
+	if len(tables) == 0 {
+		return nil
+	}
+	if err := bumpIndexes(txn, index, tables...); err != nil {
+		return err
+	}
+	txn.Commit()
+	return nil
+}
+
 // updateNodeFingerprintTxn applies one fingerprint delta to txn and
-// reports whether it changed a plugin row. It checks the whole delta
-// before it writes: a refusal leaves txn as it was. Once it writes, only
-// an internal error can stop it, and the caller must abort txn.
-func updateNodeFingerprintTxn(txn *memdb.Txn, index uint64, req *structs.NodeFingerprintRequest) (bool, error) {
+// reports what it wrote. It checks the whole delta before it writes: a
+// refusal leaves txn as it was. Once it writes, only an internal error
+// can stop it, and the caller must abort txn. A delta with only usage
+// leaves the node row as it is.
+func updateNodeFingerprintTxn(txn *memdb.Txn, index uint64, req *structs.NodeFingerprintRequest) (fingerprintWrite, error) {
+	var w fingerprintWrite
 	existing, err := nodeByIDTxn(txn, nil, req.NodeID)
 	if err != nil {
-		return false, err
+		return w, err
 	}
 	if existing == nil {
-		return false, errNotFound("node %q is not registered; the client must register before it reports plugins", req.NodeID)
+		return w, errNotFound("node %q is not registered; the client must register before it reports plugins", req.NodeID)
 	}
 	for _, u := range req.Plugins {
 		if u == nil || u.PluginID == "" {
-			return false, errBadRequest("node %q: a plugin update carries no plugin ID", req.NodeID)
+			return w, errBadRequest("node %q: a plugin update carries no plugin ID", req.NodeID)
 		}
 		if err := checkInfo(req.NodeID, u.PluginID, u.Controller, u.Node); err != nil {
-			return false, err
+			return w, err
 		}
 	}
+	if err := checkUsageReports(req.NodeID, req.VolumeUsage); err != nil {
+		return w, err
+	}
 
+	if len(req.Plugins) > 0 || len(req.Events) > 0 {
+		if w.plugins, err = updateNodePluginsTxn(txn, index, existing, req); err != nil {
+			return w, err
+		}
+		w.node = true
+	}
+	if w.volumes, err = applyUsageTxn(txn, index, req.NodeID, req.VolumeUsage); err != nil {
+		return w, err
+	}
+	return w, nil
+}
+
+// updateNodePluginsTxn writes the node row with the delta's plugins and
+// events, and the plugins' rows; it reports whether a plugin row changed.
+func updateNodePluginsTxn(txn *memdb.Txn, index uint64, existing *structs.Node, req *structs.NodeFingerprintRequest) (bool, error) {
 	node := existing.Copy()
 	if node.CSIControllerPlugins == nil {
 		node.CSIControllerPlugins = map[string]*structs.CSIInfo{}

@@ -96,6 +96,10 @@ type CSIVolumeClaim struct {
 	// unpublishes through one even if the plugin is gone or changed by
 	// then, and waits for an instance rather than skip the step.
 	ControllerPublish bool `json:",omitempty"`
+	// Usage is what the node plugin last said of the volume where the
+	// claim's allocation uses it (its usage and condition); nil until the
+	// client reports it.
+	Usage *CSIVolumeUsage `json:",omitempty"`
 }
 
 // Copy returns a copy.
@@ -105,6 +109,7 @@ func (c *CSIVolumeClaim) Copy() *CSIVolumeClaim {
 	}
 	n := *c
 	n.Timeline = slices.Clone(c.Timeline)
+	n.Usage = c.Usage.Copy()
 	return &n
 }
 

@@ -56,6 +56,11 @@ const (
 	EventClaimControllerDetached = "ClaimControllerDetached"
 	EventClaimFreed              = "ClaimFreed"
 	EventClaimReleaseRetry       = "ClaimReleaseRetry"
+	// The volume's condition, as the node plugin of one claim reports it
+	// (CSIVolumeClaim.Usage), turned abnormal, or back to normal; the
+	// payload is that claim.
+	EventVolumeConditionAbnormal = "VolumeConditionAbnormal"
+	EventVolumeConditionNormal   = "VolumeConditionNormal"
 
 	EventPluginUpdated = "PluginUpdated"
 	EventPluginDeleted = "PluginDeleted"

@@ -69,6 +69,9 @@ type NodeFingerprintRequest struct {
 	NodeID  string
 	Plugins []*NodePluginUpdate
 	Events  []*NodeEvent
+	// VolumeUsage is the volume usage that changed since the client's
+	// last acknowledged report, at most MaxUsageReports entries.
+	VolumeUsage []*CSIVolumeUsageReport `json:",omitempty"`
 	WriteRequest
 }
 

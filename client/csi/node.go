@@ -39,6 +39,7 @@ type NodeCapabilities struct {
 	SupportsStats           bool // GET_VOLUME_STATS
 	SupportsExpand          bool // EXPAND_VOLUME
 	SupportsCondition       bool // GET_VOLUME_HEALTH
+	SupportsMountGroup      bool // VOLUME_MOUNT_GROUP
 }
 
 // NodeGetCapabilities returns the node service's capabilities. Values the
@@ -62,6 +63,8 @@ func (c *Client) NodeGetCapabilities(ctx context.Context) (*NodeCapabilities, er
 				caps.SupportsExpand = true
 			case csipb.NodeServiceCapability_RPC_GET_VOLUME_HEALTH:
 				caps.SupportsCondition = true
+			case csipb.NodeServiceCapability_RPC_VOLUME_MOUNT_GROUP:
+				caps.SupportsMountGroup = true
 			}
 		}
 		return nil

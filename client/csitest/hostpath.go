@@ -22,10 +22,11 @@ func StartHostpath(t testing.TB, extraArgs ...string) *Plugin {
 		Name:    HostpathName,
 		Socket:  filepath.Join(dir, "csi.sock"),
 		LogPath: filepath.Join(t.TempDir(), "berth-hostpath.log"),
+		Root:    t.TempDir(),
 		t:       t,
 		bin:     bin,
 	}
-	p.args = append([]string{"-endpoint", "unix://" + p.Socket, "-root", t.TempDir(), "-node-id", "hostpath-node"}, extraArgs...)
+	p.args = append([]string{"-endpoint", "unix://" + p.Socket, "-root", p.Root, "-node-id", "hostpath-node"}, extraArgs...)
 	t.Cleanup(p.cleanup)
 	p.start()
 	return p

@@ -47,6 +47,7 @@ type Plugin struct {
 	Socket           string // node and identity; also controller unless ControllerSocket is set
 	ControllerSocket string // controller and identity, when MockOptions.ControllerSocket
 	LogPath          string // the driver's stdout and stderr, across restarts
+	Root             string // berth-hostpath's -root: its volumes are dirs under Root/volumes
 
 	t    testing.TB
 	bin  string

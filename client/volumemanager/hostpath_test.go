@@ -10,6 +10,7 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/moby/sys/mountinfo"
@@ -205,4 +206,72 @@ func (l lockedWriter) Write(b []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.w.Write(b)
+}
+
+// CollectUsage asks berth-hostpath about every published use: the bytes
+// and inodes of what a task wrote, against the volume's capacity, and the
+// condition, normal, then abnormal once the volume's directory is gone
+// (INACCESSIBLE), naming why. A use unpublished is no longer reported.
+func TestManager_Hostpath_CollectUsage(t *testing.T) {
+	requireRoot(t)
+	p := csitest.StartHostpath(t)
+	extID, pc := hostpathVolume(t, p, true)
+	dataDir := t.TempDir()
+	m := newManager(t, dataDir, newRegistry(t, &dynamicplugins.PluginInfo{ID: "hostpath", Type: structs.CSIPluginTypeMonolith, Socket: p.Socket}))
+	unmountAllOnCleanup(t, m)
+	ctx := context.Background()
+	mount := func(alloc string) string {
+		t.Helper()
+		res, err := m.MountVolume(ctx, &MountRequest{AllocID: alloc, VolumeID: "data", ExternalVolumeID: extID, PluginID: "hostpath",
+			AccessMode: structs.CSIVolumeAccessModeMultiNodeMultiWriter, AttachmentMode: structs.CSIVolumeAttachmentModeFilesystem,
+			PublishContext: pc})
+		must.NoError(t, err)
+		return res.HostPath
+	}
+	a1 := mount("a1")
+	mount("a2")
+	must.NoError(t, os.WriteFile(filepath.Join(a1, "blob"), make([]byte, 256<<10), 0o644))
+	must.NoError(t, os.Mkdir(filepath.Join(a1, "dir"), 0o755))
+
+	now := func() time.Time { return time.Unix(42, 0) }
+	reports := m.CollectUsage(ctx, now)
+	must.Len(t, 2, reports)
+	must.Eq(t, "a1", reports[0].AllocID)
+	must.Eq(t, "a2", reports[1].AllocID)
+	for _, r := range reports {
+		u := r.Usage
+		must.Eq(t, "data", r.VolumeID)
+		must.Eq(t, "", u.Error)
+		must.Eq(t, time.Unix(42, 0), u.CollectedAt)
+		must.NotNil(t, u.Bytes)
+		must.GreaterEq(t, int64(256<<10), u.Bytes.Used, must.Sprint("the blob's blocks"))
+		must.Less(t, int64(1<<20), u.Bytes.Used)
+		must.Eq(t, int64(1<<20), u.Bytes.Total, must.Sprint("the volume's capacity"))
+		must.Eq(t, u.Bytes.Total-u.Bytes.Used, u.Bytes.Available)
+		must.NotNil(t, u.Inodes)
+		must.Eq(t, int64(3), u.Inodes.Used, must.Sprint("the root, blob and dir"))
+		must.Eq(t, &structs.CSIVolumeCondition{}, u.Condition)
+	}
+
+	// The volume's directory goes (its mounts stay): abnormal.
+	vols, err := os.ReadDir(filepath.Join(p.Root, "volumes"))
+	must.NoError(t, err)
+	must.Len(t, 1, vols)
+	dir := filepath.Join(p.Root, "volumes", vols[0].Name())
+	must.NoError(t, os.RemoveAll(filepath.Join(a1, "blob")))
+	must.NoError(t, os.RemoveAll(filepath.Join(a1, "dir")))
+	must.NoError(t, os.Rename(dir, dir+".moved"))
+	t.Cleanup(func() { _ = os.Rename(dir+".moved", dir) })
+	reports = m.CollectUsage(ctx, now)
+	must.Len(t, 2, reports)
+	cond := reports[0].Usage.Condition
+	must.True(t, cond.Abnormal)
+	must.StrContains(t, cond.Message, "INACCESSIBLE VolumeDirMissing")
+	must.NoError(t, os.Rename(dir+".moved", dir))
+
+	must.NoError(t, m.UnmountVolume(ctx, "a2", "data", "hostpath", extID))
+	reports = m.CollectUsage(ctx, now)
+	must.Len(t, 1, reports)
+	must.Eq(t, "a1", reports[0].AllocID)
+	must.False(t, reports[0].Usage.IsAbnormal())
 }

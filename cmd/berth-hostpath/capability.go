@@ -121,6 +121,7 @@ func (d *driver) controllerCapabilities() []csi.ControllerServiceCapability_RPC_
 		csi.ControllerServiceCapability_RPC_GET_VOLUME,
 		csi.ControllerServiceCapability_RPC_SINGLE_NODE_MULTI_WRITER,
 		csi.ControllerServiceCapability_RPC_GET_SNAPSHOT,
+		csi.ControllerServiceCapability_RPC_GET_VOLUME_HEALTH,
 	}
 	if d.attachEnabled() {
 		caps = append(caps,
@@ -137,6 +138,7 @@ func (d *driver) nodeCapabilities() []csi.NodeServiceCapability_RPC_Type {
 		csi.NodeServiceCapability_RPC_GET_VOLUME_STATS,
 		csi.NodeServiceCapability_RPC_EXPAND_VOLUME,
 		csi.NodeServiceCapability_RPC_SINGLE_NODE_MULTI_WRITER,
+		csi.NodeServiceCapability_RPC_GET_VOLUME_HEALTH,
 	}
 	if d.stageEnabled() {
 		caps = append(caps, csi.NodeServiceCapability_RPC_STAGE_UNSTAGE_VOLUME)

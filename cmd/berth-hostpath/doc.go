@@ -48,6 +48,11 @@
 // a bind remount. Mount points are found in mountinfo (moby/sys/mountinfo).
 // A staging or target path that is a symlink is refused, never followed:
 // not mounted on, and not unmounted (UMOUNT_NOFOLLOW).
+// NodeGetVolumeStats reports what the volume's files take (allocated
+// blocks and inodes, counted as du does, at most a million entries)
+// against its capacity; NodeGetVolumeHealth and ControllerGetVolumeHealth
+// (GET_VOLUME_HEALTH) report it INACCESSIBLE when its directory is gone,
+// and the node call also when the path asked about is not mounted.
 // A volume's directory has mode 0777, as csi-driver-host-path's do, so
 // that a workload writes into it whatever user it runs as (berth runs
 // tasks as nobody by default); the volumes/ and snapshots/ dirs that hold

@@ -5,7 +5,6 @@ import (
 	"path/filepath"
 
 	"github.com/container-storage-interface/spec/lib/go/csi"
-	"golang.org/x/sys/unix"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 )
@@ -25,31 +24,6 @@ func (s *nodeServer) NodeGetCapabilities(context.Context, *csi.NodeGetCapabiliti
 			Rpc: &csi.NodeServiceCapability_RPC{Type: t}}})
 	}
 	return &csi.NodeGetCapabilitiesResponse{Capabilities: caps}, nil
-}
-
-// NodeGetVolumeStats reports statfs of the path where the volume is
-// staged or published: the filesystem holding the root directory, since
-// a directory has no size of its own.
-func (s *nodeServer) NodeGetVolumeStats(ctx context.Context, req *csi.NodeGetVolumeStatsRequest) (*csi.NodeGetVolumeStatsResponse, error) {
-	id, path := req.GetVolumeId(), req.GetVolumePath()
-	if id == "" {
-		return nil, status.Error(codes.InvalidArgument, "NodeGetVolumeStats: volume_id is missing")
-	}
-	if path == "" {
-		return nil, status.Errorf(codes.InvalidArgument, "NodeGetVolumeStats %s: volume_path is missing", id)
-	}
-	if err := mountedAt(s.store.current(), id, path); err != nil {
-		return nil, err
-	}
-	var fs unix.Statfs_t
-	if err := unix.Statfs(path, &fs); err != nil {
-		return nil, status.Errorf(codes.Internal, "NodeGetVolumeStats %s: statfs %s: %v", id, path, err)
-	}
-	bs := fs.Bsize
-	return &csi.NodeGetVolumeStatsResponse{Usage: []*csi.VolumeUsage{
-		{Unit: csi.VolumeUsage_BYTES, Total: int64(fs.Blocks) * bs, Available: int64(fs.Bavail) * bs, Used: int64(fs.Blocks-fs.Bfree) * bs},
-		{Unit: csi.VolumeUsage_INODES, Total: int64(fs.Files), Available: int64(fs.Ffree), Used: int64(fs.Files - fs.Ffree)},
-	}}, nil
 }
 
 // NodeExpandVolume has nothing to grow on a directory: it checks the

@@ -17,9 +17,10 @@ import (
 // TestSanity runs csi-sanity against three plugins served in-process:
 // every capability on (attach with -max-volumes 3, stage, topology), and
 // one each with -disable-attach and -disable-stage. csi-sanity skips what
-// a plugin does not advertise; the skips are the health, group snapshot,
-// modify-volume and snapshot-topology specs, plus the attach or stage
-// ones in the variants. Add -args -ginkgo.v to see every spec.
+// a plugin does not advertise; the skips are the list-health and
+// storage-health, group snapshot, modify-volume and snapshot-topology
+// specs, plus the attach or stage ones in the variants (the stats and
+// volume health specs run). Add -args -ginkgo.v to see every spec.
 func TestSanity(t *testing.T) {
 	requireRoot(t)
 	variants := []struct {

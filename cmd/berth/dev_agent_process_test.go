@@ -31,7 +31,10 @@ func startDevAgent(t *testing.T) (bin string, a *agentProc) {
 	must.NoError(t, err)
 	ports := testlog.FreePorts(t, "127.0.0.1", 3)
 	a = &agentProc{name: "dev", httpPort: ports[0], rpcPort: ports[1], serfPort: ports[2], dataDir: dataDir, log: &lockedBuffer{}}
-	a.cmd = exec.Command(bin, "agent", "-dev", "-data-dir", dataDir, "-http-port", strconv.Itoa(a.httpPort),
+	// Volume usage every second, not every minute, so that a test sees it.
+	config := filepath.Join(binDir, "dev.hcl")
+	must.NoError(t, os.WriteFile(config, []byte("client {\n  volume_stats_interval = \"1s\"\n}\n"), 0o644))
+	a.cmd = exec.Command(bin, "agent", "-dev", "-config", config, "-data-dir", dataDir, "-http-port", strconv.Itoa(a.httpPort),
 		"-rpc-port", strconv.Itoa(a.rpcPort), "-serf-port", strconv.Itoa(a.serfPort))
 	a.cmd.Stdout, a.cmd.Stderr = a.log, a.log
 	must.NoError(t, a.cmd.Start())

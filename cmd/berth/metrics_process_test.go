@@ -3,6 +3,7 @@ package main_test
 import (
 	"io"
 	"net/http"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -22,6 +23,7 @@ var ownFamilies = []string{
 	"berth_csi_calls_total", "berth_csi_call_duration_seconds",
 	"berth_csi_claims", "berth_csi_claim_release_oldest_seconds", "berth_csi_claim_release_retries_total",
 	"berth_csi_plugin_instances_healthy", "berth_csi_plugin_instances_expected", "berth_csi_volumes",
+	"berth_csi_volume_used_bytes", "berth_csi_volume_capacity_bytes", "berth_csi_volume_inodes_used", "berth_csi_volume_condition_abnormal",
 	"berth_node_heartbeat_misses_total",
 	"berth_http_requests_total", "berth_http_request_duration_seconds",
 }
@@ -43,15 +45,25 @@ func TestProcess_DevAgentMetrics(t *testing.T) {
 		_, _, code := berthCLI(t, bin, a, "volume", "create", vol)
 		return code == 0
 	})
-	job := writeSpec(t, "writer.hcl", volumeJob("writer", 1, "data", "single-node-writer", "date > /data/out; sleep 3600"))
+	// 1 MiB of data, then done: the volume's usage must show it.
+	job := writeSpec(t, "writer.hcl", volumeJob("writer", 1, "data", "single-node-writer",
+		"yes abcdefghijklmno | head -c 1048576 > /data/blob; sync; touch /data/written; sleep 3600"))
 	out, errOut, code := berthCLI(t, bin, a, "job", "run", job)
 	must.Zero(t, code, must.Sprintf("job run: %s%s", out, errOut))
 
 	var scrape string
-	waitUntil(t, 30*time.Second, "the taken claim in the scrape", func() bool {
+	waitUntil(t, 30*time.Second, "the taken claim and the volume's usage after the write in the scrape", func() bool {
 		scrape = scrapeAgent(t, a)
-		return sample(scrape, `berth_csi_claims{state="taken"}`) == 1
+		return sample(scrape, `berth_csi_claims{state="taken"}`) == 1 &&
+			sample(scrape, `berth_csi_volume_used_bytes{namespace="default",volume="data"}`) >= 1<<20 &&
+			sample(scrape, `berth_csi_volume_inodes_used{namespace="default",volume="data"}`) >= 3 // the root, blob, written
 	})
+	must.Eq(t, 64<<20, sample(scrape, `berth_csi_volume_capacity_bytes{namespace="default",volume="data"}`))
+	must.Eq(t, 0, sample(scrape, `berth_csi_volume_condition_abnormal{namespace="default",volume="data"}`))
+	status, errOut, code := berthCLI(t, bin, a, "volume", "status", "data")
+	must.Zero(t, code, must.Sprintf("volume status: %s%s", status, errOut))
+	must.StrContains(t, status, "Usage")
+	must.RegexMatch(t, regexp.MustCompile(`1\.\d MiB \(\d+%\) +64\.0 MiB +\d+ of \d+ +normal`), status)
 	for _, f := range ownFamilies {
 		must.StrContains(t, scrape, "# TYPE "+f+" ", must.Sprintf("family %s", f))
 	}

@@ -7,6 +7,7 @@ import (
 	"image/png"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sync"
 	"testing"
 	"time"
@@ -118,6 +119,10 @@ func TestProcess_WebUI_VolumeClaimGoesToFreed(t *testing.T) {
 		chromedp.WaitVisible(chromedp.CSS(`#nav a[data-section="volumes"]`)),
 		chromedp.Navigate(a.httpAddr()+"/ui/#/volumes/data"),
 		chromedp.WaitVisible(chromedp.CSS(taken)),
+		// The volume's usage, as the client's next collection (every
+		// second here) reports it: the task's file and the root dir.
+		chromedp.WaitVisible(chromedp.CSS(fmt.Sprintf(`#usage tr[data-alloc=%q][data-abnormal="false"] td.used`, alloc.ID))),
+		chromedp.WaitVisible(chromedp.CSS(fmt.Sprintf(`#usage tr[data-alloc=%q] .b-ok`, alloc.ID))),
 		chromedp.WaitVisible(chromedp.CSS(fmt.Sprintf(`%s a[href="#/allocations/%s"]`, taken, alloc.ID))),
 		chromedp.WaitVisible(chromedp.CSS(fmt.Sprintf(`%s a[href="#/nodes/%s"]`, taken, alloc.NodeID))),
 		// The allocation's link: its task, task events and log tail (the
@@ -130,6 +135,9 @@ func TestProcess_WebUI_VolumeClaimGoesToFreed(t *testing.T) {
 		// A mark that a reload would wipe.
 		chromedp.Evaluate[chromedp.Void](`window.berthTestMark = "same page"`),
 	))
+	used, err := chromedp.Run(ctx, chromedp.Evaluate[string](fmt.Sprintf(`document.querySelector('#usage tr[data-alloc=%q] td.used').textContent`, alloc.ID)))
+	must.NoError(t, err)
+	must.RegexMatch(t, regexp.MustCompile(`^\d+\.\d KiB \(0%\)$`), used, must.Sprint("the used bytes of the 64 MiB volume"))
 	url, err := chromedp.Run(ctx, chromedp.Location())
 	must.NoError(t, err)
 	must.StrHasSuffix(t, "/ui/#/volumes/data", url)

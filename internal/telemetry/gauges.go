@@ -27,6 +27,18 @@ var (
 	CSIVolumesDesc = prometheus.NewDesc(Namespace+"_csi_volumes",
 		`CSI volumes, by plugin ID and whether they are schedulable ("true": the plugin has a healthy node instance and, if it needs one, a healthy controller). Leader only.`,
 		[]string{"plugin", "schedulable"}, nil)
+	CSIVolumeUsedBytesDesc = prometheus.NewDesc(Namespace+"_csi_volume_used_bytes",
+		"Bytes used on a CSI volume, as its node plugin last reported it (NodeGetVolumeStats) where an allocation holds it; the newest report of its claims. Only volumes with a report. Leader only.",
+		[]string{"namespace", "volume"}, nil)
+	CSIVolumeCapacityBytesDesc = prometheus.NewDesc(Namespace+"_csi_volume_capacity_bytes",
+		"Total bytes of a CSI volume, as its node plugin last reported it (NodeGetVolumeStats). Only volumes with a report. Leader only.",
+		[]string{"namespace", "volume"}, nil)
+	CSIVolumeInodesUsedDesc = prometheus.NewDesc(Namespace+"_csi_volume_inodes_used",
+		"Inodes used on a CSI volume, as its node plugin last reported it (NodeGetVolumeStats). Only volumes with a report of inodes. Leader only.",
+		[]string{"namespace", "volume"}, nil)
+	CSIVolumeConditionAbnormalDesc = prometheus.NewDesc(Namespace+"_csi_volume_condition_abnormal",
+		"1 when the node plugin of any claim on a CSI volume reports it abnormal (NodeGetVolumeHealth), else 0. Only volumes whose plugin reports health. Leader only.",
+		[]string{"namespace", "volume"}, nil)
 )
 
 // ServerStats is what a server reports at scrape time. Every field but
@@ -42,6 +54,18 @@ type ServerStats struct {
 	OldestReleaseSeconds float64
 	Plugins              []PluginStats
 	Volumes              []VolumeStats
+	// VolumeUsage is the usage of each volume with a report.
+	VolumeUsage []VolumeUsageStats
+}
+
+// VolumeUsageStats is one volume's usage as its node plugins last
+// reported it; a nil figure was not reported.
+type VolumeUsageStats struct {
+	Namespace, Volume string
+	UsedBytes         *int64
+	CapacityBytes     *int64
+	InodesUsed        *int64
+	Abnormal          *bool
 }
 
 // PluginStats is one plugin's instance counts.
@@ -75,7 +99,8 @@ func NewServerCollector(read func() (ServerStats, error)) *ServerCollector {
 // Describe sends every Desc the collector may report.
 func (c *ServerCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{RaftCommitIndexDesc, CSIClaimsDesc, CSIClaimReleaseOldestDesc,
-		CSIPluginInstancesHealthyDesc, CSIPluginInstancesExpectedDesc, CSIVolumesDesc} {
+		CSIPluginInstancesHealthyDesc, CSIPluginInstancesExpectedDesc, CSIVolumesDesc,
+		CSIVolumeUsedBytesDesc, CSIVolumeCapacityBytesDesc, CSIVolumeInodesUsedDesc, CSIVolumeConditionAbnormalDesc} {
 		ch <- d
 	}
 }
@@ -110,5 +135,22 @@ func (c *ServerCollector) Collect(ch chan<- prometheus.Metric) {
 			sched = "true"
 		}
 		gauge(CSIVolumesDesc, float64(v.Count), v.Plugin, sched)
+	}
+	for _, u := range st.VolumeUsage {
+		for _, g := range []struct {
+			d *prometheus.Desc
+			v *int64
+		}{{CSIVolumeUsedBytesDesc, u.UsedBytes}, {CSIVolumeCapacityBytesDesc, u.CapacityBytes}, {CSIVolumeInodesUsedDesc, u.InodesUsed}} {
+			if g.v != nil {
+				gauge(g.d, float64(*g.v), u.Namespace, u.Volume)
+			}
+		}
+		if u.Abnormal != nil {
+			v := 0.0
+			if *u.Abnormal {
+				v = 1
+			}
+			gauge(CSIVolumeConditionAbnormalDesc, v, u.Namespace, u.Volume)
+		}
 	}
 }

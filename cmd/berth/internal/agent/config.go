@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/berth-csi/berth/client"
 	"github.com/berth-csi/berth/cmd/berth/internal/spec"
@@ -89,7 +90,12 @@ type ClientConfig struct {
 	Reserved        *ReservedConfig `hcl:"reserved,block"`
 	MetaBlock       *MetaConfig     `hcl:"meta,block"`
 	User            *UserConfig     `hcl:"user,block"`
-	meta            map[string]string
+	// VolumeStatsInterval is how often the client asks the node plugins
+	// for the usage and condition of the volumes published on it ("60s"
+	// unset; "0s" never asks).
+	VolumeStatsInterval string `hcl:"volume_stats_interval,optional"`
+	meta                map[string]string
+	volumeStatsInterval *time.Duration
 }
 
 // PluginConfig is a `plugin "ID" { type, socket }` block: a CSI plugin run

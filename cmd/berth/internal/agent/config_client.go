@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"time"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/gohcl"
@@ -41,6 +42,9 @@ type UserConfig struct {
 	DeniedGroups []string `hcl:"denied_groups,optional"`
 }
 
+// minVolumeStatsInterval is the shortest volume_stats_interval but 0.
+const minVolumeStatsInterval = time.Second
+
 // checkClient checks the client block's resources, meta and users, and
 // reads meta's values (meta is decoded as attributes: any key).
 func (c *Config) checkClient() error {
@@ -51,6 +55,20 @@ func (c *Config) checkClient() error {
 	}
 	if cl.CPUTotalCompute < 0 || cl.MemoryTotalMB < 0 {
 		errs = append(errs, errors.New("client: cpu_total_compute and memory_total_mb must not be negative (0: what the node has)"))
+	}
+	if cl.VolumeStatsInterval != "" {
+		d, err := time.ParseDuration(cl.VolumeStatsInterval)
+		switch {
+		case err != nil:
+			errs = append(errs, fmt.Errorf("client: volume_stats_interval %q is not a duration (\"60s\", \"5m\"; \"0s\" never asks): %v", cl.VolumeStatsInterval, err))
+		case d < 0:
+			errs = append(errs, fmt.Errorf("client: volume_stats_interval %q is negative (\"0s\" never asks)", cl.VolumeStatsInterval))
+		case d != 0 && d < minVolumeStatsInterval:
+			errs = append(errs, fmt.Errorf("client: volume_stats_interval %q is less than %s: the plugins would be asked too often (\"0s\" never asks)",
+				cl.VolumeStatsInterval, minVolumeStatsInterval))
+		default:
+			cl.volumeStatsInterval = &d
+		}
 	}
 	if cl.MetaBlock != nil {
 		cl.meta = map[string]string{}
@@ -99,6 +117,9 @@ func (c *Config) applyClient(ccfg *client.Config) {
 		ccfg.Reserved = &structs.NodeResources{CPU: r.CPU, MemoryMB: r.MemoryMB, Cores: r.Cores}
 	}
 	ccfg.Meta = cl.meta
+	if cl.volumeStatsInterval != nil {
+		ccfg.VolumeStatsInterval = *cl.volumeStatsInterval
+	}
 	if u := cl.User; u != nil {
 		ccfg.Users = structs.TaskUserPolicy{Allowed: u.Allowed, Denied: u.Denied, DeniedGroups: u.DeniedGroups}
 	}

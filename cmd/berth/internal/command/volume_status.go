@@ -16,8 +16,9 @@ var volumeStatusCommand = &command{
 	synopsis: "Display status information about CSI volumes",
 	help: `[options] [volume]
 
-  Display the CSI volumes, or one volume with its capabilities and claims.
-  A volume may be given by a unique prefix of its ID.
+  Display the CSI volumes, or one volume with its capabilities, claims and
+  usage (used bytes, inodes and condition, as the node plugin of each claim
+  last reported them). A volume may be given by a unique prefix of its ID.
 
 Status Options:
 
@@ -120,6 +121,7 @@ func (m *meta) volumeInfo(v *structs.CSIVolume, verbose bool) {
 
 	section(m.stdout, "Claims")
 	m.claims(v, verbose)
+	m.volumeUsage(v, verbose)
 	if verbose {
 		m.claimTimelines(v)
 	}

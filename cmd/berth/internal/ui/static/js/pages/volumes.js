@@ -1,9 +1,10 @@
 // Volumes: the list, and one volume with its capability, capacity,
-// topology, schedulability and every claim.
+// topology, schedulability, usage and every claim.
 
 import { h, card, badge, healthCount, idLink, kv, none, or, pageHead, section, table } from '../dom.js';
 import { byKey, bytes, pairs, segments } from '../format.js';
 import { claimTracker, claimsSection } from './claims.js';
+import { usageSection } from './usage.js';
 
 // nodeNamer names nodes from a /v1/nodes answer, by short ID when unknown.
 export function nodeNamer(nodes) {
@@ -81,6 +82,7 @@ export function volumePage(id) {
             ['Access mode in use', or(v.AccessMode)],
             ['Attachment mode in use', or(v.AttachmentMode)],
           ]))),
+        usageSection(v, nodeNamer(st.data.nodes)),
         claimsSection(tracker, nodeNamer(st.data.nodes)));
     },
   };
