@@ -116,7 +116,8 @@ func toJobWire(job *structs.Job) *jobWire {
 				}
 				vw := &volumeRequestWire{VolumeRequest: v}
 				if v.MountOptions != nil {
-					vw.MountOptions = &MountOptions{FSType: v.MountOptions.FSType, MountFlags: v.MountOptions.MountFlags}
+					vw.MountOptions = &MountOptions{FSType: v.MountOptions.FSType, MountFlags: v.MountOptions.MountFlags,
+						GroupPolicy: v.MountOptions.GroupPolicy}
 				}
 				tw.Volumes[alias] = vw
 			}

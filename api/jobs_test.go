@@ -19,7 +19,7 @@ func testJob() *structs.Job {
 				Name: "data", Type: "csi", Source: "data", PerAlloc: true,
 				AccessMode:     structs.CSIVolumeAccessModeSingleNodeWriter,
 				AttachmentMode: structs.CSIVolumeAttachmentModeFilesystem,
-				MountOptions:   &structs.CSIMountOptions{FSType: "ext4", MountFlags: []string{"uid=1000"}},
+				MountOptions:   &structs.CSIMountOptions{FSType: "ext4", MountFlags: []string{"uid=1000"}, GroupPolicy: structs.GroupPolicyAlways},
 			}},
 			Tasks: []*structs.Task{{
 				Name: "server", Driver: "exec",

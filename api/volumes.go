@@ -35,8 +35,9 @@ type VolumeSpec struct {
 // MountOptions are the fs type and mount flags a volume is mounted with.
 // Unlike structs.CSIMountOptions it marshals the flags unredacted.
 type MountOptions struct {
-	FSType     string   `json:",omitempty"`
-	MountFlags []string `json:",omitempty"`
+	FSType      string                 `json:",omitempty"`
+	MountFlags  []string               `json:",omitempty"`
+	GroupPolicy structs.CSIGroupPolicy `json:",omitempty"`
 }
 
 // String never shows secrets or mount flags, so a VolumeSpec printed by

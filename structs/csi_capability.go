@@ -3,6 +3,7 @@ package structs
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -133,12 +134,49 @@ func joinModes() string {
 // logs could see it.
 const Redacted = "[REDACTED]"
 
-// CSIMountOptions are the fs type and mount flags a volume is mounted with.
-// Mount flags may hold credentials: they are redacted in String, GoString
-// and JSON. The msgpack form (raft, RPC) keeps them.
+// CSIMountOptions are the fs type and mount flags a volume is mounted with,
+// and how the client gives the mounted volume's root to its tasks' group
+// (GroupPolicy). Mount flags may hold credentials: they are redacted in
+// String, GoString and JSON. The msgpack form (raft, RPC) keeps them.
 type CSIMountOptions struct {
-	FSType     string
-	MountFlags []string
+	FSType      string
+	MountFlags  []string
+	GroupPolicy CSIGroupPolicy `json:",omitempty"`
+}
+
+// CSIGroupPolicy says when the client gives a published volume's root
+// directory to the group of the non-root tasks that write it (chgrp and
+// g+rwxs, never recursive), when the node plugin cannot take the group
+// itself (VOLUME_MOUNT_GROUP), as kubelet's fsGroupChangePolicy does.
+type CSIGroupPolicy string
+
+const (
+	// GroupPolicyOnRootMismatch (the default) changes the root only when
+	// its group or group bits are not already the tasks'.
+	GroupPolicyOnRootMismatch CSIGroupPolicy = "on-root-mismatch"
+	// GroupPolicyAlways changes it on every publish.
+	GroupPolicyAlways CSIGroupPolicy = "always"
+	// GroupPolicyNone never changes it, nor asks the plugin to.
+	GroupPolicyNone CSIGroupPolicy = "none"
+)
+
+// GroupPolicies lists the policies, the default first.
+var GroupPolicies = []CSIGroupPolicy{GroupPolicyOnRootMismatch, GroupPolicyAlways, GroupPolicyNone}
+
+// Or is p, or the default when p is unset.
+func (p CSIGroupPolicy) Or() CSIGroupPolicy {
+	if p == "" {
+		return GroupPolicyOnRootMismatch
+	}
+	return p
+}
+
+// Validate refuses a policy berth does not know.
+func (p CSIGroupPolicy) Validate() error {
+	if p == "" || slices.Contains(GroupPolicies, p) {
+		return nil
+	}
+	return fmt.Errorf("group_policy %q is not one of %q, %q or %q", string(p), GroupPolicyOnRootMismatch, GroupPolicyAlways, GroupPolicyNone)
 }
 
 // Copy returns a deep copy.
@@ -158,7 +196,7 @@ func (o *CSIMountOptions) Redacted() *CSIMountOptions {
 	if o == nil {
 		return nil
 	}
-	c := &CSIMountOptions{FSType: o.FSType}
+	c := &CSIMountOptions{FSType: o.FSType, GroupPolicy: o.GroupPolicy}
 	if len(o.MountFlags) > 0 {
 		c.MountFlags = []string{Redacted}
 	}
@@ -170,6 +208,9 @@ func (o *CSIMountOptions) String() string {
 		return "<nil>"
 	}
 	r := o.Redacted()
+	if r.GroupPolicy != "" {
+		return fmt.Sprintf("fs_type=%s mount_flags=%v group_policy=%s", r.FSType, r.MountFlags, r.GroupPolicy)
+	}
 	return fmt.Sprintf("fs_type=%s mount_flags=%v", r.FSType, r.MountFlags)
 }
 

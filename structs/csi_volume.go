@@ -219,6 +219,9 @@ func (v *CSIVolume) Validate() error {
 			p.add("topology %d is null", i+1)
 		}
 	}
+	if v.MountOptions != nil {
+		p.addErr("mount_options: ", v.MountOptions.GroupPolicy.Validate())
+	}
 	if v.RequestedCapacityMax > 0 && v.RequestedCapacityMin > v.RequestedCapacityMax {
 		p.add("capacity_min (%d) is larger than capacity_max (%d)", v.RequestedCapacityMin, v.RequestedCapacityMax)
 	}

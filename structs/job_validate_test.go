@@ -43,6 +43,12 @@ func TestJob_Validate(t *testing.T) {
 		{"null volume_mount", func(j *Job) { j.TaskGroups[0].Tasks[0].VolumeMounts = []*VolumeMount{nil} },
 			`group "g": task "t": volume_mount 0 is null`},
 		{"null volume", func(j *Job) { j.TaskGroups[0].Volumes["data"] = nil }, `group "g": volume "data" is null`},
+		{"unknown group policy", func(j *Job) {
+			j.TaskGroups[0].Volumes["data"].MountOptions = &CSIMountOptions{GroupPolicy: "fsgroup"}
+		}, `volume "data": mount_options group_policy "fsgroup" is not one of "on-root-mismatch", "always" or "none"`},
+		{"valid group policy", func(j *Job) {
+			j.TaskGroups[0].Volumes["data"].MountOptions = &CSIMountOptions{GroupPolicy: GroupPolicyNone}
+		}, ""},
 
 		// Names: one rule (ValidateName).
 		{"NUL in the ID", func(j *Job) { j.ID = "web\x00" }, `job ID "web\x00" must not contain '\x00'`},

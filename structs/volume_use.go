@@ -37,6 +37,11 @@ func (v *VolumeRequest) UseProblems(count int, jobType, countAt string) []Volume
 	if v.AttachmentMode == CSIVolumeAttachmentModeBlockDevice && v.MountOptions != nil {
 		bad("mount_options", `cannot be used with attachment_mode "block-device": a block device is not mounted; remove mount_options`)
 	}
+	if v.MountOptions != nil {
+		if err := v.MountOptions.GroupPolicy.Validate(); err != nil {
+			bad("mount_options", "%v", err)
+		}
+	}
 	one := count > 1 && !v.PerAlloc
 	perAllocHint := fmt.Sprintf("; set per_alloc = true to give each allocation its own volume (%q, %q, ...)", v.Source+"[0]", v.Source+"[1]")
 	mode := string(v.AccessMode)

@@ -39,6 +39,8 @@ type Runner struct {
 	finished    bool // tasks dead and volumes released: the status may be terminal
 	failReason  string
 	vols        []*mountedVolume
+	// creds is who each exec task runs as (prepareUsers), nil before.
+	creds map[string]*exec.Credential
 	// timeline is the client's steps (structs.ClientStep), sent with
 	// every report: the servers keep the first stamp of each.
 	timeline structs.Timeline

@@ -10,6 +10,7 @@ import (
 
 	"github.com/berth-csi/berth/client/drivers/exec"
 	"github.com/berth-csi/berth/client/internal/beneath"
+	"github.com/berth-csi/berth/client/volumemanager"
 	"github.com/berth-csi/berth/structs"
 )
 
@@ -20,6 +21,9 @@ func (r *Runner) prepareUsers() error {
 	if err != nil {
 		return err
 	}
+	r.mu.Lock()
+	r.creds = creds
+	r.mu.Unlock()
 	if err := giveTaskDirs(r.cfg.DataDir, r.allocDir, creds, r.logger); err != nil {
 		return fmt.Errorf("alloc %s: %w", r.cfg.Alloc.ID, err)
 	}
@@ -148,4 +152,54 @@ func reachDataDir(dataDir string, logger hclog.Logger) error {
 		}
 	}
 	return nil
+}
+
+// volumeGroup is the group the volume alias's writers run as: the
+// primary group of the non-root exec tasks that mount it writable, nil
+// when none does (readers, root, docker tasks: a container's user is the
+// image's). Tasks of several groups get the first's, by task name; the
+// others write only where the volume lets them.
+func (r *Runner) volumeGroup(alias string, req *structs.VolumeRequest) *volumemanager.MountGroup {
+	if req.ReadOnly {
+		return nil
+	}
+	r.mu.Lock()
+	creds := r.creds
+	r.mu.Unlock()
+	var gids []uint32
+	var names []string
+	for _, t := range r.tg.Tasks {
+		cred := creds[t.Name]
+		if cred == nil || cred.UID == 0 {
+			continue
+		}
+		for _, vm := range t.VolumeMounts {
+			if vm.Volume == alias && !vm.ReadOnly {
+				names = append(names, t.Name)
+				gids = append(gids, cred.GID)
+				break
+			}
+		}
+	}
+	if len(gids) == 0 {
+		return nil
+	}
+	first := 0
+	for i := range names {
+		if names[i] < names[first] {
+			first = i
+		}
+	}
+	for _, g := range gids {
+		if g != gids[first] {
+			r.logger.Warn("the volume's writers run in several groups; its root goes to the first task's",
+				"volume", alias, "task", names[first], "gid", gids[first])
+			break
+		}
+	}
+	var policy structs.CSIGroupPolicy
+	if req.MountOptions != nil {
+		policy = req.MountOptions.GroupPolicy
+	}
+	return &volumemanager.MountGroup{GID: gids[first], Policy: policy}
 }

@@ -160,6 +160,7 @@ func (r *Runner) setupVolume(ctx context.Context, alias string, req *structs.Vol
 		Secrets:          claimed.NodeSecrets,
 		VolumeContext:    vol.Context,
 		PublishContext:   claimed.PublishContext,
+		Group:            r.volumeGroup(alias, req),
 	})
 	if err != nil {
 		return mv, fmt.Errorf("volume %q: mount: %w", id, err)
@@ -185,9 +186,15 @@ func mountOptions(vol, req *structs.CSIMountOptions) *structs.CSIMountOptions {
 			}
 		}
 	}
+	if vol != nil {
+		out.GroupPolicy = vol.GroupPolicy
+	}
 	if req != nil {
 		if req.FSType != "" {
 			out.FSType = req.FSType
+		}
+		if req.GroupPolicy != "" {
+			out.GroupPolicy = req.GroupPolicy
 		}
 		if len(req.MountFlags) > 0 {
 			out.MountFlags = append([]string(nil), req.MountFlags...)

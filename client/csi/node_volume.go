@@ -20,6 +20,9 @@ type NodeStageVolumeRequest struct {
 	Secrets          structs.CSISecrets
 	VolumeContext    map[string]string // what CreateVolume returned, or the volume's registered context
 	PublishContext   map[string]string // what ControllerPublishVolume returned
+	// VolumeMountGroup is the group (a GID) the plugin gives the mounted
+	// volume to, for a plugin with VOLUME_MOUNT_GROUP; "" for none.
+	VolumeMountGroup string
 }
 
 // NodePublishVolumeRequest is what NodePublishVolume sends. TargetPath is
@@ -36,6 +39,7 @@ type NodePublishVolumeRequest struct {
 	Secrets          structs.CSISecrets
 	VolumeContext    map[string]string
 	PublishContext   map[string]string
+	VolumeMountGroup string // as NodeStageVolumeRequest's
 }
 
 // NodeStageVolume asks the node to stage a volume at StagingPath, once per
@@ -54,6 +58,9 @@ func (c *Client) NodeStageVolume(ctx context.Context, req *NodeStageVolumeReques
 	vc, err := volumeCapability(req.Capability, req.MountOptions)
 	if err != nil {
 		return wrapError(c.plugin, call, err)
+	}
+	if m := vc.GetMount(); m != nil {
+		m.VolumeMountGroup = req.VolumeMountGroup
 	}
 	err = c.call(ctx, call, func(ctx context.Context) error {
 		_, err := c.node.NodeStageVolume(ctx, &csipb.NodeStageVolumeRequest{
@@ -122,6 +129,9 @@ func (c *Client) NodePublishVolume(ctx context.Context, req *NodePublishVolumeRe
 	vc, err := volumeCapability(req.Capability, req.MountOptions)
 	if err != nil {
 		return wrapError(c.plugin, call, err)
+	}
+	if m := vc.GetMount(); m != nil {
+		m.VolumeMountGroup = req.VolumeMountGroup
 	}
 	err = c.call(ctx, call, func(ctx context.Context) error {
 		_, err := c.node.NodePublishVolume(ctx, &csipb.NodePublishVolumeRequest{

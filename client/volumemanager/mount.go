@@ -23,6 +23,9 @@ type MountRequest struct {
 	Secrets          structs.CSISecrets
 	VolumeContext    map[string]string
 	PublishContext   map[string]string // what ControllerPublishVolume returned, if the plugin attaches
+	// Group, when set, is the group of the allocation's non-root tasks
+	// that write the volume: see giveGroup.
+	Group *MountGroup
 }
 
 // MountResult is where the volume is for the allocation.
@@ -30,7 +33,17 @@ type MountResult struct {
 	// HostPath is the published volume on the host: the dir (or, for a
 	// block device, the device file) to bind into the allocation's tasks.
 	HostPath string
+	// GroupBy says who gave the volume's root to the request's Group:
+	// GroupByPlugin, GroupByClient, or "" (no one: no group, a read-only
+	// mount, group_policy "none", or the root was the group's already).
+	GroupBy string
 }
+
+// Who gave a volume's root to its tasks' group.
+const (
+	GroupByPlugin = "plugin" // volume_mount_group, to a plugin with VOLUME_MOUNT_GROUP
+	GroupByClient = "client" // group_policy, after the publish
+)
 
 func (r *MountRequest) validate() error {
 	if r == nil {
@@ -114,9 +127,17 @@ func (m *Manager) MountVolume(ctx context.Context, req *MountRequest) (*MountRes
 		}
 	}
 	capability := &structs.CSIVolumeCapability{AccessMode: req.AccessMode, AttachmentMode: req.AttachmentMode}
+	var caps *csi.NodeCapabilities
+	if err := m.call(ctx, s, "NodeGetCapabilities", func(ctx context.Context) (err error) {
+		caps, err = cc.NodeGetCapabilities(ctx)
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	group := req.groupFor(caps)
 
-	if u.Stage != stageStaged {
-		if err := m.stage(ctx, s, cc, u, paths, req, capability); err != nil {
+	if u.Stage != stageStaged && caps.RequiresNodeStageVolume {
+		if err := m.stage(ctx, s, cc, u, paths, req, capability, group.pluginGroup); err != nil {
 			return nil, err
 		}
 	}
@@ -133,6 +154,7 @@ func (m *Manager) MountVolume(ctx context.Context, req *MountRequest) (*MountRes
 		Secrets:          req.Secrets,
 		VolumeContext:    req.VolumeContext,
 		PublishContext:   req.PublishContext,
+		VolumeMountGroup: group.pluginGroup,
 	}
 	if u.Stage == stageStaged {
 		publish.StagingPath = u.PluginStagingPath
@@ -146,24 +168,29 @@ func (m *Manager) MountVolume(ctx context.Context, req *MountRequest) (*MountRes
 	if err := m.save(key, u); err != nil {
 		return nil, s.fail("record usage", err)
 	}
+	res := &MountResult{HostPath: a.TargetPath}
+	if group.pluginGroup != "" {
+		res.GroupBy = GroupByPlugin
+	}
+	if group.give {
+		changed, err := giveGroup(a.TargetPath, req.Group)
+		if err != nil {
+			return nil, s.fail(fmt.Sprintf("give the volume's root to group %d (mount_options { group_policy = %q })", req.Group.GID, req.Group.Policy.Or()),
+				fmt.Errorf("%w; set group_policy = %q to leave it as the plugin made it", err, structs.GroupPolicyNone))
+		}
+		if changed {
+			res.GroupBy = GroupByClient
+			s.log.Info("volume's root given to the tasks' group", "gid", req.Group.GID, "group_policy", req.Group.Policy.Or())
+		}
+	}
 	s.log.Info("volume published", "target_path", a.TargetPath, "plugin_target_path", a.PluginTargetPath, "readonly", a.ReadOnly)
-	return &MountResult{HostPath: a.TargetPath}, nil
+	return res, nil
 }
 
-// stage stages the volume if its plugin stages volumes, recording the
+// stage stages the volume (its plugin stages volumes), recording the
 // staging before and after the call. u is updated in place.
 func (m *Manager) stage(ctx context.Context, s *step, cc *csi.Client, u *volumeUsage, paths volumePaths,
-	req *MountRequest, capability *structs.CSIVolumeCapability) error {
-	var caps *csi.NodeCapabilities
-	if err := m.call(ctx, s, "NodeGetCapabilities", func(ctx context.Context) (err error) {
-		caps, err = cc.NodeGetCapabilities(ctx)
-		return err
-	}); err != nil {
-		return err
-	}
-	if !caps.RequiresNodeStageVolume {
-		return nil
-	}
+	req *MountRequest, capability *structs.CSIVolumeCapability, mountGroup string) error {
 	// A volume staged before keeps its paths: the plugin must be told the
 	// same staging path until the volume is unstaged.
 	if u.StagingPath == "" {
@@ -185,6 +212,7 @@ func (m *Manager) stage(ctx context.Context, s *step, cc *csi.Client, u *volumeU
 			Secrets:          req.Secrets,
 			VolumeContext:    req.VolumeContext,
 			PublishContext:   req.PublishContext,
+			VolumeMountGroup: mountGroup,
 		})
 	}); err != nil {
 		return err

@@ -34,10 +34,8 @@ func checkCapability(c *csi.VolumeCapability) error {
 				return fmt.Errorf("mount flag %d of %d is not supported for a bind mount (supported: %s)", i+1, len(flags), supportedMountFlags())
 			}
 		}
-		if t.Mount.GetVolumeMountGroup() != "" {
-			return fmt.Errorf("volume_mount_group is not supported (no VOLUME_MOUNT_GROUP capability)")
-		}
-		return nil
+		_, err := parseMountGroup(t.Mount.GetVolumeMountGroup())
+		return err
 	case *csi.VolumeCapability_Block:
 		return fmt.Errorf("block access type is not supported: berth-hostpath volumes are directories")
 	default:
@@ -139,6 +137,7 @@ func (d *driver) nodeCapabilities() []csi.NodeServiceCapability_RPC_Type {
 		csi.NodeServiceCapability_RPC_EXPAND_VOLUME,
 		csi.NodeServiceCapability_RPC_SINGLE_NODE_MULTI_WRITER,
 		csi.NodeServiceCapability_RPC_GET_VOLUME_HEALTH,
+		csi.NodeServiceCapability_RPC_VOLUME_MOUNT_GROUP,
 	}
 	if d.stageEnabled() {
 		caps = append(caps, csi.NodeServiceCapability_RPC_STAGE_UNSTAGE_VOLUME)

@@ -63,6 +63,9 @@ func (s *nodeServer) NodePublishVolume(ctx context.Context, req *csi.NodePublish
 		readonly = readonly || a.Readonly
 	}
 	want := &publishRecord{VolumeID: id, TargetPath: target, StagingPath: staging, Usage: usageOf(c, req.GetReadonly())}
+	if err := s.giveMountGroup(id, c.GetMount().GetVolumeMountGroup(), readonly); err != nil {
+		return nil, status.Errorf(codes.Internal, "NodePublishVolume %s: %v", id, err)
+	}
 
 	if have, ok := st.Publishes[target]; ok {
 		if have.VolumeID != id {

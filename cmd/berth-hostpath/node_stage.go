@@ -48,6 +48,9 @@ func (s *nodeServer) NodeStageVolume(ctx context.Context, req *csi.NodeStageVolu
 		readonly = readonly || a.Readonly
 	}
 	want := &stageRecord{VolumeID: id, Path: path, Usage: usageOf(c, readonly)}
+	if err := s.giveMountGroup(id, c.GetMount().GetVolumeMountGroup(), readonly); err != nil {
+		return nil, status.Errorf(codes.Internal, "NodeStageVolume %s: %v", id, err)
+	}
 
 	if have, ok := st.Stages[path]; ok {
 		if have.VolumeID != id {

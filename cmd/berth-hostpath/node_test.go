@@ -434,3 +434,41 @@ func TestNodePublish_FinishesAfterACrash(t *testing.T) {
 	_, err := os.Stat(target)
 	must.ErrorIs(t, err, os.ErrNotExist)
 }
+
+// VOLUME_MOUNT_GROUP: a stage or publish with volume_mount_group gives the
+// volume's directory to that group with g+rwxs (not what is inside it); a
+// read-only publish changes nothing; a group that is not a number is
+// INVALID_ARGUMENT, before anything is mounted.
+func TestNode_VolumeMountGroup(t *testing.T) {
+	f := newNodeFixture(t, nil)
+	dir := f.ns.volumeDir(f.vol)
+	inside := filepath.Join(dir, "kept")
+	must.NoError(t, os.Mkdir(inside, 0o700))
+	withGroup := func(mode csi.VolumeCapability_AccessMode_Mode, g string) *csi.VolumeCapability {
+		c := mountCap(mode)
+		c.GetMount().VolumeMountGroup = g
+		return c
+	}
+	groupOf := func(p string) (uint32, os.FileMode) {
+		t.Helper()
+		var st unix.Stat_t
+		must.NoError(t, unix.Lstat(p, &st))
+		return st.Gid, os.FileMode(st.Mode & 0o7777)
+	}
+
+	mustCode(t, f.stage(withGroup(singleWriter, "staff"), nil), codes.InvalidArgument, `volume_mount_group "staff" is not a numeric group ID`)
+	mustMounted(t, f.staging, false)
+
+	must.NoError(t, f.stage(withGroup(singleWriter, "4242"), nil))
+	gid, mode := groupOf(dir)
+	must.Eq(t, uint32(4242), gid)
+	must.Eq(t, os.FileMode(0o2777), mode, must.Sprint("0777 as made, with setgid"))
+	gid, _ = groupOf(inside)
+	must.Eq(t, uint32(0), gid, must.Sprint("never recursive"))
+
+	target := filepath.Join(f.targets, "ro")
+	must.NoError(t, f.publish(target, withGroup(singleWriter, "4343"), true))
+	gid, _ = groupOf(dir)
+	must.Eq(t, uint32(4242), gid, must.Sprint("a read-only publish leaves the group"))
+	must.NoError(t, f.unpublish(target))
+}

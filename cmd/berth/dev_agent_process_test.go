@@ -23,6 +23,13 @@ import (
 // with the test.
 func startDevAgent(t *testing.T) (bin string, a *agentProc) {
 	t.Helper()
+	return startDevAgentWith(t, "")
+}
+
+// startDevAgentWith is startDevAgent with more of the agent's config
+// (HCL blocks: a plugin, say).
+func startDevAgentWith(t *testing.T, config string) (bin string, a *agentProc) {
+	t.Helper()
 	binDir := t.TempDir()
 	bin = filepath.Join(binDir, "berth")
 	must.NoError(t, os.Rename(buildBerth(t), bin))
@@ -32,9 +39,9 @@ func startDevAgent(t *testing.T) (bin string, a *agentProc) {
 	ports := testlog.FreePorts(t, "127.0.0.1", 3)
 	a = &agentProc{name: "dev", httpPort: ports[0], rpcPort: ports[1], serfPort: ports[2], dataDir: dataDir, log: &lockedBuffer{}}
 	// Volume usage every second, not every minute, so that a test sees it.
-	config := filepath.Join(binDir, "dev.hcl")
-	must.NoError(t, os.WriteFile(config, []byte("client {\n  volume_stats_interval = \"1s\"\n}\n"), 0o644))
-	a.cmd = exec.Command(bin, "agent", "-dev", "-config", config, "-data-dir", dataDir, "-http-port", strconv.Itoa(a.httpPort),
+	configFile := filepath.Join(binDir, "dev.hcl")
+	must.NoError(t, os.WriteFile(configFile, []byte("client {\n  volume_stats_interval = \"1s\"\n}\n"+config), 0o644))
+	a.cmd = exec.Command(bin, "agent", "-dev", "-config", configFile, "-data-dir", dataDir, "-http-port", strconv.Itoa(a.httpPort),
 		"-rpc-port", strconv.Itoa(a.rpcPort), "-serf-port", strconv.Itoa(a.serfPort))
 	a.cmd.Stdout, a.cmd.Stderr = a.log, a.log
 	must.NoError(t, a.cmd.Start())

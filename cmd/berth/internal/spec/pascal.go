@@ -26,7 +26,7 @@ var pascalNames = map[string]string{
 }
 
 var pascalCapability = map[string]string{"AccessMode": "access_mode", "AttachmentMode": "attachment_mode"}
-var pascalMount = map[string]string{"FSType": "fs_type", "MountFlags": "mount_flags"} // also a job volume's MountOptions
+var pascalMount = map[string]string{"FSType": "fs_type", "MountFlags": "mount_flags", "GroupPolicy": "group_policy"} // also a job volume's MountOptions
 var pascalTopology = map[string]string{"Segments": "segments"}
 
 // isPascal reports whether a JSON object uses the API's field names.

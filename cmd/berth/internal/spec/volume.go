@@ -64,7 +64,7 @@ func (p *parser) volume(root *node, pascal bool, purpose Purpose) *api.VolumeSpe
 		case "mount_options":
 			if b := p.block(f, s); b != nil {
 				m := p.mountOptions(b, s.sub("mount_options"))
-				v.MountOptions = &api.MountOptions{FSType: m.FSType, MountFlags: m.MountFlags}
+				v.MountOptions = &api.MountOptions{FSType: m.FSType, MountFlags: m.MountFlags, GroupPolicy: m.GroupPolicy}
 			}
 		case "topology_request":
 			if b := p.block(f, s); b != nil {
@@ -187,7 +187,7 @@ var attachmentModeNames = []string{
 	string(structs.CSIVolumeAttachmentModeBlockDevice),
 }
 
-var mountFields = []string{"fs_type", "mount_flags"}
+var mountFields = []string{"fs_type", "mount_flags", "group_policy"}
 
 // mountOptions reads a mount_options block: a volume spec's, or a job's
 // volume request's.
@@ -201,6 +201,13 @@ func (p *parser) mountOptions(b *node, s scope) *structs.CSIMountOptions {
 		switch f.name {
 		case "fs_type":
 			m.FSType, _ = p.str(f, s)
+		case "group_policy":
+			v, _ := p.str(f, s)
+			m.GroupPolicy = structs.CSIGroupPolicy(v)
+			if err := m.GroupPolicy.Validate(); err != nil {
+				p.bad(f.line, s, "group_policy", "is %q; use %q (the default), %q or %q", v,
+					structs.GroupPolicyOnRootMismatch, structs.GroupPolicyAlways, structs.GroupPolicyNone)
+			}
 		case "mount_flags":
 			m.MountFlags = p.strList(f, s)
 			for i, flag := range m.MountFlags {
