@@ -39,6 +39,9 @@ func (s *controllerServer) ControllerPublishVolume(ctx context.Context, req *csi
 	if !ok {
 		return nil, status.Errorf(codes.NotFound, "ControllerPublishVolume: volume %s not found", id)
 	}
+	if err := checkAccessType(v, req.GetVolumeCapability()); err != nil {
+		return nil, status.Errorf(codes.InvalidArgument, "ControllerPublishVolume %s: %v", id, err)
+	}
 	if node != s.cfg.NodeID {
 		return nil, status.Errorf(codes.NotFound, "ControllerPublishVolume %s: node %q not found; this plugin serves node %q only", id, node, s.cfg.NodeID)
 	}

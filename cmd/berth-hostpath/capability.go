@@ -10,8 +10,9 @@ import (
 type accessMode = csi.VolumeCapability_AccessMode_Mode
 
 // checkCapability says why a volume capability cannot be served, or nil.
-// Volumes are directories: the mount access type with any access mode
-// works; block does not. fs_type is ignored (a bind mount keeps the
+// Volumes are directories (the mount access type) or images served as
+// loop devices (block), with any access mode; checkAccessType matches
+// one to a volume. fs_type is ignored (a bind mount keeps the
 // filesystem of the root directory); mount flags must be ones a bind
 // mount can apply (see mountFlagBits).
 func checkCapability(c *csi.VolumeCapability) error {
@@ -37,7 +38,7 @@ func checkCapability(c *csi.VolumeCapability) error {
 		_, err := parseMountGroup(t.Mount.GetVolumeMountGroup())
 		return err
 	case *csi.VolumeCapability_Block:
-		return fmt.Errorf("block access type is not supported: berth-hostpath volumes are directories")
+		return nil
 	default:
 		return fmt.Errorf("volume capability has no access type (mount or block)")
 	}
@@ -64,6 +65,7 @@ func usageOf(c *csi.VolumeCapability, readonly bool) usage {
 		FsType:     m.GetFsType(),
 		MountFlags: slices.Clone(m.GetMountFlags()),
 		Readonly:   readonly,
+		Block:      isBlock(c),
 	}
 }
 

@@ -84,8 +84,8 @@ func TestCreateVolume_BadRequests(t *testing.T) {
 	}{
 		{"no name", &csi.CreateVolumeRequest{VolumeCapabilities: caps}, codes.InvalidArgument, []string{"name is missing"}},
 		{"no capabilities", &csi.CreateVolumeRequest{Name: "v"}, codes.InvalidArgument, []string{"volume_capabilities is missing"}},
-		{"block", &csi.CreateVolumeRequest{Name: "v", VolumeCapabilities: []*csi.VolumeCapability{block}},
-			codes.InvalidArgument, []string{"block access type is not supported"}},
+		{"block and mount", &csi.CreateVolumeRequest{Name: "v", VolumeCapabilities: []*csi.VolumeCapability{block, caps[0]}},
+			codes.InvalidArgument, []string{"mix the block and mount access types"}},
 		{"no access mode", &csi.CreateVolumeRequest{Name: "v", VolumeCapabilities: []*csi.VolumeCapability{
 			{AccessType: &csi.VolumeCapability_Mount{Mount: &csi.VolumeCapability_MountVolume{}}}}},
 			codes.InvalidArgument, []string{"no access mode"}},
@@ -389,7 +389,7 @@ func TestValidateVolumeCapabilities(t *testing.T) {
 		{"same parameters", &csi.ValidateVolumeCapabilitiesRequest{Parameters: map[string]string{"a": "1"},
 			VolumeCapabilities: []*csi.VolumeCapability{mountCap(singleWriter)}}, ""},
 		{"block", &csi.ValidateVolumeCapabilitiesRequest{VolumeCapabilities: []*csi.VolumeCapability{mountCap(singleWriter), block}},
-			"block access type is not supported"},
+			"is a directory (mount access type); it cannot be used as a block device"},
 		{"other parameters", &csi.ValidateVolumeCapabilitiesRequest{Parameters: map[string]string{"a": "2"},
 			VolumeCapabilities: []*csi.VolumeCapability{mountCap(singleWriter)}}, "parameters differ"},
 	}

@@ -22,6 +22,10 @@ func (s *controllerServer) CreateVolume(ctx context.Context, req *csi.CreateVolu
 	if err := checkCapabilities(req.GetVolumeCapabilities()); err != nil {
 		return nil, status.Errorf(codes.InvalidArgument, "CreateVolume %q: %v", name, err)
 	}
+	block, err := blockOf(req.GetVolumeCapabilities())
+	if err != nil {
+		return nil, status.Errorf(codes.InvalidArgument, "CreateVolume %q: %v", name, err)
+	}
 	if err := checkRange(req.GetCapacityRange()); err != nil {
 		return nil, status.Errorf(codes.InvalidArgument, "CreateVolume %q: %v", name, err)
 	}
@@ -39,7 +43,7 @@ func (s *controllerServer) CreateVolume(ctx context.Context, req *csi.CreateVolu
 	st := s.store.current()
 
 	if v := st.volumeByName(name); v != nil {
-		if why := incompatible(v, req, s.reachable(req.GetAccessibilityRequirements())); why != "" {
+		if why := incompatible(v, req, block, s.reachable(req.GetAccessibilityRequirements())); why != "" {
 			return nil, status.Errorf(codes.AlreadyExists, "volume %q already exists as %s with %s", name, v.ID, why)
 		}
 		return &csi.CreateVolumeResponse{Volume: s.csiVolume(v)}, nil
@@ -56,17 +60,28 @@ func (s *controllerServer) CreateVolume(ctx context.Context, req *csi.CreateVolu
 		if !ok {
 			return nil, status.Errorf(codes.NotFound, "CreateVolume %q: source snapshot %q not found", name, srcSnap)
 		}
+		if sn.Block != block {
+			return nil, status.Errorf(codes.InvalidArgument, "CreateVolume %q: source snapshot %q is of a %s volume, and the capabilities ask for a %s one",
+				name, srcSnap, accessTypeName(sn.Block), accessTypeName(block))
+		}
 		src, srcSize = s.snapshotDir(sn.ID), sn.SizeBytes
 	case srcVol != "":
 		sv, ok := st.Volumes[srcVol]
 		if !ok {
 			return nil, status.Errorf(codes.NotFound, "CreateVolume %q: source volume %q not found", name, srcVol)
 		}
+		if sv.Block != block {
+			return nil, status.Errorf(codes.InvalidArgument, "CreateVolume %q: source volume %q is a %s volume, and the capabilities ask for a %s one",
+				name, srcVol, accessTypeName(sv.Block), accessTypeName(block))
+		}
 		src, srcSize = s.volumeDir(sv.ID), sv.CapacityBytes
 	}
 	capacity, err := pickCapacity(req.GetCapacityRange(), srcSize)
 	if err != nil {
 		return nil, status.Errorf(codes.OutOfRange, "CreateVolume %q: %v", name, err)
+	}
+	if block && capacity == 0 {
+		capacity = defaultBlockBytes
 	}
 
 	v := &volume{
@@ -78,6 +93,7 @@ func (s *controllerServer) CreateVolume(ctx context.Context, req *csi.CreateVolu
 		SourceVolumeID:   srcVol,
 		Topology:         maps.Clone(s.cfg.Topology),
 		CreatedAt:        s.now().UTC(),
+		Block:            block,
 	}
 	dir := s.volumeDir(v.ID)
 	if err := os.Mkdir(dir, 0o777); err != nil {
@@ -87,6 +103,18 @@ func (s *controllerServer) CreateVolume(ctx context.Context, req *csi.CreateVolu
 		if err := copyTree(ctx, src, dir); err != nil {
 			os.RemoveAll(dir)
 			return nil, status.Errorf(codes.Internal, "CreateVolume %q: copy %s to %s: %v", name, src, dir, err)
+		}
+	}
+	if block {
+		var err error
+		if src == "" {
+			err = makeBlockImage(dir, capacity)
+		} else {
+			err = s.growBlockImage(v.ID, capacity) // the copy's image, to the new capacity
+		}
+		if err != nil {
+			os.RemoveAll(dir)
+			return nil, status.Errorf(codes.Internal, "CreateVolume %q: make the block image: %v", name, err)
 		}
 	}
 	// Writable by whichever user the workload runs as, as
@@ -110,9 +138,11 @@ func (s *controllerServer) CreateVolume(ctx context.Context, req *csi.CreateVolu
 
 // incompatible says how an existing volume differs from a CreateVolume
 // request for the same name, or "" when the request matches it.
-func incompatible(v *volume, req *csi.CreateVolumeRequest, reachable bool) string {
+func incompatible(v *volume, req *csi.CreateVolumeRequest, block, reachable bool) string {
 	r := req.GetCapacityRange()
 	switch {
+	case v.Block != block:
+		return fmt.Sprintf("the %s access type", accessTypeName(v.Block))
 	case !capacityFits(v.CapacityBytes, r):
 		return fmt.Sprintf("capacity %d bytes, outside the requested range (required %d, limit %d)",
 			v.CapacityBytes, r.GetRequiredBytes(), r.GetLimitBytes())

@@ -13,7 +13,7 @@
 // Everything under -root:
 //
 //	state.json         volumes, snapshots, attachments, stage and publish records
-//	volumes/<id>/      one directory per volume
+//	volumes/<id>/      one directory per volume (a block volume's holds disk.img)
 //	snapshots/<id>/    one full copy per snapshot
 //
 // The state file is rewritten atomically (temp file, fsync, rename) after
@@ -29,8 +29,13 @@
 //
 // Volumes: CreateVolume makes a directory (empty, or a copy of a snapshot
 // or of another volume); capacity is recorded and reported, not enforced.
-// Only the mount access type is served; block is INVALID_ARGUMENT (and
-// unconfirmed by ValidateVolumeCapabilities). fs_type is ignored: a bind
+// A volume created with the block access type is a sparse image of its
+// capacity instead (block.go): staged (or, under -disable-stage,
+// published) as a loop device attached with the loop ioctls, published as
+// a device node of it that the plugin makes at the target, expanded by
+// growing the image and refreshing the device; a volume is one access
+// type or the other, and a capability of the other is INVALID_ARGUMENT
+// (unconfirmed by ValidateVolumeCapabilities). fs_type is ignored: a bind
 // mount keeps the filesystem of the root. Mount flags are limited to
 // what a bind remount applies (ro, nosuid, nodev, noexec, the atime flags).
 //

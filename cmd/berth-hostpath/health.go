@@ -32,8 +32,15 @@ func (s *nodeServer) NodeGetVolumeStats(ctx context.Context, req *csi.NodeGetVol
 		return nil, status.Errorf(codes.InvalidArgument, "NodeGetVolumeStats %s: volume_path is missing", id)
 	}
 	st := s.store.current()
-	if err := mountedAt(st, id, path); err != nil {
+	if err := s.inPlace(st, id, path); err != nil {
 		return nil, err
+	}
+	if v := st.Volumes[id]; v.Block {
+		u, err := s.blockUsage(v)
+		if err != nil {
+			return nil, status.Errorf(codes.Internal, "NodeGetVolumeStats %s: %v", id, err)
+		}
+		return &csi.NodeGetVolumeStatsResponse{Usage: []*csi.VolumeUsage{u}}, nil
 	}
 	var sfs unix.Statfs_t
 	if err := unix.Statfs(path, &sfs); err != nil {
@@ -99,12 +106,12 @@ func (s *nodeServer) NodeGetVolumeHealth(ctx context.Context, req *csi.NodeGetVo
 	if _, ok := st.Volumes[id]; !ok {
 		return nil, status.Errorf(codes.NotFound, "NodeGetVolumeHealth: volume %s not found", id)
 	}
-	h := s.volumeHealth(id)
+	h := s.volumeHealth(st.Volumes[id])
 	for _, p := range []string{req.GetVolumePublishPath(), req.GetStagingTargetPath()} {
 		if p == "" || len(h.HealthStatuses) > 0 {
 			continue
 		}
-		if err := mountedAt(st, id, p); err != nil {
+		if err := s.inPlace(st, id, p); err != nil {
 			h.HealthStatuses = append(h.HealthStatuses, &csi.VolumeHealth_VolumeHealthEntry{
 				Status: csi.VolumeHealthErrorType_INACCESSIBLE, Reason: "NotMounted", Message: status.Convert(err).Message()})
 		}
@@ -119,16 +126,18 @@ func (s *controllerServer) ControllerGetVolumeHealth(ctx context.Context, req *c
 	if id == "" {
 		return nil, status.Error(codes.InvalidArgument, "ControllerGetVolumeHealth: volume_id is missing")
 	}
-	if _, ok := s.store.current().Volumes[id]; !ok {
+	v, ok := s.store.current().Volumes[id]
+	if !ok {
 		return nil, status.Errorf(codes.NotFound, "ControllerGetVolumeHealth: volume %s not found", id)
 	}
-	return &csi.ControllerGetVolumeHealthResponse{VolumeHealth: s.volumeHealth(id)}, nil
+	return &csi.ControllerGetVolumeHealthResponse{VolumeHealth: s.volumeHealth(v)}, nil
 }
 
-// volumeHealth is the health of a known volume's directory.
-func (d *driver) volumeHealth(id string) *csi.VolumeHealth {
-	h := &csi.VolumeHealth{VolumeId: id}
-	dir := d.volumeDir(id)
+// volumeHealth is the health of a known volume's directory, and of a
+// block volume's image.
+func (d *driver) volumeHealth(v *volume) *csi.VolumeHealth {
+	h := &csi.VolumeHealth{VolumeId: v.ID}
+	dir := d.volumeDir(v.ID)
 	fi, err := os.Lstat(dir)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
@@ -140,6 +149,11 @@ func (d *driver) volumeHealth(id string) *csi.VolumeHealth {
 	case !fi.IsDir():
 		h.HealthStatuses = append(h.HealthStatuses, &csi.VolumeHealth_VolumeHealthEntry{
 			Status: csi.VolumeHealthErrorType_INACCESSIBLE, Reason: "VolumeDirNotADirectory", Message: dir + " is not a directory"})
+	case v.Block:
+		if fi, err := os.Lstat(d.blockImage(v.ID)); err != nil || !fi.Mode().IsRegular() {
+			h.HealthStatuses = append(h.HealthStatuses, &csi.VolumeHealth_VolumeHealthEntry{
+				Status: csi.VolumeHealthErrorType_INACCESSIBLE, Reason: "VolumeImageMissing", Message: "the block volume's image " + d.blockImage(v.ID) + " is gone or not a file"})
+		}
 	}
 	return h
 }

@@ -48,7 +48,7 @@ func (s *nodeServer) NodeExpandVolume(ctx context.Context, req *csi.NodeExpandVo
 		return nil, status.Errorf(codes.InvalidArgument, "NodeExpandVolume %s: %v", id, err)
 	}
 	st := s.store.current()
-	if err := mountedAt(st, id, path); err != nil {
+	if err := s.inPlace(st, id, path); err != nil {
 		return nil, err
 	}
 	if staging != "" {
@@ -57,6 +57,11 @@ func (s *nodeServer) NodeExpandVolume(ctx context.Context, req *csi.NodeExpandVo
 		}
 	}
 	v := st.Volumes[id]
+	if v.Block {
+		if err := refreshLoop(s.volumeLoop(st, id)); err != nil {
+			return nil, status.Errorf(codes.Internal, "NodeExpandVolume %s: %v", id, err)
+		}
+	}
 	if r := req.GetCapacityRange(); r.GetRequiredBytes() > v.CapacityBytes {
 		return nil, status.Errorf(codes.OutOfRange, "NodeExpandVolume %s: required %d bytes but the volume has %d; call ControllerExpandVolume first",
 			id, r.GetRequiredBytes(), v.CapacityBytes)

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -46,6 +47,9 @@ func (s *nodeServer) NodePublishVolume(ctx context.Context, req *csi.NodePublish
 	if !ok {
 		return nil, status.Errorf(codes.NotFound, "NodePublishVolume: volume %s not found", id)
 	}
+	if err := checkAccessType(v, c); err != nil {
+		return nil, status.Errorf(codes.InvalidArgument, "NodePublishVolume %s: %v", id, err)
+	}
 	readonly := req.GetReadonly() || readerOnly(c.GetAccessMode().GetMode()) ||
 		req.GetPublishContext()[publishContextReadonly] == "true"
 	source := s.volumeDir(id)
@@ -75,7 +79,12 @@ func (s *nodeServer) NodePublishVolume(ctx context.Context, req *csi.NodePublish
 			return nil, status.Errorf(codes.AlreadyExists, "NodePublishVolume %s: already published at %s with other arguments (%s, staged at %s)",
 				id, target, describeUsage(have.Usage), have.StagingPath)
 		}
-		if err := mountTarget(have, source, readonly); err != nil {
+		if have.Usage.Block {
+			err = s.ensureBlockTarget(st, have, readonly)
+		} else {
+			err = mountTarget(have, source, readonly)
+		}
+		if err != nil {
 			return nil, status.Errorf(codes.Internal, "NodePublishVolume %s: %v", id, err)
 		}
 		return &csi.NodePublishVolumeResponse{}, nil
@@ -93,6 +102,9 @@ func (s *nodeServer) NodePublishVolume(ctx context.Context, req *csi.NodePublish
 		return nil, status.Errorf(codes.FailedPrecondition, "NodePublishVolume %s: the parent of target %s is not a directory (the CO creates it): %v", id, target, statErr(fi, err))
 	}
 
+	if v.Block {
+		return s.publishBlock(st, want, readonly)
+	}
 	switch fi, err := os.Stat(target); {
 	case errors.Is(err, fs.ErrNotExist):
 		want.CreatedTarget = true
@@ -165,12 +177,19 @@ func (s *nodeServer) NodeUnpublishVolume(ctx context.Context, req *csi.NodeUnpub
 		}
 		return &csi.NodeUnpublishVolumeResponse{}, nil
 	}
-	if err := unmount(target); err != nil {
-		return nil, status.Errorf(codes.Internal, "NodeUnpublishVolume %s: %v", id, err)
+	if !have.Usage.Block { // a block target is a device node, not a mount
+		if err := unmount(target); err != nil {
+			return nil, status.Errorf(codes.Internal, "NodeUnpublishVolume %s: %v", id, err)
+		}
 	}
 	if have.CreatedTarget {
 		if err := os.Remove(target); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return nil, status.Errorf(codes.Internal, "NodeUnpublishVolume %s: remove target %s: %v", id, target, err)
+		}
+	}
+	if have.Attached {
+		if err := releaseLoop(st, have.Loop, 1); err != nil {
+			return nil, status.Errorf(codes.Internal, "NodeUnpublishVolume %s: %v", id, err)
 		}
 	}
 	if err := s.store.update(func(st *state) error {
@@ -181,4 +200,76 @@ func (s *nodeServer) NodeUnpublishVolume(ctx context.Context, req *csi.NodeUnpub
 	}
 	s.log.Info("volume unpublished", "volume_id", id, "target_path", target)
 	return &csi.NodeUnpublishVolumeResponse{}, nil
+}
+
+// publishBlock makes the target a device node of the volume's loop
+// device: the stage's, or under -disable-stage one this publish attaches.
+// The target must not exist: the plugin makes it, and removes it on
+// unpublish.
+func (s *nodeServer) publishBlock(st *state, want *publishRecord, readonly bool) (*csi.NodePublishVolumeResponse, error) {
+	id, target := want.VolumeID, want.TargetPath
+	if _, err := os.Lstat(target); err == nil {
+		return nil, status.Errorf(codes.FailedPrecondition, "NodePublishVolume %s: target %s exists; for a block volume the plugin makes the target (a device node)", id, target)
+	}
+	dev := s.volumeLoop(st, id)
+	if dev == "" && s.stageEnabled() {
+		return nil, status.Errorf(codes.FailedPrecondition, "NodePublishVolume %s: the volume's loop device is gone; call NodeStageVolume again", id)
+	}
+	if dev == "" {
+		var err error
+		if dev, err = attachLoop(s.blockImage(id)); err != nil {
+			return nil, status.Errorf(codes.Internal, "NodePublishVolume %s: %v", id, err)
+		}
+		want.Attached = true
+	}
+	want.Loop, want.CreatedTarget = dev, true
+	undoAttach := func() {
+		if want.Attached {
+			_ = detachLoop(dev)
+		}
+	}
+	if err := s.store.update(func(st *state) error {
+		st.Publishes[target] = want
+		return nil
+	}); err != nil {
+		undoAttach()
+		return nil, status.Errorf(codes.Internal, "NodePublishVolume %s: %v", id, err)
+	}
+	if err := makeBlockTarget(target, dev, readonly); err != nil {
+		_ = os.Remove(target)
+		s.forget(func(st *state) { delete(st.Publishes, target) })
+		undoAttach()
+		return nil, status.Errorf(codes.Internal, "NodePublishVolume %s: %v", id, err)
+	}
+	s.log.Info("block volume published", "volume_id", id, "target_path", target, "loop_device", dev, "readonly", readonly)
+	return &csi.NodePublishVolumeResponse{}, nil
+}
+
+// ensureBlockTarget puts back a recorded block publish's device node,
+// attaching the loop device again where the publish attached it.
+func (s *nodeServer) ensureBlockTarget(st *state, have *publishRecord, readonly bool) error {
+	dev := s.volumeLoop(st, have.VolumeID)
+	if dev == "" {
+		if !have.Attached {
+			return fmt.Errorf("the volume's loop device is gone; call NodeStageVolume again")
+		}
+		var err error
+		if dev, err = attachLoop(s.blockImage(have.VolumeID)); err != nil {
+			return err
+		}
+		if err := s.store.update(func(st *state) error {
+			st.Publishes[have.TargetPath].Loop = dev
+			return nil
+		}); err != nil {
+			return err
+		}
+	}
+	if err := makeBlockTarget(have.TargetPath, dev, readonly); err != nil {
+		// Our own node, of a loop device since replaced: made again.
+		if rmErr := os.Remove(have.TargetPath); rmErr != nil {
+			return err
+		}
+		return makeBlockTarget(have.TargetPath, dev, readonly)
+	}
+	return nil
 }

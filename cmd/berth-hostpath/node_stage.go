@@ -47,6 +47,9 @@ func (s *nodeServer) NodeStageVolume(ctx context.Context, req *csi.NodeStageVolu
 		}
 		readonly = readonly || a.Readonly
 	}
+	if err := checkAccessType(v, c); err != nil {
+		return nil, status.Errorf(codes.InvalidArgument, "NodeStageVolume %s: %v", id, err)
+	}
 	want := &stageRecord{VolumeID: id, Path: path, Usage: usageOf(c, readonly)}
 	if err := s.giveMountGroup(id, c.GetMount().GetVolumeMountGroup(), readonly); err != nil {
 		return nil, status.Errorf(codes.Internal, "NodeStageVolume %s: %v", id, err)
@@ -59,7 +62,7 @@ func (s *nodeServer) NodeStageVolume(ctx context.Context, req *csi.NodeStageVolu
 		if !have.Usage.equal(want.Usage) {
 			return nil, status.Errorf(codes.AlreadyExists, "NodeStageVolume %s: already staged at %s with another capability (%s)", id, path, describeUsage(have.Usage))
 		}
-		if err := ensureBind(s.volumeDir(id), path, readonly, want.Usage.MountFlags); err != nil {
+		if err := s.ensureStaged(st, have, readonly); err != nil {
 			return nil, status.Errorf(codes.Internal, "NodeStageVolume %s: %v", id, err)
 		}
 		return &csi.NodeStageVolumeResponse{}, nil
@@ -74,6 +77,9 @@ func (s *nodeServer) NodeStageVolume(ctx context.Context, req *csi.NodeStageVolu
 		return nil, status.Errorf(codes.FailedPrecondition, "NodeStageVolume %s: %v", id, err)
 	}
 
+	if v.Block {
+		return s.stageBlock(st, want)
+	}
 	if err := s.store.update(func(st *state) error {
 		st.Stages[path] = want
 		return nil
@@ -118,7 +124,11 @@ func (s *nodeServer) NodeUnstageVolume(ctx context.Context, req *csi.NodeUnstage
 			return nil, status.Errorf(codes.FailedPrecondition, "NodeUnstageVolume %s: still published at %s; call NodeUnpublishVolume first", id, p.TargetPath)
 		}
 	}
-	if err := unmount(path); err != nil {
+	if have := st.Stages[path]; have.Loop != "" {
+		if err := releaseLoop(st, have.Loop, 1); err != nil {
+			return nil, status.Errorf(codes.Internal, "NodeUnstageVolume %s: %v", id, err)
+		}
+	} else if err := unmount(path); err != nil {
 		return nil, status.Errorf(codes.Internal, "NodeUnstageVolume %s: %v", id, err)
 	}
 	if err := s.store.update(func(st *state) error {
@@ -194,4 +204,48 @@ func describeUsage(u usage) string {
 		s += fmt.Sprintf(", %d mount flags", len(u.MountFlags))
 	}
 	return s
+}
+
+// ensureStaged puts back what a recorded stage holds, if it went (a
+// restart of the node, an unmount by hand): the bind mount of a
+// directory, or a block volume's loop device.
+func (s *nodeServer) ensureStaged(st *state, have *stageRecord, readonly bool) error {
+	if have.Loop == "" {
+		return ensureBind(s.volumeDir(have.VolumeID), have.Path, readonly, have.Usage.MountFlags)
+	}
+	if s.volumeLoop(st, have.VolumeID) != "" {
+		return nil
+	}
+	dev, err := attachLoop(s.blockImage(have.VolumeID))
+	if err != nil {
+		return err
+	}
+	return s.store.update(func(st *state) error {
+		st.Stages[have.Path].Loop = dev
+		return nil
+	})
+}
+
+// stageBlock attaches a block volume's image to a loop device (or finds
+// the one a publish attached) and records the stage; nothing is mounted
+// at the staging path.
+func (s *nodeServer) stageBlock(st *state, want *stageRecord) (*csi.NodeStageVolumeResponse, error) {
+	id := want.VolumeID
+	existing := s.volumeLoop(st, id)
+	dev, err := s.ensureLoop(st, id)
+	if err != nil {
+		return nil, status.Errorf(codes.Internal, "NodeStageVolume %s: %v", id, err)
+	}
+	want.Loop = dev
+	if err := s.store.update(func(st *state) error {
+		st.Stages[want.Path] = want
+		return nil
+	}); err != nil {
+		if existing == "" {
+			_ = detachLoop(dev)
+		}
+		return nil, status.Errorf(codes.Internal, "NodeStageVolume %s: %v", id, err)
+	}
+	s.log.Info("block volume staged", "volume_id", id, "staging_path", want.Path, "loop_device", dev)
+	return &csi.NodeStageVolumeResponse{}, nil
 }

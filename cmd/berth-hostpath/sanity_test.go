@@ -14,9 +14,10 @@ import (
 	"github.com/onsi/gomega"
 )
 
-// TestSanity runs csi-sanity against three plugins served in-process:
-// every capability on (attach with -max-volumes 3, stage, topology), and
-// one each with -disable-attach and -disable-stage. csi-sanity skips what
+// TestSanity runs csi-sanity against five plugins served in-process:
+// every capability on (attach with -max-volumes 3, stage, topology), one
+// each with -disable-attach and -disable-stage, and the block access type
+// (loop devices) with and without stage. csi-sanity skips what
 // a plugin does not advertise; the skips are the list-health and
 // storage-health, group snapshot, modify-volume and snapshot-topology
 // specs, plus the attach or stage ones in the variants (the stats and
@@ -26,13 +27,16 @@ func TestSanity(t *testing.T) {
 	variants := []struct {
 		name   string
 		mutate func(*Config)
+		block  bool
 	}{
 		{"all capabilities", func(c *Config) {
 			c.MaxVolumes = 3
 			c.Topology = map[string]string{"topology.hostpath.berth.dev/node": c.NodeID}
-		}},
-		{"-disable-attach", func(c *Config) { c.DisableAttach = true }},
-		{"-disable-stage", func(c *Config) { c.DisableStage = true }},
+		}, false},
+		{"-disable-attach", func(c *Config) { c.DisableAttach = true }, false},
+		{"-disable-stage", func(c *Config) { c.DisableStage = true }, false},
+		{"block", func(c *Config) { c.MaxVolumes = 3 }, true},
+		{"block -disable-stage", func(c *Config) { c.DisableStage = true }, true},
 	}
 	var contexts []*sanity.TestContext
 	for _, v := range variants {
@@ -54,6 +58,9 @@ func TestSanity(t *testing.T) {
 		sc.StagingPath = filepath.Join(work, "staging")
 		sc.TestVolumeSize = 16 << 20
 		sc.TestNodeVolumeAttachLimit = true
+		if v.block {
+			sc.TestVolumeAccessType = "block"
+		}
 		ginkgo.Describe(v.name, func() {
 			contexts = append(contexts, sanity.GinkgoTest(&sc))
 		})

@@ -42,6 +42,7 @@ func (s *controllerServer) CreateSnapshot(ctx context.Context, req *csi.CreateSn
 		SourceVolumeID: src,
 		SizeBytes:      v.CapacityBytes,
 		CreatedAt:      s.now().UTC(),
+		Block:          v.Block,
 	}
 	dir := s.snapshotDir(sn.ID)
 	if err := os.Mkdir(dir, 0o700); err != nil {

@@ -33,6 +33,7 @@ type volume struct {
 	Topology         map[string]string     `json:"topology,omitempty"`
 	CreatedAt        time.Time             `json:"created_at"`
 	Attachments      map[string]attachment `json:"attachments,omitempty"` // ControllerPublish, by node ID
+	Block            bool                  `json:"block,omitempty"`       // an image (block.go), not a directory
 }
 
 // attachment records one ControllerPublishVolume.
@@ -48,6 +49,7 @@ type snapshot struct {
 	SourceVolumeID string    `json:"source_volume_id"`
 	SizeBytes      int64     `json:"size_bytes"`
 	CreatedAt      time.Time `json:"created_at"`
+	Block          bool      `json:"block,omitempty"` // of a block volume
 }
 
 // usage is what NodeStage and NodePublish compare to decide whether a
@@ -57,10 +59,11 @@ type usage struct {
 	FsType     string   `json:"fs_type,omitempty"`
 	MountFlags []string `json:"mount_flags,omitempty"`
 	Readonly   bool     `json:"readonly"`
+	Block      bool     `json:"block,omitempty"`
 }
 
 func (u usage) equal(o usage) bool {
-	return u.AccessMode == o.AccessMode && u.FsType == o.FsType &&
+	return u.AccessMode == o.AccessMode && u.FsType == o.FsType && u.Block == o.Block &&
 		u.Readonly == o.Readonly && slices.Equal(u.MountFlags, o.MountFlags)
 }
 
@@ -69,6 +72,9 @@ type stageRecord struct {
 	VolumeID string `json:"volume_id"`
 	Path     string `json:"path"`
 	Usage    usage  `json:"usage"`
+	// Loop is the loop device a block volume's stage attached (nothing is
+	// mounted at Path then).
+	Loop string `json:"loop,omitempty"`
 }
 
 // publishRecord is a NodePublishVolume: a bind mount at TargetPath, from
@@ -79,6 +85,10 @@ type publishRecord struct {
 	StagingPath   string `json:"staging_path,omitempty"`
 	Usage         usage  `json:"usage"`
 	CreatedTarget bool   `json:"created_target"` // the plugin made TargetPath and removes it
+	// Loop is the loop device a block volume's publish made TargetPath a
+	// node of; Attached says the publish attached it (-disable-stage).
+	Loop     string `json:"loop,omitempty"`
+	Attached bool   `json:"attached,omitempty"`
 }
 
 func newState() *state {

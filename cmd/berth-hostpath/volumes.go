@@ -79,6 +79,11 @@ func (s *controllerServer) ValidateVolumeCapabilities(ctx context.Context, req *
 	if err := checkCapabilities(req.GetVolumeCapabilities()); err != nil {
 		return &csi.ValidateVolumeCapabilitiesResponse{Message: err.Error()}, nil
 	}
+	for _, c := range req.GetVolumeCapabilities() {
+		if err := checkAccessType(v, c); err != nil {
+			return &csi.ValidateVolumeCapabilitiesResponse{Message: err.Error()}, nil
+		}
+	}
 	if len(req.GetParameters()) > 0 && !maps.Equal(req.GetParameters(), v.Parameters) {
 		return &csi.ValidateVolumeCapabilitiesResponse{Message: "parameters differ from those the volume was created with"}, nil
 	}
@@ -142,9 +147,21 @@ func (s *controllerServer) ControllerExpandVolume(ctx context.Context, req *csi.
 	if !ok {
 		return nil, status.Errorf(codes.NotFound, "ControllerExpandVolume: volume %s not found", id)
 	}
+	if c := req.GetVolumeCapability(); c != nil {
+		if err := checkAccessType(v, c); err != nil {
+			return nil, status.Errorf(codes.InvalidArgument, "ControllerExpandVolume %s: %v", id, err)
+		}
+	}
 	capacity, err := expandTo(v.CapacityBytes, r)
 	if err != nil {
 		return nil, status.Errorf(codes.OutOfRange, "ControllerExpandVolume %s: %v", id, err)
+	}
+	if v.Block {
+		// The image grows first: a record of a capacity the file does
+		// not have would be a lie after a failure.
+		if err := s.growBlockImage(id, capacity); err != nil {
+			return nil, status.Errorf(codes.Internal, "ControllerExpandVolume %s: grow %s: %v", id, s.blockImage(id), err)
+		}
 	}
 	if capacity != v.CapacityBytes {
 		if err := s.store.update(func(st *state) error {
