@@ -146,9 +146,10 @@ func TestClientCSI_Controller_Hostpath(t *testing.T) {
 			Capabilities: fsWriter, SnapshotID: "snap-gone"}, structs.ErrNotFound, `plugin "hostpath": CreateVolume: NotFound:`},
 		{"no capabilities", &structs.ClientCSIControllerCreateVolumeRequest{PluginID: "hostpath", Name: "x"},
 			structs.ErrBadRequest, `plugin "hostpath": CreateVolume: csi: invalid request`},
-		{"block", &structs.ClientCSIControllerCreateVolumeRequest{PluginID: "hostpath", Name: "raw",
-			Capabilities: []*structs.CSIVolumeCapability{{AccessMode: structs.CSIVolumeAccessModeSingleNodeWriter,
-				AttachmentMode: structs.CSIVolumeAttachmentModeBlockDevice}}}, structs.ErrBadRequest, `plugin "hostpath": CreateVolume: InvalidArgument:`},
+		{"block and file-system", &structs.ClientCSIControllerCreateVolumeRequest{PluginID: "hostpath", Name: "raw",
+			Capabilities: append([]*structs.CSIVolumeCapability{{AccessMode: structs.CSIVolumeAccessModeSingleNodeWriter,
+				AttachmentMode: structs.CSIVolumeAttachmentModeBlockDevice}}, fsWriter...)}, structs.ErrBadRequest,
+			`plugin "hostpath": CreateVolume: InvalidArgument: CreateVolume "raw": volume_capabilities mix the block and mount access types`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -205,7 +206,7 @@ func TestClientCSI_Controller_HostpathExpandSnapshotsList(t *testing.T) {
 			ExternalVolumeID: v.ExternalVolumeID, Capabilities: []*structs.CSIVolumeCapability{{
 				AccessMode: structs.CSIVolumeAccessModeSingleNodeWriter, AttachmentMode: structs.CSIVolumeAttachmentModeBlockDevice}}}, &r))
 		must.Eq(t, structs.ClientCSIControllerValidateVolumeResponse{
-			Message: "block access type is not supported: berth-hostpath volumes are directories"}, r)
+			Message: "volume " + v.ExternalVolumeID + " is a directory (mount access type); it cannot be used as a block device"}, r)
 	})
 
 	t.Run("snapshots", func(t *testing.T) {

@@ -30,7 +30,7 @@ func (r *Runner) checkDriver(t *structs.Task) error {
 func (r *Runner) dockerTask(t *structs.Task, cfg *exec.TaskConfig, dc *structs.DockerConfig) *docker.TaskConfig {
 	mounts := make([]docker.Mount, len(cfg.Mounts))
 	for i, m := range cfg.Mounts {
-		mounts[i] = docker.Mount{Source: m.Source, Destination: m.Destination, ReadOnly: m.ReadOnly, Propagation: m.Propagation}
+		mounts[i] = docker.Mount{Source: m.Source, Destination: m.Destination, ReadOnly: m.ReadOnly, Propagation: m.Propagation, Device: m.Device}
 	}
 	return &docker.TaskConfig{
 		AllocID: cfg.AllocID, JobID: r.cfg.Alloc.JobID, Namespace: r.cfg.Alloc.Namespace, Group: r.tg.Name,

@@ -157,10 +157,12 @@ func reachDataDir(dataDir string, logger hclog.Logger) error {
 // volumeGroup is the group the volume alias's writers run as: the
 // primary group of the non-root exec tasks that mount it writable, nil
 // when none does (readers, root, docker tasks: a container's user is the
-// image's). Tasks of several groups get the first's, by task name; the
-// others write only where the volume lets them.
+// image's). A block device counts its readers too: they need its node's
+// group to open it at all. Tasks of several groups get the first's, by
+// task name; the others write only where the volume lets them.
 func (r *Runner) volumeGroup(alias string, req *structs.VolumeRequest) *volumemanager.MountGroup {
-	if req.ReadOnly {
+	block := req.AttachmentMode == structs.CSIVolumeAttachmentModeBlockDevice
+	if req.ReadOnly && !block {
 		return nil
 	}
 	r.mu.Lock()
@@ -174,7 +176,7 @@ func (r *Runner) volumeGroup(alias string, req *structs.VolumeRequest) *volumema
 			continue
 		}
 		for _, vm := range t.VolumeMounts {
-			if vm.Volume == alias && !vm.ReadOnly {
+			if vm.Volume == alias && (!vm.ReadOnly || block) {
 				names = append(names, t.Name)
 				gids = append(gids, cred.GID)
 				break

@@ -21,6 +21,7 @@ type mountedVolume struct {
 	pluginID   string
 	externalID string
 	readOnly   bool
+	block      bool // a block device: hostPath is a device node
 	hostPath   string
 }
 
@@ -147,7 +148,8 @@ func (r *Runner) setupVolume(ctx context.Context, alias string, req *structs.Vol
 		return nil, fmt.Errorf("volume %q: this client has no volume manager", id)
 	}
 	readOnly := req.ReadOnly || claim.Mode == structs.CSIVolumeClaimRead
-	mv := &mountedVolume{alias: alias, volumeID: id, pluginID: vol.PluginID, externalID: vol.ExternalID, readOnly: readOnly}
+	mv := &mountedVolume{alias: alias, volumeID: id, pluginID: vol.PluginID, externalID: vol.ExternalID, readOnly: readOnly,
+		block: claim.AttachmentMode == structs.CSIVolumeAttachmentModeBlockDevice}
 	res, err := r.cfg.Volumes.MountVolume(ctx, &volumemanager.MountRequest{
 		AllocID:          alloc.ID,
 		VolumeID:         id,
@@ -315,6 +317,7 @@ func taskMounts(t *structs.Task, vols []*mountedVolume) []exec.Mount {
 			ReadOnly:     vm.ReadOnly || v.readOnly,
 			Propagation:  vm.PropagationMode,
 			DetachOnExit: true,
+			Device:       v.block,
 		})
 	}
 	return mounts

@@ -1,7 +1,10 @@
 package volumemanager
 
 import (
+	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strconv"
 
 	"golang.org/x/sys/unix"
@@ -29,11 +32,15 @@ type MountGroup struct {
 type groupUse struct {
 	pluginGroup string
 	give        bool
+	device      bool // a block device: the tasks get a node of their own (makeTaskDevice)
 }
 
 // groupFor decides, from the node plugin's capabilities.
 func (r *MountRequest) groupFor(caps *csi.NodeCapabilities) groupUse {
 	g := r.Group
+	if g != nil && r.AttachmentMode == structs.CSIVolumeAttachmentModeBlockDevice {
+		return groupUse{device: true}
+	}
 	if g == nil || g.Policy.Or() == structs.GroupPolicyNone || r.ReadOnly ||
 		r.AttachmentMode != structs.CSIVolumeAttachmentModeFilesystem {
 		return groupUse{}
@@ -76,4 +83,47 @@ func giveGroup(path string, g *MountGroup) (bool, error) {
 		return false, fmt.Errorf("chmod g+rwxs %s: %w", path, err)
 	}
 	return true, nil
+}
+
+// taskDeviceDir holds, next to an allocation's targets, the device nodes
+// the client makes for its tasks; no volume ID starts with a dot.
+const taskDeviceDir = ".devices"
+
+// makeTaskDevice makes the client's own block device node for a block
+// volume published at target (a device node the plugin made, or its bind
+// of the host's device): the same device, group gid's, 0660 (0440 read
+// only), beside the alloc's targets. The tasks get it in place of the
+// plugin's, so that the plugin's node, and the host's /dev, are never
+// changed for them; the unmount removes it. A block volume whose tasks
+// run as root needs none.
+func makeTaskDevice(target string, gid uint32, readOnly bool) (string, error) {
+	var st unix.Stat_t
+	if err := unix.Stat(target, &st); err != nil {
+		return "", fmt.Errorf("stat %s: %w", target, err)
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFBLK {
+		return "", fmt.Errorf("%s, published as a block device, is not one (mode %o)", target, st.Mode)
+	}
+	dir := filepath.Join(filepath.Dir(target), taskDeviceDir)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	node := filepath.Join(dir, filepath.Base(target))
+	mode := uint32(0o660)
+	if readOnly {
+		mode = 0o440
+	}
+	if err := os.Remove(node); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return "", err
+	}
+	if err := unix.Mknod(node, unix.S_IFBLK|mode, int(st.Rdev)); err != nil {
+		return "", fmt.Errorf("make %s: %w", node, err)
+	}
+	if err := unix.Lchown(node, 0, int(gid)); err != nil {
+		return "", fmt.Errorf("chgrp %d %s: %w", gid, node, err)
+	}
+	if err := unix.Fchmodat(unix.AT_FDCWD, node, mode, 0); err != nil {
+		return "", fmt.Errorf("chmod %s: %w", node, err)
+	}
+	return node, nil
 }

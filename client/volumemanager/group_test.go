@@ -10,6 +10,7 @@ import (
 	"github.com/shoenig/test/must"
 	"golang.org/x/sys/unix"
 
+	"github.com/berth-csi/berth/client/csi"
 	"github.com/berth-csi/berth/client/csitest"
 	"github.com/berth-csi/berth/client/dynamicplugins"
 	"github.com/berth-csi/berth/internal/testlog"
@@ -130,4 +131,55 @@ func TestManager_Hostpath_VolumeMountGroup(t *testing.T) {
 	log, err := os.ReadFile(p.LogPath)
 	must.NoError(t, err)
 	must.StrNotContains(t, string(log), "volume_mount_group: ", must.Sprint("no error from the plugin"))
+}
+
+// A block volume's non-root tasks get the client's own node of the
+// device, of their group (0440 read only): the plugin's node is left
+// root's; the unmount removes the client's.
+func TestManager_Hostpath_BlockTaskDevice(t *testing.T) {
+	requireRoot(t)
+	p := csitest.StartHostpath(t)
+	ctx := context.Background()
+	cc, err := csi.Dial(ctx, p.Socket, testlog.Logger(t, "csi"), csi.WithPluginID("hostpath"))
+	must.NoError(t, err)
+	defer cc.Close()
+	blockCap := &structs.CSIVolumeCapability{AccessMode: structs.CSIVolumeAccessModeMultiNodeMultiWriter,
+		AttachmentMode: structs.CSIVolumeAttachmentModeBlockDevice}
+	v, err := cc.CreateVolume(ctx, &csi.CreateVolumeRequest{Name: "disk", CapacityMin: 4 << 20, Capabilities: []*structs.CSIVolumeCapability{blockCap}})
+	must.NoError(t, err)
+	pc, err := cc.ControllerPublishVolume(ctx, &csi.ControllerPublishVolumeRequest{ExternalVolumeID: v.ExternalVolumeID,
+		ExternalNodeID: hostpathNodeID, Capability: blockCap})
+	must.NoError(t, err)
+	m := newManager(t, t.TempDir(), newRegistry(t, &dynamicplugins.PluginInfo{ID: "hostpath", Type: structs.CSIPluginTypeMonolith, Socket: p.Socket}))
+	unmountAllOnCleanup(t, m)
+	mount := func(alloc string, readOnly bool) *MountResult {
+		t.Helper()
+		res, err := m.MountVolume(ctx, &MountRequest{AllocID: alloc, VolumeID: "disk", ExternalVolumeID: v.ExternalVolumeID, PluginID: "hostpath",
+			AccessMode: blockCap.AccessMode, AttachmentMode: blockCap.AttachmentMode, ReadOnly: readOnly, PublishContext: pc,
+			Group: &MountGroup{GID: 4242}})
+		must.NoError(t, err)
+		return res
+	}
+	rw := mount("a1", false)
+	must.Eq(t, GroupByClient, rw.GroupBy)
+	must.StrContains(t, rw.HostPath, "/"+taskDeviceDir+"/")
+	var st, plugin unix.Stat_t
+	must.NoError(t, unix.Lstat(rw.HostPath, &st))
+	must.Eq(t, uint32(unix.S_IFBLK|0o660), st.Mode)
+	must.Eq(t, uint32(4242), st.Gid)
+	target := filepath.Join(filepath.Dir(filepath.Dir(rw.HostPath)), "disk")
+	must.NoError(t, unix.Lstat(target, &plugin))
+	must.Eq(t, st.Rdev, plugin.Rdev, must.Sprint("the same device"))
+	must.Eq(t, uint32(0), plugin.Gid, must.Sprint("the plugin's node is left as it made it"))
+	again := mount("a1", false)
+	must.Eq(t, rw.HostPath, again.HostPath, must.Sprint("a repeated mount returns the client's node"))
+
+	ro := mount("a2", true)
+	must.NoError(t, unix.Lstat(ro.HostPath, &st))
+	must.Eq(t, uint32(unix.S_IFBLK|0o440), st.Mode)
+
+	must.NoError(t, m.UnmountVolume(ctx, "a1", "disk", "hostpath", v.ExternalVolumeID))
+	_, err = os.Lstat(rw.HostPath)
+	must.ErrorIs(t, err, os.ErrNotExist)
+	must.NoError(t, m.UnmountVolume(ctx, "a2", "disk", "hostpath", v.ExternalVolumeID))
 }

@@ -95,6 +95,9 @@ func (m *Manager) MountVolume(ctx context.Context, req *MountRequest) (*MountRes
 			return nil, s.fail("check usage", err)
 		}
 		if a := u.Allocs[req.AllocID]; a != nil && a.State == publishPublished {
+			if a.TaskDevice != "" {
+				return &MountResult{HostPath: a.TaskDevice, GroupBy: GroupByClient}, nil
+			}
 			return &MountResult{HostPath: a.TargetPath}, nil
 		}
 	}
@@ -171,6 +174,17 @@ func (m *Manager) MountVolume(ctx context.Context, req *MountRequest) (*MountRes
 	res := &MountResult{HostPath: a.TargetPath}
 	if group.pluginGroup != "" {
 		res.GroupBy = GroupByPlugin
+	}
+	if group.device {
+		dev, err := makeTaskDevice(a.TargetPath, req.Group.GID, req.ReadOnly)
+		if err != nil {
+			return nil, s.fail(fmt.Sprintf("make the block device's node for group %d", req.Group.GID), err)
+		}
+		a.TaskDevice = dev
+		if err := m.save(key, u); err != nil {
+			return nil, s.fail("record usage", err)
+		}
+		res.HostPath, res.GroupBy = dev, GroupByClient
 	}
 	if group.give {
 		changed, err := giveGroup(a.TargetPath, req.Group)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 )
 
 // UnmountVolume unpublishes the volume for the allocation and, when no
@@ -70,6 +71,12 @@ func (m *Manager) UnmountVolume(ctx context.Context, allocID, volumeID, pluginID
 			if err := m.save(key, u); err != nil {
 				return s.fail("record usage", err)
 			}
+		}
+		if a.TaskDevice != "" {
+			if err := os.Remove(a.TaskDevice); err != nil && !errors.Is(err, os.ErrNotExist) {
+				return s.fail("remove the tasks' device node", err)
+			}
+			removeEmptyDir(s.log, filepath.Dir(a.TaskDevice))
 		}
 		if err := m.call(ctx, s, "NodeUnpublishVolume", func(ctx context.Context) error {
 			return cc.NodeUnpublishVolume(ctx, u.ExternalVolumeID, a.PluginTargetPath)

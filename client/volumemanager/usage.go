@@ -92,6 +92,9 @@ type allocUsage struct {
 	ReadOnly         bool                        `json:"read_only"`
 	TargetPath       string                      `json:"target_path"`        // on the host: what the task binds
 	PluginTargetPath string                      `json:"plugin_target_path"` // as the plugin was told
+	// TaskDevice is the client's own node of a block volume's device, for
+	// its non-root tasks (taskDevice), "" when none was made.
+	TaskDevice string `json:"task_device,omitempty"`
 }
 
 func (u *volumeUsage) key() volumeKey { return volumeKey{u.PluginID, u.VolumeID} }

@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/mount"
 
 	"github.com/berth-csi/berth/structs"
@@ -68,6 +69,10 @@ type Mount struct {
 	// PropagationHostToTask or PropagationBidirectional (read-write only;
 	// the engine needs Source on a shared mount).
 	Propagation string
+	// Device says Source is a block device node (a block volume): the
+	// engine makes it in the container at Destination, and allows it in
+	// the container's device cgroup (read only when ReadOnly).
+	Device bool
 }
 
 // TaskConfig is one start of a task.
@@ -137,6 +142,7 @@ type spec struct {
 	entry   []string
 	network string
 	mounts  []mount.Mount
+	devices []container.DeviceMapping
 	capAdd  []string
 	capDrop []string
 }
@@ -217,6 +223,14 @@ func (c *TaskConfig) resolve(dc Config) (*spec, error) {
 		s.mounts = append(s.mounts, bindMount(filepath.Join(c.AllocDir, d), path.Join(AllocMountPoint, d), false, mount.PropagationRPrivate))
 	}
 	for _, m := range c.Mounts {
+		if m.Device {
+			dm, err := m.device()
+			if err != nil {
+				return nil, bad("%v", err)
+			}
+			s.devices = append(s.devices, dm)
+			continue
+		}
 		bm, err := m.resolve()
 		if err != nil {
 			return nil, bad("%v", err)
@@ -226,13 +240,14 @@ func (c *TaskConfig) resolve(dc Config) (*spec, error) {
 	return s, nil
 }
 
-// resolve checks a volume mount and makes it the engine's.
-func (m Mount) resolve() (mount.Mount, error) {
+// destination checks a volume mount's source and destination and returns
+// where the container sees it.
+func (m Mount) destination() (string, error) {
 	if !filepath.IsAbs(m.Source) {
-		return mount.Mount{}, fmt.Errorf("volume source %q is not an absolute path", m.Source)
+		return "", fmt.Errorf("volume source %q is not an absolute path", m.Source)
 	}
 	if m.Destination == "" {
-		return mount.Mount{}, fmt.Errorf("mount of %s has no destination", m.Source)
+		return "", fmt.Errorf("mount of %s has no destination", m.Source)
 	}
 	dst := path.Clean(m.Destination)
 	relative := !path.IsAbs(dst)
@@ -244,10 +259,38 @@ func (m Mount) resolve() (mount.Mount, error) {
 		hidden[path.Join(AllocMountPoint, d)] = "the alloc dir's " + d + "/"
 	}
 	if what, ok := hidden[dst]; ok {
-		return mount.Mount{}, fmt.Errorf("destination %s would hide %s", dst, what)
+		return "", fmt.Errorf("destination %s would hide %s", dst, what)
 	}
 	if relative && !strings.HasPrefix(dst, TaskMountPoint+"/") {
-		return mount.Mount{}, fmt.Errorf("destination %q leaves the task dir", m.Destination)
+		return "", fmt.Errorf("destination %q leaves the task dir", m.Destination)
+	}
+	return dst, nil
+}
+
+// device makes a block volume's node the engine's device mapping.
+func (m Mount) device() (container.DeviceMapping, error) {
+	dst, err := m.destination()
+	if err != nil {
+		return container.DeviceMapping{}, err
+	}
+	if strings.HasPrefix(dst, path.Dir(TaskMountPoint)+"/") {
+		// The task and alloc dirs are the host's, mounted nodev: a device
+		// node the engine made there could not be opened.
+		return container.DeviceMapping{}, fmt.Errorf("block volume at %s: a container gets a block device outside the task and alloc dirs (they are nodev); "+
+			"set the volume_mount's destination to an absolute path such as /dev/data", dst)
+	}
+	perms := "rwm"
+	if m.ReadOnly {
+		perms = "r"
+	}
+	return container.DeviceMapping{PathOnHost: filepath.Clean(m.Source), PathInContainer: dst, CgroupPermissions: perms}, nil
+}
+
+// resolve checks a volume mount and makes it the engine's.
+func (m Mount) resolve() (mount.Mount, error) {
+	dst, err := m.destination()
+	if err != nil {
+		return mount.Mount{}, err
 	}
 	var prop mount.Propagation
 	switch m.Propagation {

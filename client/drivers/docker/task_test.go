@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/mount"
 	"github.com/hashicorp/go-hclog"
 	"github.com/shoenig/test/must"
@@ -37,9 +38,13 @@ func TestTaskConfig_Resolve(t *testing.T) {
 		{Source: "/vol/a", Destination: "data"},
 		{Source: "/vol/b/", Destination: "/srv/b", ReadOnly: true, Propagation: structs.PropagationHostToTask},
 		{Source: "/vol/c", Destination: "/srv/c", Propagation: structs.PropagationBidirectional},
+		{Source: "/csi/disk", Destination: "/dev/disk", Device: true},
+		{Source: "/csi/ro", Destination: "/dev/ro", Device: true, ReadOnly: true},
 	}
 	s, err := c.resolve(Config{})
 	must.NoError(t, err)
+	must.Eq(t, []container.DeviceMapping{{PathOnHost: "/csi/disk", PathInContainer: "/dev/disk", CgroupPermissions: "rwm"},
+		{PathOnHost: "/csi/ro", PathInContainer: "/dev/ro", CgroupPermissions: "r"}}, s.devices, must.Sprint("block volumes are devices, not mounts"))
 	must.Eq(t, "berth-db-8f2c", s.name)
 	must.Eq(t, NetworkBridge, s.network, must.Sprint("bridge by default"))
 	must.Eq(t, []string{"CAP_NET_RAW"}, s.capDrop, must.Sprint("NET_RAW dropped by default"))
@@ -123,6 +128,8 @@ func TestTaskConfig_Resolve_Refused(t *testing.T) {
 			"would hide the alloc dir's data/"},
 		{"hides root", func(c *TaskConfig) { c.Mounts = []Mount{{Source: "/vol", Destination: "/"}} }, ErrInvalidTask, "would hide the image's root"},
 		{"bad propagation", func(c *TaskConfig) { c.Mounts = []Mount{{Source: "/vol", Destination: "/v", Propagation: "shared"}} }, ErrInvalidTask, `propagation mode "shared"`},
+		{"device in the task dir", func(c *TaskConfig) { c.Mounts = []Mount{{Source: "/csi/disk", Destination: "disk", Device: true}} }, ErrInvalidTask,
+			"a container gets a block device outside the task and alloc dirs (they are nodev)"},
 		{"read-only bidirectional", func(c *TaskConfig) {
 			c.Mounts = []Mount{{Source: "/vol", Destination: "/v", ReadOnly: true, Propagation: structs.PropagationBidirectional}}
 		}, ErrInvalidTask, "needs a read-write mount"},

@@ -17,6 +17,11 @@ import (
 type Mount struct {
 	// Source is the host path (a volume's publish path).
 	Source string
+	// Device says Source is a block device node (a block volume): an exec
+	// task gets it bound at Destination like a file (its mode says who
+	// opens it; exec tasks have no device cgroup), a container through the
+	// engine's devices, which its device cgroup allows.
+	Device bool
 	// Destination is where the task sees it: absolute in the task's
 	// namespace, or relative to the task dir.
 	Destination string

@@ -13,6 +13,10 @@
 //	                  one line: "ifaces: eth0 lo"
 //	write:PATH:TEXT   append TEXT to PATH, read the file back and print
 //	                  "read PATH: CONTENT" (exit 4 if it cannot)
+//	pwrite:PATH:OFF:TEXT  write TEXT at byte OFF of PATH, which must exist
+//	                  (a block device), and print "pwrite PATH: ok"
+//	pread:PATH:OFF:N  read N bytes at byte OFF of PATH and print
+//	                  "pread PATH: CONTENT"
 //	touch:PATH        create PATH (a mark the test waits for)
 //	link:TARGET:PATH  replace PATH with a symbolic link to TARGET, as an
 //	                  attacker would, and print "link PATH: ok" or why
@@ -87,6 +91,8 @@ func main() {
 		case "write":
 			path, text, _ := strings.Cut(arg, ":")
 			write(path, text)
+		case "pwrite", "pread":
+			positioned(verb, arg)
 		case "link":
 			target, path, _ := strings.Cut(arg, ":")
 			_ = os.RemoveAll(path)
@@ -159,4 +165,45 @@ func write(path, text string) {
 func fail(code int, format string, args ...any) {
 	fmt.Fprintf(os.Stderr, format+"\n", args...)
 	os.Exit(code)
+}
+
+// positioned runs pwrite (PATH:OFF:TEXT) or pread (PATH:OFF:N) on a file
+// that must exist: a block device, written in place.
+func positioned(verb, arg string) {
+	parts := strings.SplitN(arg, ":", 3)
+	if len(parts) != 3 {
+		fail(2, "%s: want PATH:OFFSET:%s", verb, map[string]string{"pwrite": "TEXT", "pread": "N"}[verb])
+	}
+	off, err := strconv.ParseInt(parts[1], 10, 64)
+	if err != nil {
+		fail(2, "%s: offset: %v", verb, err)
+	}
+	flag := os.O_RDONLY
+	if verb == "pwrite" {
+		flag = os.O_WRONLY
+	}
+	f, err := os.OpenFile(parts[0], flag, 0)
+	if err != nil {
+		fail(4, "%s: %v", verb, err)
+	}
+	defer f.Close()
+	if verb == "pwrite" {
+		if _, err := f.WriteAt([]byte(parts[2]), off); err != nil {
+			fail(4, "pwrite: %v", err)
+		}
+		if err := f.Sync(); err != nil {
+			fail(4, "pwrite: sync: %v", err)
+		}
+		fmt.Printf("pwrite %s: ok\n", parts[0])
+		return
+	}
+	n, err := strconv.Atoi(parts[2])
+	if err != nil {
+		fail(2, "pread: length: %v", err)
+	}
+	buf := make([]byte, n)
+	if _, err := f.ReadAt(buf, off); err != nil {
+		fail(4, "pread: %v", err)
+	}
+	fmt.Printf("pread %s: %s\n", parts[0], buf)
 }
