@@ -26,6 +26,7 @@ type VolumeSpec struct {
 	Parameters            map[string]string              `json:",omitempty"`
 	Context               map[string]string              `json:",omitempty"`
 	Topologies            []*structs.CSITopology         `json:",omitempty"`
+	PreferredTopologies   []*structs.CSITopology         `json:",omitempty"`
 	RequestedCapacityMin  int64                          `json:",omitempty"`
 	RequestedCapacityMax  int64                          `json:",omitempty"`
 	SnapshotID            string                         `json:",omitempty"`

@@ -12,18 +12,18 @@ import (
 // is replaced, until ctx ends. (The plugin task's client restarts and
 // gRPC's reconnect cover a plugin that restarts on the same socket.)
 func (c *Client) forgetPluginConns(ctx context.Context) {
-	sockets := map[string][]string{} // plugin ID -> its sockets
+	sockets := map[string][]string{} // registration (PluginInfo.Key) -> its sockets
 	for ev := range c.registry.Subscribe(ctx) {
 		now := pluginSockets(ev.Plugin)
 		if ev.Type == dynamicplugins.EventDeregistered {
 			now = nil
 		}
-		for _, s := range sockets[ev.Plugin.ID] {
+		for _, s := range sockets[ev.Plugin.Key()] {
 			if !slices.Contains(now, s) && !c.socketInUse(s) {
 				c.csiConns.Forget(s)
 			}
 		}
-		sockets[ev.Plugin.ID] = now
+		sockets[ev.Plugin.Key()] = now
 	}
 }
 

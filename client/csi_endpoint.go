@@ -257,7 +257,11 @@ func (e *clientCSI) controller(ctx context.Context, pluginID, nodeID, object, wh
 	if nodeID != "" && nodeID != node {
 		return structs.NewError(structs.CodeBadRequest, "%s: a call for node %s reached node %s", what, nodeID, node)
 	}
-	p, ok := e.c.registry.Get(pluginID)
+	p, ok := e.c.registry.Controller(pluginID)
+	if !ok && e.c.registry.Has(pluginID) {
+		return structs.NewError(structs.CodeBadRequest, "%s: plugin %q runs only a node instance on node %s, not a controller",
+			what, pluginID, node)
+	}
 	if !ok {
 		// The servers call only a controller their state says is healthy
 		// here: this one has just stopped or is restarting. Unavailable,

@@ -94,17 +94,18 @@ func (v *CSIVolume) create(ctx context.Context, vol *structs.CSIVolume) (*struct
 		return nil, err
 	}
 	req := &structs.ClientCSIControllerCreateVolumeRequest{
-		PluginID:           vol.PluginID,
-		Name:               name,
-		CapacityMin:        capMin,
-		CapacityMax:        vol.RequestedCapacityMax,
-		Capabilities:       vol.RequestedCapabilities,
-		MountOptions:       vol.MountOptions,
-		Secrets:            vol.Secrets,
-		Parameters:         vol.Parameters,
-		SnapshotID:         vol.SnapshotID,
-		CloneID:            cloneID,
-		RequiredTopologies: vol.Topologies,
+		PluginID:            vol.PluginID,
+		Name:                name,
+		CapacityMin:         capMin,
+		CapacityMax:         vol.RequestedCapacityMax,
+		Capabilities:        vol.RequestedCapabilities,
+		MountOptions:        vol.MountOptions,
+		Secrets:             vol.Secrets,
+		Parameters:          vol.Parameters,
+		SnapshotID:          vol.SnapshotID,
+		CloneID:             cloneID,
+		RequiredTopologies:  vol.Topologies,
+		PreferredTopologies: vol.PreferredTopologies,
 	}
 	need := capCreateDelete
 	if cloneID != "" {

@@ -182,6 +182,18 @@ func (v *CSIVolume) AccessibleFrom(node *CSITopology) bool {
 	return false
 }
 
+// PreferenceRank is where a node in topology node stands among the
+// volume's preferred topologies: the index of the first that contains it,
+// len(PreferredTopologies) when none does (or it has none).
+func (v *CSIVolume) PreferenceRank(node *CSITopology) int {
+	for i, t := range v.PreferredTopologies {
+		if t.Contains(node) {
+			return i
+		}
+	}
+	return len(v.PreferredTopologies)
+}
+
 func copyCSIInfoMap(m map[string]*CSIInfo) map[string]*CSIInfo {
 	if m == nil {
 		return nil

@@ -30,6 +30,11 @@ type CSIVolume struct {
 	Parameters map[string]string
 	Context    map[string]string
 	Topologies []*CSITopology
+	// PreferredTopologies are where the volume is best used, best first
+	// (topology_request { preferred }): sent to CreateVolume, and the
+	// scheduler tries nodes in them, in order, before the rest of
+	// Topologies.
+	PreferredTopologies []*CSITopology `json:",omitempty"`
 
 	RequestedCapacityMin int64
 	RequestedCapacityMax int64
@@ -92,6 +97,12 @@ func (v *CSIVolume) Copy() *CSIVolume {
 		c.Topologies = make([]*CSITopology, len(v.Topologies))
 		for i, t := range v.Topologies {
 			c.Topologies[i] = t.Copy()
+		}
+	}
+	if v.PreferredTopologies != nil {
+		c.PreferredTopologies = make([]*CSITopology, len(v.PreferredTopologies))
+		for i, t := range v.PreferredTopologies {
+			c.PreferredTopologies[i] = t.Copy()
 		}
 	}
 	c.NodeExpansion = v.NodeExpansion.Copy()
@@ -217,6 +228,11 @@ func (v *CSIVolume) Validate() error {
 	for i, t := range v.Topologies {
 		if t == nil {
 			p.add("topology %d is null", i+1)
+		}
+	}
+	for i, t := range v.PreferredTopologies {
+		if t == nil {
+			p.add("preferred topology %d is null", i+1)
 		}
 	}
 	if v.MountOptions != nil {

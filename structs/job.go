@@ -129,10 +129,14 @@ type Task struct {
 
 // TaskCSIPluginConfig is a task's `csi_plugin` block: the task is a plugin.
 type TaskCSIPluginConfig struct {
-	ID            string
-	Type          CSIPluginType
-	MountDir      string
-	HealthTimeout int64 // nanoseconds
+	ID       string
+	Type     CSIPluginType
+	MountDir string
+	// StagePublishBaseDir, when set, is where the plugin is told to stage
+	// and publish volumes (the plugin's dir bound there too); MountDir
+	// then holds its socket only. Empty: MountDir holds both.
+	StagePublishBaseDir string `json:",omitempty"`
+	HealthTimeout       int64  // nanoseconds
 }
 
 // CSIPluginIDs lists the plugins this job's tasks run, deduplicated.

@@ -277,6 +277,9 @@ func (t *Task) validate(p *problems, tg *TaskGroup, at string) {
 		if c.MountDir == "" || !filepath.IsAbs(c.MountDir) {
 			p.add("%scsi_plugin: mount_dir %s must be an absolute path", at, QuoteName(c.MountDir))
 		}
+		if d := c.StagePublishBaseDir; d != "" && (!filepath.IsAbs(d) || filepath.Clean(d) == "/") {
+			p.add("%scsi_plugin: stage_publish_base_dir %s must be an absolute path other than /", at, QuoteName(d))
+		}
 		p.maxDurations(at+"csi_plugin: ", "health_timeout", time.Duration(c.HealthTimeout))
 		if c.HealthTimeout < 0 {
 			p.add("%scsi_plugin: health_timeout %s must not be negative", at, time.Duration(c.HealthTimeout))

@@ -103,6 +103,9 @@ func TestJob_Validate(t *testing.T) {
 		{"negative health_timeout", func(j *Job) {
 			j.TaskGroups[0].Tasks[0].CSIPluginConfig = &TaskCSIPluginConfig{ID: "hp", Type: CSIPluginTypeNode, MountDir: "/csi", HealthTimeout: -1}
 		}, "health_timeout -1ns must not be negative"},
+		{"relative stage_publish_base_dir", func(j *Job) {
+			j.TaskGroups[0].Tasks[0].CSIPluginConfig = &TaskCSIPluginConfig{ID: "hp", Type: CSIPluginTypeNode, MountDir: "/csi", StagePublishBaseDir: "csi/volumes"}
+		}, `csi_plugin: stage_publish_base_dir "csi/volumes" must be an absolute path other than /`},
 
 		// Restart policies that would restart a task hundreds of times in seconds.
 		{"restart delay 0", func(j *Job) {

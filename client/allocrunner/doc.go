@@ -25,8 +25,9 @@
 // MountDir set, so that the volume manager sends it the paths inside its
 // mount); it is probed every PluginProbeInterval, each change of health is
 // a task event, and it is deregistered when its process ends. A node runs
-// one plugin task per plugin ID: a second one replaces the first's
-// registration and socket.
+// a plugin's monolith task, or its controller and node tasks side by side
+// (the controller on its own socket, csi-controller.sock); a second task
+// of a type the node runs replaces the first's registration.
 //
 // Status rules: pending until every task has started once; running; failed
 // as soon as a task fails beyond its restart policy (its siblings are then

@@ -26,6 +26,9 @@ const (
 	// pluginSocketName is the plugin's socket, in its host dir; the
 	// plugin sees it at mount_dir/csi.sock (CSI_ENDPOINT).
 	pluginSocketName = "csi.sock"
+	// controllerSocketName is a split plugin's controller task's socket,
+	// mount_dir/csi-controller.sock to it.
+	controllerSocketName = "csi-controller.sock"
 	// DefaultPluginProbeInterval is how often a running plugin task is
 	// probed, when the config does not say.
 	DefaultPluginProbeInterval = 5 * time.Second
@@ -69,14 +72,33 @@ type pluginTask struct {
 
 func newPluginTask(r *Runner, t *structs.Task) *pluginTask {
 	host := volumemanager.PluginHostDir(r.cfg.DataDir, t.CSIPluginConfig.ID)
+	sock := socketName(t.CSIPluginConfig.Type)
 	return &pluginTask{
 		r:        r,
 		task:     t.Name,
 		conf:     t.CSIPluginConfig,
 		hostDir:  host,
-		socket:   filepath.Join(host, pluginSocketName),
-		endpoint: "unix://" + filepath.Join(t.CSIPluginConfig.MountDir, pluginSocketName),
+		socket:   filepath.Join(host, sock),
+		endpoint: "unix://" + filepath.Join(t.CSIPluginConfig.MountDir, sock),
 	}
+}
+
+// socketName is a plugin task's socket in the plugin's host dir: the
+// controller task of a plugin split in two has its own, so that it runs
+// beside the node task, which shares the host dir.
+func socketName(t structs.CSIPluginType) string {
+	if t == structs.CSIPluginTypeController {
+		return controllerSocketName
+	}
+	return pluginSocketName
+}
+
+// viewDir is where the plugin sees its staging and publish dirs.
+func (p *pluginTask) viewDir() string {
+	if p.conf.StagePublishBaseDir != "" {
+		return p.conf.StagePublishBaseDir
+	}
+	return p.conf.MountDir
 }
 
 // checkPlugin refuses a plugin task this client cannot run.
@@ -108,28 +130,33 @@ func (p *pluginTask) info() *dynamicplugins.PluginInfo {
 		Socket:   p.socket,
 		AllocID:  p.r.cfg.Alloc.ID,
 		Source:   dynamicplugins.SourceTask,
-		MountDir: p.conf.MountDir,
+		MountDir: p.viewDir(),
 	}
 }
 
-// prestart readies the host dir for a start and returns the mount and env
-// the task gets.
-func (p *pluginTask) prestart() (exec.Mount, map[string]string, error) {
+// prestart readies the host dir for a start and returns the mounts and
+// env the task gets: the host dir at mount_dir (and at
+// stage_publish_base_dir, where the plugin stages and publishes, when
+// set), with bidirectional propagation.
+func (p *pluginTask) prestart() ([]exec.Mount, map[string]string, error) {
 	if os.Geteuid() != 0 {
-		return exec.Mount{}, nil, fmt.Errorf("csi_plugin %q: its dirs are mounted with bidirectional propagation: %w", p.conf.ID, exec.ErrNeedsRoot)
+		return nil, nil, fmt.Errorf("csi_plugin %q: its dirs are mounted with bidirectional propagation: %w", p.conf.ID, exec.ErrNeedsRoot)
 	}
 	if err := os.MkdirAll(p.hostDir, 0o755); err != nil {
-		return exec.Mount{}, nil, fmt.Errorf("csi_plugin %q: %w", p.conf.ID, err)
+		return nil, nil, fmt.Errorf("csi_plugin %q: %w", p.conf.ID, err)
 	}
 	if err := exec.ShareDir(p.hostDir); err != nil {
-		return exec.Mount{}, nil, fmt.Errorf("csi_plugin %q: %w", p.conf.ID, err)
+		return nil, nil, fmt.Errorf("csi_plugin %q: %w", p.conf.ID, err)
 	}
 	// A socket left by a plugin that died would answer nothing.
 	if err := os.Remove(p.socket); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return exec.Mount{}, nil, fmt.Errorf("csi_plugin %q: remove the old socket: %w", p.conf.ID, err)
+		return nil, nil, fmt.Errorf("csi_plugin %q: remove the old socket: %w", p.conf.ID, err)
 	}
-	m := exec.Mount{Source: p.hostDir, Destination: p.conf.MountDir, Propagation: structs.PropagationBidirectional}
-	return m, map[string]string{"CSI_ENDPOINT": p.endpoint}, nil
+	ms := []exec.Mount{{Source: p.hostDir, Destination: p.conf.MountDir, Propagation: structs.PropagationBidirectional}}
+	if d := p.conf.StagePublishBaseDir; d != "" && filepath.Clean(d) != filepath.Clean(p.conf.MountDir) {
+		ms = append(ms, exec.Mount{Source: p.hostDir, Destination: d, Propagation: structs.PropagationBidirectional})
+	}
+	return ms, map[string]string{"CSI_ENDPOINT": p.endpoint}, nil
 }
 
 // supervise runs while the task's process h does, and returns a channel
@@ -231,7 +258,7 @@ func (p *pluginTask) run(ctx context.Context, h taskHandle, killSignal syscall.S
 		if !registered || ctx.Err() != nil {
 			return // the client is stopping: its registry goes with it
 		}
-		if err := p.r.cfg.Plugins.Deregister(p.conf.ID, p.r.cfg.Alloc.ID); err != nil {
+		if err := p.r.cfg.Plugins.Deregister(p.info().Key(), p.r.cfg.Alloc.ID); err != nil {
 			log.Warn("cannot deregister plugin", "error", err)
 			return
 		}

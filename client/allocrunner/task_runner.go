@@ -207,12 +207,12 @@ func startRefused(err error) bool {
 func (tr *taskRunner) start(ctx context.Context) (taskHandle, error) {
 	cfg := tr.cfg
 	if tr.plugin != nil {
-		m, env, err := tr.plugin.prestart()
+		ms, env, err := tr.plugin.prestart()
 		if err != nil {
 			return nil, err
 		}
 		c := *tr.cfg
-		c.Mounts = append(slices.Clone(c.Mounts), m)
+		c.Mounts = append(slices.Clone(c.Mounts), ms...)
 		c.Env = maps.Clone(c.Env)
 		if c.Env == nil {
 			c.Env = map[string]string{}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -184,8 +185,8 @@ func TestClient_Controller_Hostpath(t *testing.T) {
 	_, err = c.CreateVolume(ctx, &CreateVolumeRequest{Name: "data", Capabilities: writer, Parameters: map[string]string{"a": "2"}})
 	must.Eq(t, CodeAlreadyExists, CodeOf(err))
 	must.True(t, IsFinal(err))
-	// Block is not served.
-	_, err = c.CreateVolume(ctx, &CreateVolumeRequest{Name: "raw", Capabilities: block})
+	// A volume is a directory or a block device, not both.
+	_, err = c.CreateVolume(ctx, &CreateVolumeRequest{Name: "raw", Capabilities: append(slices.Clone(block), writer...)})
 	must.Eq(t, CodeInvalidArgument, CodeOf(err))
 
 	t.Run("validate", func(t *testing.T) {
@@ -202,7 +203,7 @@ func TestClient_Controller_Hostpath(t *testing.T) {
 			req *ValidateRequest
 			msg string
 		}{
-			{&ValidateRequest{Capabilities: block}, "block access type is not supported"},
+			{&ValidateRequest{Capabilities: block}, "is a directory (mount access type); it cannot be used as a block device"},
 			{&ValidateRequest{Capabilities: writer, Parameters: map[string]string{"a": "2"}}, "parameters differ"},
 			{&ValidateRequest{Capabilities: writer, MountOptions: &structs.CSIMountOptions{MountFlags: []string{"password=x"}}},
 				"mount flag 1 of 1 is not supported"},

@@ -47,6 +47,23 @@ func (p *PluginInfo) Copy() *PluginInfo {
 	return &c
 }
 
+// Key is how the registry knows a registration: the plugin's ID for a
+// monolith, "ID/controller" or "ID/node" for one of a plugin's split
+// instances, so that a node may run a plugin's controller and node side
+// by side. (No plugin ID holds a '/'.)
+func (p *PluginInfo) Key() string {
+	if p.Type == structs.CSIPluginTypeMonolith {
+		return p.ID
+	}
+	return p.ID + "/" + string(p.Type)
+}
+
+// overlaps reports whether instances of types a and b of one plugin
+// serve a service in common: a monolith serves both.
+func overlaps(a, b structs.CSIPluginType) bool {
+	return a == b || a == structs.CSIPluginTypeMonolith || b == structs.CSIPluginTypeMonolith
+}
+
 // ProvidesNode reports whether the plugin serves the node service.
 func (p *PluginInfo) ProvidesNode() bool {
 	return p.Type == structs.CSIPluginTypeNode || p.Type == structs.CSIPluginTypeMonolith

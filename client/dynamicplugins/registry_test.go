@@ -12,7 +12,7 @@ import (
 func newRegistry(t *testing.T) *Registry { return New(testlog.Logger(t, "test")) }
 
 func configPlugin(id string) *PluginInfo {
-	return &PluginInfo{ID: id, Type: structs.CSIPluginTypeNode, Socket: "/run/csi/" + id + ".sock", Source: SourceConfig}
+	return &PluginInfo{ID: id, Type: structs.CSIPluginTypeMonolith, Socket: "/run/csi/" + id + ".sock", Source: SourceConfig}
 }
 
 func taskPlugin(id, alloc string) *PluginInfo {
@@ -57,7 +57,7 @@ func TestRegistry_Register_Scenarios(t *testing.T) {
 			nil, &PluginInfo{ID: "p", Type: structs.CSIPluginTypeMonolith, Socket: "/new.sock", Source: SourceConfig}},
 		{"same source replaces (new alloc)", taskPlugin("p", "a1"), taskPlugin("p", "a2"), nil, taskPlugin("p", "a2")},
 		{"other source conflicts", configPlugin("p"), taskPlugin("p", "a1"), ErrPluginConflict, configPlugin("p")},
-		{"empty source is config", &PluginInfo{ID: "p", Type: structs.CSIPluginTypeNode, Socket: "/run/csi/p.sock"},
+		{"empty source is config", &PluginInfo{ID: "p", Type: structs.CSIPluginTypeMonolith, Socket: "/run/csi/p.sock"},
 			configPlugin("p"), nil, configPlugin("p")},
 		{"invalid second keeps first", configPlugin("p"), &PluginInfo{ID: "p", Type: "x", Socket: "/s"},
 			ErrInvalidPlugin, configPlugin("p")},
@@ -106,4 +106,46 @@ func TestRegistry_Deregister_Scenarios(t *testing.T) {
 			must.Eq(t, tc.remains, ok)
 		})
 	}
+}
+
+// A plugin's controller and node instances stand side by side, each found
+// by the service it serves; a monolith replaces both, and is replaced by
+// either; deregistering one leaves the other.
+func TestRegistry_SplitInstances(t *testing.T) {
+	r := newRegistry(t)
+	split := func(typ structs.CSIPluginType, alloc string) *PluginInfo {
+		return &PluginInfo{ID: "p", Type: typ, Socket: "/alloc/" + alloc + "/csi.sock", Source: SourceTask, AllocID: alloc}
+	}
+	must.NoError(t, r.Register(split(structs.CSIPluginTypeController, "c1")))
+	must.NoError(t, r.Register(split(structs.CSIPluginTypeNode, "n1")))
+	list := r.List()
+	must.SliceLen(t, 2, list)
+	must.Eq(t, []string{"p/controller", "p/node"}, []string{list[0].Key(), list[1].Key()})
+	ctrl, ok := r.Controller("p")
+	must.True(t, ok)
+	must.Eq(t, "c1", ctrl.AllocID)
+	node, ok := r.Node("p")
+	must.True(t, ok)
+	must.Eq(t, "n1", node.AllocID)
+
+	must.ErrorIs(t, r.Deregister("p", "c1"), ErrPluginNotFound, must.Sprint("no monolith"))
+	must.NoError(t, r.Deregister("p/controller", "c1"))
+	_, ok = r.Controller("p")
+	must.False(t, ok)
+	_, ok = r.Node("p")
+	must.True(t, ok, must.Sprint("the node instance stays"))
+
+	must.NoError(t, r.Register(split(structs.CSIPluginTypeController, "c2")))
+	must.NoError(t, r.Register(taskPlugin("p", "m1")))
+	must.SliceLen(t, 1, r.List(), must.Sprint("the monolith replaced both"))
+	ctrl, _ = r.Controller("p")
+	node, _ = r.Node("p")
+	must.Eq(t, "m1", ctrl.AllocID)
+	must.Eq(t, "m1", node.AllocID)
+
+	must.NoError(t, r.Register(split(structs.CSIPluginTypeNode, "n2")))
+	must.Eq(t, []string{"p/node"}, []string{r.List()[0].Key()}, must.Sprint("a node instance replaced the monolith"))
+	_, ok = r.Controller("p")
+	must.False(t, ok)
+	must.ErrorIs(t, r.Register(&PluginInfo{ID: "p", Type: structs.CSIPluginTypeMonolith, Socket: "/run/p.sock", Source: SourceConfig}), ErrPluginConflict)
 }

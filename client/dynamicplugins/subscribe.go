@@ -27,7 +27,9 @@ func (t EventType) String() string {
 	return "unknown"
 }
 
-// Event is a change to one plugin. Plugin is the subscriber's own copy.
+// Event is a change to one registration (PluginInfo.Key): a plugin's
+// monolith, or one of its split instances. Plugin is the subscriber's own
+// copy.
 type Event struct {
 	Type   EventType
 	Plugin *PluginInfo
@@ -59,7 +61,7 @@ func (r *Registry) Subscribe(ctx context.Context) <-chan Event {
 			delete(r.subs, sub)
 			r.mu.Unlock()
 		}()
-		sent := map[string]entry{} // what this subscriber was told, by plugin ID
+		sent := map[string]entry{} // what this subscriber was told, by PluginInfo.Key
 		for {
 			for _, ch := range r.changesSince(sent) {
 				ev := Event{Type: EventRegistered, Plugin: ch.info.Copy()}
@@ -72,9 +74,9 @@ func (r *Registry) Subscribe(ctx context.Context) <-chan Event {
 					return
 				}
 				if ch.gone {
-					delete(sent, ch.info.ID)
+					delete(sent, ch.info.Key())
 				} else {
-					sent[ch.info.ID] = ch.entry
+					sent[ch.info.Key()] = ch.entry
 				}
 			}
 			select {
@@ -110,7 +112,7 @@ func (r *Registry) changesSince(sent map[string]entry) []change {
 		}
 	}
 	byID := func(cs []change) {
-		sort.Slice(cs, func(i, j int) bool { return cs[i].info.ID < cs[j].info.ID })
+		sort.Slice(cs, func(i, j int) bool { return cs[i].info.Key() < cs[j].info.Key() })
 	}
 	byID(gone)
 	byID(changed)

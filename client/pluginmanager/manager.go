@@ -75,19 +75,22 @@ func (m *Manager) Run(ctx context.Context) {
 	}
 }
 
+// handle follows one registration (by PluginInfo.Key: a plugin's
+// monolith, or its controller or node instance, each fingerprinted on its
+// own and reported as its side of the plugin).
 func (m *Manager) handle(ctx context.Context, instances map[string]*instance, ev dynamicplugins.Event) {
-	id := ev.Plugin.ID
-	if old, ok := instances[id]; ok {
+	key := ev.Plugin.Key()
+	if old, ok := instances[key]; ok {
 		old.stop()
-		delete(instances, id)
+		delete(instances, key)
 	}
 	switch ev.Type {
 	case dynamicplugins.EventRegistered:
 		in := newInstance(ev.Plugin, &m.cfg, m.logger, m.report)
-		instances[id] = in
+		instances[key] = in
 		in.start(ctx)
 	case dynamicplugins.EventDeregistered:
-		m.remove(id)
+		m.remove(ev.Plugin)
 	}
 }
 
@@ -99,6 +102,13 @@ func (m *Manager) report(p *dynamicplugins.PluginInfo, ctrl, node *structs.CSIIn
 
 	m.mu.Lock()
 	prev, had := m.state[p.ID]
+	// A split instance reports its own side; the other is its sibling's.
+	switch p.Type {
+	case structs.CSIPluginTypeController:
+		node = prev.Node.Copy()
+	case structs.CSIPluginTypeNode:
+		ctrl = prev.Controller.Copy()
+	}
 	ctrlChanged, nodeChanged := !infoEqual(prev.Controller, ctrl), !infoEqual(prev.Node, node)
 	if had && !ctrlChanged && !nodeChanged {
 		m.mu.Unlock()
@@ -138,21 +148,41 @@ func (m *Manager) report(p *dynamicplugins.PluginInfo, ctrl, node *structs.CSIIn
 	m.cfg.OnUpdate(up)
 }
 
-// remove forgets a deregistered plugin and emits an Update with both sides
-// nil. Its instance has stopped, so nothing it reports can follow.
-func (m *Manager) remove(id string) {
+// remove forgets a deregistered plugin instance and emits an Update
+// without its side: both nil for a monolith, or for the last of a
+// plugin's split instances. Its instance has stopped, so nothing it
+// reports can follow.
+func (m *Manager) remove(p *dynamicplugins.PluginInfo) {
 	m.emitMu.Lock()
 	defer m.emitMu.Unlock()
 
+	id := p.ID
 	m.mu.Lock()
-	_, had := m.state[id]
-	delete(m.state, id)
+	prev, had := m.state[id]
+	up := Update{PluginID: id}
+	switch p.Type {
+	case structs.CSIPluginTypeController:
+		up.Node = prev.Node.Copy()
+	case structs.CSIPluginTypeNode:
+		up.Controller = prev.Controller.Copy()
+	}
+	left := up.Controller != nil || up.Node != nil
+	if left {
+		m.state[id] = up.Copy()
+	} else {
+		delete(m.state, id)
+	}
 	m.mu.Unlock()
 	if !had {
 		return
 	}
-	m.logger.Info("plugin deregistered", "plugin_id", id)
-	m.cfg.OnUpdate(Update{PluginID: id, Event: pluginEvent(id, fmt.Sprintf("plugin %q was deregistered", id), m.cfg.Now())})
+	what := fmt.Sprintf("plugin %q was deregistered", id)
+	if left {
+		what = fmt.Sprintf("plugin %q's %s instance was deregistered", id, p.Type)
+	}
+	m.logger.Info("plugin deregistered", "plugin_id", id, "type", p.Type)
+	up.Event = pluginEvent(id, what, m.cfg.Now())
+	m.cfg.OnUpdate(up)
 }
 
 // Plugins returns a copy of the current state of every plugin, by ID.

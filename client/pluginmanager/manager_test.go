@@ -275,3 +275,32 @@ func TestManager_Run_Twice(t *testing.T) {
 		t.Fatal("a second Run did not return at once")
 	}
 }
+
+// A plugin's controller and node instances, registered apart (two tasks
+// of one node), are fingerprinted apart and reported as one plugin's two
+// sides; one deregistered leaves the other's side.
+func TestManager_Run_SplitInstances(t *testing.T) {
+	p := csitest.StartMockDriver(t, csitest.MockOptions{})
+	tm := startManager(t)
+	ctrl := monolith("split", p)
+	ctrl.Type, ctrl.AllocID = structs.CSIPluginTypeController, "alloc-c"
+	node := monolith("split", p)
+	node.Type, node.AllocID = structs.CSIPluginTypeNode, "alloc-n"
+	tm.register(t, ctrl)
+	tm.register(t, node)
+	up, _ := tm.rec.wait(t, "both sides", func(u Update) bool {
+		return u.Controller != nil && u.Node != nil && u.Controller.Healthy && u.Node.Healthy
+	})
+	must.Eq(t, "alloc-c", up.Controller.AllocID)
+	must.Eq(t, "alloc-n", up.Node.AllocID)
+
+	must.NoError(t, tm.reg.Deregister("split/controller", "alloc-c"))
+	up, _ = tm.rec.wait(t, "the node side left", func(u Update) bool { return u.Controller == nil && u.Node != nil })
+	must.Eq(t, "alloc-n", up.Node.AllocID)
+	must.Eq(t, `plugin "split"'s controller instance was deregistered`, up.Event.Message)
+	must.MapContainsKey(t, tm.Plugins(), "split")
+
+	must.NoError(t, tm.reg.Deregister("split/node", "alloc-n"))
+	tm.rec.wait(t, "gone", func(u Update) bool { return u.Controller == nil && u.Node == nil })
+	must.MapEmpty(t, tm.Plugins())
+}

@@ -15,6 +15,7 @@ import (
 	"github.com/berth-csi/berth/client/internal/keyedsem"
 	"github.com/berth-csi/berth/internal/atomicfile"
 	"github.com/berth-csi/berth/internal/backoff"
+	"github.com/berth-csi/berth/structs"
 )
 
 // Manager mounts and unmounts CSI volumes for the allocations on this
@@ -158,12 +159,12 @@ func removeEmptyDir(log hclog.Logger, dir string) {
 // nodePlugin returns plugin pluginID if it runs on this node and serves
 // the node service.
 func (m *Manager) nodePlugin(pluginID string) (*dynamicplugins.PluginInfo, error) {
-	p, ok := m.registry.Get(pluginID)
+	p, ok := m.registry.Node(pluginID)
+	if !ok && m.registry.Has(pluginID) {
+		return nil, fmt.Errorf("%w: it runs only a %s instance here", ErrPluginNotRunning, structs.CSIPluginTypeController)
+	}
 	if !ok {
 		return nil, ErrPluginNotRunning
-	}
-	if !p.ProvidesNode() {
-		return nil, fmt.Errorf("%w: it runs only a %s instance here", ErrPluginNotRunning, p.Type)
 	}
 	return p, nil
 }

@@ -389,7 +389,7 @@ func TestManager_MountVolume_Errors(t *testing.T) {
 	}
 
 	// A plugin that stopped cannot unmount: retry when it is back.
-	must.NoError(t, r.Deregister("mock", ""))
+	must.NoError(t, r.Deregister("mock/node", ""))
 	err = m.UnmountVolume(ctx, "a1", "data", "mock", "1")
 	must.ErrorIs(t, err, ErrPluginNotRunning)
 	must.NoError(t, r.Register(node("mock", p.Socket)))

@@ -61,7 +61,9 @@ job "hostpath-plugin" {
 // the running plugin and writer containers (they run on, every mount
 // stays), the job stops (the containerized plugin unpublishes and
 // unstages: the claim is freed and the mounts go), and a second container
-// on the same node reads the data.
+// on the same node reads the data. Then a block volume, attached as a
+// loop device by the containerized plugin through the host's /dev, is
+// written and read back by a container.
 func TestProcess_DockerPlugin(t *testing.T) {
 	cli := dockertest.Client(t) // skips, saying why, without root or an engine
 	plugin := dockertest.Image(t, cli, "berth-hostpath", dockertest.StaticBinary(t, "../berth-hostpath"))
@@ -136,6 +138,31 @@ func TestProcess_DockerPlugin(t *testing.T) {
 	timedCLI(t, bin, s, "job", "stop", "reader")
 	waitUntil(t, 30*time.Second, "the volume free", func() bool { return !statusJSON(t, bin, s, "data").InUse() })
 	timedCLI(t, bin, s, "volume", "delete", "data")
+
+	// A block volume through the containerized plugin: it attaches a loop
+	// device through the host's /dev it was given (no privilege), and a
+	// container writes the device and reads it back.
+	timedCLI(t, bin, s, "volume", "create", writeSpec(t, "disk.hcl", `
+id           = "disk"
+type         = "csi"
+plugin_id    = "hostpath"
+capacity_min = "16MiB"
+capability {
+  access_mode     = "single-node-writer"
+  attachment_mode = "block-device"
+}
+`))
+	timedCLI(t, bin, s, "job", "run", writeSpec(t, "block.hcl", blockJob("block-writer", "docker", "/dev/berthdisk",
+		fmt.Sprintf("        image = %q\n        args  = [\"pwrite:/dev/berthdisk:4096:through-the-container\", \"pread:/dev/berthdisk:4096:21\", \"block\"]", db))))
+	blockWriter := running(jobAllocs(t, bin, s, "block-writer"))
+	must.SliceLen(t, 1, blockWriter)
+	waitUntil(t, 30*time.Second, "the block writer's log", func() bool {
+		out, _, _ := berthCLI(t, bin, s, "alloc", "logs", blockWriter[0].ID, "t")
+		return out == "pwrite /dev/berthdisk: ok\npread /dev/berthdisk: through-the-container\n"
+	})
+	timedCLI(t, bin, s, "job", "stop", "block-writer")
+	waitUntil(t, 30*time.Second, "the block volume free", func() bool { return !statusJSON(t, bin, s, "disk").InUse() })
+	timedCLI(t, bin, s, "volume", "delete", "disk")
 	timedCLI(t, bin, s, "job", "stop", "hostpath-plugin")
 	waitUntil(t, 30*time.Second, "the plugin's containers gone", func() bool {
 		p := pluginJSON(t, bin, s, "hostpath")

@@ -2,6 +2,7 @@ package main_test
 
 import (
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -60,11 +61,17 @@ func TestProcess_NonRootWriters(t *testing.T) {
 		var p structs.CSIPlugin
 		return fetchJSON(a.httpAddr()+"/v1/plugin/csi/mock", &p) == nil && p.NodesHealthy == 1
 	})
-	for _, v := range []struct{ id, plugin string }{{"mockvol", "mock"}, {"mockvol2", "mock"}, {"hostvol", "hostpath"}} {
-		spec := strings.Replace(volumeSpec(v.id, ""), `plugin_id = "hostpath"`, fmt.Sprintf("plugin_id = %q", v.plugin), 1)
+	// mockvol prefers a zone: CreateVolume is told so.
+	preferB := "topology_request {\n  preferred {\n    topology { segments = { zone = \"b\" } }\n  }\n}"
+	for _, v := range []struct{ id, plugin, extra string }{{"mockvol", "mock", preferB}, {"mockvol2", "mock", ""}, {"hostvol", "hostpath", ""}} {
+		spec := strings.Replace(volumeSpec(v.id, v.extra), `plugin_id = "hostpath"`, fmt.Sprintf("plugin_id = %q", v.plugin), 1)
 		out, errOut, code := berthCLI(t, bin, a, "volume", "create", writeSpec(t, v.id+".hcl", spec))
 		must.Zero(t, code, must.Sprintf("volume create %s: %s%s", v.id, out, errOut))
 	}
+	log, err := os.ReadFile(mock.LogPath)
+	must.NoError(t, err)
+	must.StrContains(t, string(log), `"accessibility_requirements":{"preferred":[{"segments":{"zone":"b"}}]}`)
+	must.Eq(t, []*structs.CSITopology{{Segments: map[string]string{"zone": "b"}}}, statusJSON(t, bin, a, "mockvol").PreferredTopologies)
 
 	logsOf := func(job string) string {
 		t.Helper()

@@ -108,7 +108,8 @@ func TestMetrics_Lint(t *testing.T) {
 	must.NoError(t, err)
 	must.NoError(t, tel.Registry.Register(telemetry.NewServerCollector(func() (telemetry.ServerStats, error) {
 		return telemetry.ServerStats{Leader: true, ClaimsByState: map[string]int{"taken": 1},
-			Plugins: []telemetry.PluginStats{{ID: "lint"}}, Volumes: []telemetry.VolumeStats{{Plugin: "lint"}}}, nil
+			Plugins: []telemetry.PluginStats{{ID: "lint"}}, Volumes: []telemetry.VolumeStats{{Plugin: "lint"}},
+			VolumeUsage: []telemetry.VolumeUsageStats{fullUsage("lint")}}, nil
 	})))
 	recordOneOfEach()
 	own, _ := telemetrytest.Lint(t, telemetrytest.Scrape(t, tel.Handler()))
@@ -125,7 +126,8 @@ func TestMetrics_Documented(t *testing.T) {
 	must.NoError(t, err)
 	must.NoError(t, tel.Registry.Register(telemetry.NewServerCollector(func() (telemetry.ServerStats, error) {
 		return telemetry.ServerStats{Leader: true, ClaimsByState: map[string]int{"taken": 0},
-			Plugins: []telemetry.PluginStats{{ID: "doc"}}, Volumes: []telemetry.VolumeStats{{Plugin: "doc"}}}, nil
+			Plugins: []telemetry.PluginStats{{ID: "doc"}}, Volumes: []telemetry.VolumeStats{{Plugin: "doc"}},
+			VolumeUsage: []telemetry.VolumeUsageStats{fullUsage("doc")}}, nil
 	})))
 	recordOneOfEach()
 	own := map[string]bool{}
@@ -134,7 +136,7 @@ func TestMetrics_Documented(t *testing.T) {
 			own[m[1]] = true
 		}
 	}
-	must.MapLen(t, 17, own, must.Sprint("berth's own families"))
+	must.MapLen(t, 21, own, must.Sprint("berth's own families"))
 	documented := map[string]bool{}
 	for _, m := range regexp.MustCompile("(?m)^\\| `(berth_[a-z_]+)`").FindAllStringSubmatch(string(doc), -1) {
 		documented[m[1]] = true
@@ -193,4 +195,12 @@ func recordOneOfEach() {
 	telemetry.NodeHeartbeatMisses.Add(0)
 	telemetry.HTTPRequests.WithLabelValues("/lint", "GET", "200").Inc()
 	telemetry.HTTPRequestDuration.WithLabelValues("/lint", "GET", "200", telemetry.NotBlocking).Observe(.001)
+}
+
+// fullUsage is a volume's usage with every figure, so that every usage
+// family is reported.
+func fullUsage(volume string) telemetry.VolumeUsageStats {
+	used, capacity, inodes, abnormal := int64(1), int64(2), int64(3), false
+	return telemetry.VolumeUsageStats{Namespace: "default", Volume: volume, UsedBytes: &used, CapacityBytes: &capacity,
+		InodesUsed: &inodes, Abnormal: &abnormal}
 }

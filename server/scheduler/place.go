@@ -94,7 +94,11 @@ func (p *planning) placeGroup(tg *structs.TaskGroup, live, stopping []*structs.A
 			return nil, err
 		}
 		for want := tg.Count - len(live) - rescheduled; want > 0; want-- {
-			placed, err := place(sp.order())
+			candidates, err := p.preferred(tg, idx.free(), sp.order())
+			if err != nil {
+				return nil, err
+			}
+			placed, err := place(candidates)
 			if err != nil {
 				return nil, err
 			}
@@ -189,4 +193,47 @@ func (x *indexes) free() int {
 		x.next++
 	}
 	return x.next
+}
+
+// preferred orders the candidates for allocation idx of the group by its
+// volumes' preferred topologies (topology_request { preferred }): a node
+// in a volume's first preferred topology before one in its second, and
+// those before the rest of what the volume's required topologies allow,
+// summed over the group's volumes; the order among equals (scores,
+// spread) is kept. Without preferred topologies it is the candidates.
+func (p *planning) preferred(tg *structs.TaskGroup, idx int, candidates []*structs.Node) ([]*structs.Node, error) {
+	var vols []*structs.CSIVolume
+	for _, req := range tg.Volumes {
+		if req.Type != "csi" {
+			continue
+		}
+		v, err := p.volume(req.SourceFor(idx))
+		if err != nil {
+			return nil, err
+		}
+		if v != nil && len(v.PreferredTopologies) > 0 {
+			vols = append(vols, v)
+		}
+	}
+	if len(vols) == 0 {
+		return candidates, nil
+	}
+	rank := make(map[string]int, len(candidates))
+	for _, n := range candidates {
+		for _, v := range vols {
+			rank[n.ID] += v.PreferenceRank(nodeTopology(n, v.PluginID))
+		}
+	}
+	out := append([]*structs.Node(nil), candidates...)
+	sort.SliceStable(out, func(i, j int) bool { return rank[out[i].ID] < rank[out[j].ID] })
+	return out, nil
+}
+
+// nodeTopology is the topology a node's instance of plugin reports, nil
+// when it reports none.
+func nodeTopology(n *structs.Node, plugin string) *structs.CSITopology {
+	if info := n.CSINodePlugins[plugin]; info != nil && info.NodeInfo != nil {
+		return info.NodeInfo.AccessibleTopology
+	}
+	return nil
 }

@@ -58,7 +58,7 @@ func (d *Driver) Start(ctx context.Context, cfg *TaskConfig) (*Handle, error) {
 		NetworkMode: container.NetworkMode(s.network),
 		Mounts:      s.mounts,
 		LogConfig:   container.LogConfig{Type: "local"},
-		Resources: container.Resources{Devices: s.devices, CPUShares: cfg.Resources.CPUShares, CpusetCpus: cfg.Resources.Cpuset,
+		Resources: container.Resources{Devices: s.devices, DeviceCgroupRules: s.rules, CPUShares: cfg.Resources.CPUShares, CpusetCpus: cfg.Resources.Cpuset,
 			Memory: cfg.Resources.MemoryBytes, MemoryReservation: cfg.Resources.MemoryReservationBytes},
 	}, nil, nil, s.name)
 	if err != nil {

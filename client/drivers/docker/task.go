@@ -119,6 +119,12 @@ type TaskConfig struct {
 	Mounts    []Mount
 	// ForcePull pulls the image before every start.
 	ForcePull bool
+	// Plugin says the task is a CSI plugin: it gets the host's /dev (its
+	// devtmpfs: a device made later shows, as loop devices do), /sys
+	// read-only, and a device cgroup that lets it use block
+	// devices and /dev/loop-control, as a node plugin must to stage and
+	// publish them; the rest of the device cgroup is the engine's.
+	Plugin bool
 	// Resources are the container's limits; zero ones are none.
 	Resources Resources
 }
@@ -143,6 +149,7 @@ type spec struct {
 	network string
 	mounts  []mount.Mount
 	devices []container.DeviceMapping
+	rules   []string // device cgroup rules
 	capAdd  []string
 	capDrop []string
 }
@@ -222,6 +229,14 @@ func (c *TaskConfig) resolve(dc Config) (*spec, error) {
 	for _, d := range sharedSubdirs {
 		s.mounts = append(s.mounts, bindMount(filepath.Join(c.AllocDir, d), path.Join(AllocMountPoint, d), false, mount.PropagationRPrivate))
 	}
+	if c.Plugin {
+		// Private: the engine refuses a slave bind of a private /dev, and
+		// device nodes the kernel makes later (loop devices) show anyway,
+		// being files of the same devtmpfs.
+		s.mounts = append(s.mounts, bindMount("/dev", "/dev", false, mount.PropagationRPrivate),
+			bindMount("/sys", "/sys", true, mount.PropagationRPrivate))
+		s.rules = PluginDeviceRules
+	}
 	for _, m := range c.Mounts {
 		if m.Device {
 			dm, err := m.device()
@@ -239,6 +254,11 @@ func (c *TaskConfig) resolve(dc Config) (*spec, error) {
 	}
 	return s, nil
 }
+
+// PluginDeviceRules are the device cgroup rules a plugin task's container
+// gets: every block device, and /dev/loop-control (10:237), which a
+// plugin that serves images as loop devices needs.
+var PluginDeviceRules = []string{"b *:* rwm", "c 10:237 rwm"}
 
 // destination checks a volume mount's source and destination and returns
 // where the container sees it.

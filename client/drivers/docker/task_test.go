@@ -67,6 +67,15 @@ func TestTaskConfig_Resolve(t *testing.T) {
 		bind("/vol/c", "/srv/c", false, mount.PropagationRShared),
 	}, s.mounts)
 
+	// A plugin task gets the host's /dev and /sys, and block devices.
+	c = validConfig()
+	c.Plugin = true
+	s, err = c.resolve(Config{})
+	must.NoError(t, err)
+	must.SliceContains(t, s.mounts, bind("/dev", "/dev", false, mount.PropagationRPrivate))
+	must.SliceContains(t, s.mounts, bind("/sys", "/sys", true, mount.PropagationRPrivate))
+	must.Eq(t, PluginDeviceRules, s.rules)
+
 	c = validConfig()
 	c.Args = []string{"-v"}
 	c.NetworkMode = NetworkBridge

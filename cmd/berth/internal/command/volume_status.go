@@ -95,6 +95,9 @@ func (m *meta) volumeInfo(v *structs.CSIVolume, verbose bool) {
 		{"Capacity", humanBytes(v.Capacity)},
 		{"Topologies", topologies(v.Topologies)},
 	}
+	if len(v.PreferredTopologies) > 0 {
+		pairs = append(pairs, [2]string{"Preferred Topologies", topologies(v.PreferredTopologies)})
+	}
 	if verbose {
 		pairs = append(pairs,
 			[2]string{"Requested Capacity", capacityRange(v.RequestedCapacityMin, v.RequestedCapacityMax)},

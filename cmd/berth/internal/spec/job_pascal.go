@@ -15,7 +15,7 @@ var (
 	pascalDisconnect   = map[string]string{"StopOnClient": "stop_on_client"}
 	pascalRestartNames = map[string]string{"Attempts": "attempts", "Interval": "interval", "Delay": "delay", "Mode": "mode"}
 	pascalMountNames   = map[string]string{"Volume": "volume", "Destination": "destination", "ReadOnly": "read_only", "PropagationMode": "propagation_mode"}
-	pascalPluginNames  = map[string]string{"ID": "id", "Type": "type", "MountDir": "mount_dir", "HealthTimeout": "health_timeout"}
+	pascalPluginNames  = map[string]string{"ID": "id", "Type": "type", "MountDir": "mount_dir", "StagePublishBaseDir": "stage_publish_base_dir", "HealthTimeout": "health_timeout"}
 	pascalResources    = map[string]string{"CPU": "cpu", "Cores": "cores", "MemoryMB": "memory", "MemoryMaxMB": "memory_max"}
 	pascalConstraint   = map[string]string{"Attribute": "attribute", "Operator": "operator", "Value": "value", "Weight": "weight"}
 

@@ -27,7 +27,7 @@ var (
 	restartModes      = []string{structs.RestartModeFail, structs.RestartModeDelay}
 	volumeMountFields = []string{"volume", "destination", "read_only", "propagation_mode"}
 	propagationModes  = []string{structs.PropagationPrivate, structs.PropagationHostToTask, structs.PropagationBidirectional}
-	csiPluginFields   = []string{"id", "type", "mount_dir", "health_timeout"}
+	csiPluginFields   = []string{"id", "type", "mount_dir", "stage_publish_base_dir", "health_timeout"}
 	csiPluginTypes    = []string{string(structs.CSIPluginTypeController), string(structs.CSIPluginTypeNode), string(structs.CSIPluginTypeMonolith)}
 )
 
@@ -376,6 +376,13 @@ func (p *parser) csiPlugin(b *node, s scope) *structs.TaskCSIPluginConfig {
 					p.bad(f.line, s, "mount_dir", "%q must be an absolute path in the task, e.g. \"/csi\"", d)
 				}
 				c.MountDir = d
+			}
+		case "stage_publish_base_dir":
+			if d, ok := p.str(f, s); ok {
+				if !path.IsAbs(d) {
+					p.bad(f.line, s, "stage_publish_base_dir", "%q must be an absolute path in the task, e.g. \"/local/csi\"", d)
+				}
+				c.StagePublishBaseDir = d
 			}
 		case "health_timeout":
 			if d, ok := p.duration(f, s); ok {

@@ -43,6 +43,9 @@ topology_request {
     topology { segments = { zone = "a", rack = "r1" } }
     topology { segments = { zone = "b" } }
   }
+  preferred {
+    topology { segments = { zone = "b" } }
+  }
 }
 
 secrets    { token = "s3cret" }
@@ -69,7 +72,7 @@ const fullJSON = `{
   "topology_request": {"required": {"topology": [
     {"segments": {"zone": "a", "rack": "r1"}},
     {"segments": {"zone": "b"}}
-  ]}},
+  ]}, "preferred": {"topology": [{"segments": {"zone": "b"}}]}},
   "secrets": {"token": "s3cret"},
   "parameters": {"replicas": 3, "fast": true},
   "context": {"origin": "manual"}
@@ -88,6 +91,7 @@ const fullPascalJSON = `{
   ],
   "MountOptions": {"FSType": "ext4", "MountFlags": ["noatime", "uid=1000"]},
   "Topologies": [{"Segments": {"zone": "a", "rack": "r1"}}, {"Segments": {"zone": "b"}}],
+  "PreferredTopologies": [{"Segments": {"zone": "b"}}],
   "Secrets": {"token": "s3cret"},
   "Parameters": {"replicas": "3", "fast": "true"},
   "Context": {"origin": "manual"}
@@ -107,9 +111,10 @@ func wantFull() *api.VolumeSpec {
 			{Segments: map[string]string{"zone": "a", "rack": "r1"}},
 			{Segments: map[string]string{"zone": "b"}},
 		},
-		Secrets:    map[string]string{"token": "s3cret"},
-		Parameters: map[string]string{"replicas": "3", "fast": "true"},
-		Context:    map[string]string{"origin": "manual"},
+		PreferredTopologies: []*structs.CSITopology{{Segments: map[string]string{"zone": "b"}}},
+		Secrets:             map[string]string{"token": "s3cret"},
+		Parameters:          map[string]string{"replicas": "3", "fast": "true"},
+		Context:             map[string]string{"origin": "manual"},
 	}
 }
 
@@ -240,8 +245,8 @@ func TestParseVolume_Errors_NameFileLineField(t *testing.T) {
 		{"variables not allowed", "v.hcl", base + goodCap + "external_id = var.x\n", 8, "external_id", "external_id: must be a literal value"},
 		{"for expressions not allowed", "v.hcl", base + goodCap + "parameters {\n  n = [for x in [1, 2]: [for y in [1, 2]: x]]\n}\n", 9, "parameters.n",
 			"parameters.n: must be a literal value (for expressions are not allowed here)"},
-		{"preferred topology", "v.hcl", base + goodCap + "topology_request {\n  preferred {\n    topology { segments = { zone = \"a\" } }\n  }\n}\n",
-			9, "topology_request.preferred", "preferred topologies are not supported yet"},
+		{"preferred topology missing segments", "v.hcl", base + goodCap + "topology_request {\n  preferred {\n    topology {\n    }\n  }\n}\n",
+			10, "topology_request.preferred.topology.segments", "topology_request: preferred: topology: missing segments"},
 		{"topology missing segments", "v.hcl", base + goodCap + "topology_request {\n  required {\n    topology {\n    }\n  }\n}\n",
 			10, "topology_request.required.topology.segments", "topology_request: required: topology: missing segments"},
 		{"topology segment misspelt", "v.hcl", base + goodCap + "topology_request {\n  required {\n    topology { segment = { zone = \"a\" } }\n  }\n}\n",

@@ -45,26 +45,37 @@ func isPascal(root *node) bool {
 // pascalToSpec renames the API's fields to the spec's. Names it does not
 // know stay as they are and are reported as unknown by the decoder.
 func pascalToSpec(root *node) {
+	var request *field // the topology_request the topologies make
+	kept := root.fields[:0]
 	for _, f := range root.fields {
 		switch f.name {
 		case "RequestedCapabilities":
 			renameEach(f.val, pascalCapability)
 		case "MountOptions":
 			renameEach(f.val, pascalMount)
-		case "Topologies":
-			// [{Segments}] is topology_request { required { topology {...} } }.
+		case "Topologies", "PreferredTopologies":
+			// [{Segments}] is topology_request { required (or preferred)
+			// { topology {...} } }, one block for both.
 			renameEach(f.val, pascalTopology)
-			f.name = "topology_request"
-			required := &node{kind: kindObject, line: f.line,
+			kind := "required"
+			if f.name == "PreferredTopologies" {
+				kind = "preferred"
+			}
+			list := &node{kind: kindObject, line: f.line,
 				fields: []*field{{name: "topology", line: f.line, val: f.val}}}
-			f.val = &node{kind: kindObject, line: f.line,
-				fields: []*field{{name: "required", line: f.line, val: required}}}
+			if request == nil {
+				request = &field{name: "topology_request", line: f.line, val: &node{kind: kindObject, line: f.line}}
+				kept = append(kept, request)
+			}
+			request.val.fields = append(request.val.fields, &field{name: kind, line: f.line, val: list})
 			continue
 		}
 		if n, ok := pascalNames[f.name]; ok {
 			f.name = n
 		}
+		kept = append(kept, f)
 	}
+	root.fields = kept
 }
 
 // renameEach renames the fields of an object or of each object in a list.

@@ -15,11 +15,14 @@ var (
 //	    topology { segments = { zone = "a" } }
 //	    ...
 //	  }
+//	  preferred {
+//	    topology { segments = { zone = "a", rack = "r1" } }
+//	    ...
+//	  }
 //	}
 //
-// into the volume's required topologies.
-func (p *parser) topologyRequest(b *node, s scope) []*structs.CSITopology {
-	var out []*structs.CSITopology
+// into the volume's required and preferred topologies (in order).
+func (p *parser) topologyRequest(b *node, s scope) (required, preferred []*structs.CSITopology) {
 	seen := map[string]int{}
 	for _, f := range b.fields {
 		if !p.once(seen, f, s) {
@@ -28,16 +31,17 @@ func (p *parser) topologyRequest(b *node, s scope) []*structs.CSITopology {
 		switch f.name {
 		case "required":
 			if rb := p.block(f, s); rb != nil {
-				out = p.topologies(rb, s.sub("required"))
+				required = p.topologies(rb, s.sub("required"))
 			}
 		case "preferred":
-			p.bad(f.line, s, "preferred", "topologies are not supported yet; berth keeps only required ones. "+
-				"Move the topologies to required, or remove the block")
+			if pb := p.block(f, s); pb != nil {
+				preferred = p.topologies(pb, s.sub("preferred"))
+			}
 		default:
 			p.unknown(f, s, topologyRequestFields)
 		}
 	}
-	return out
+	return required, preferred
 }
 
 // topologies reads the repeated topology blocks of required.

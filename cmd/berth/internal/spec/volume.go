@@ -68,7 +68,7 @@ func (p *parser) volume(root *node, pascal bool, purpose Purpose) *api.VolumeSpe
 			}
 		case "topology_request":
 			if b := p.block(f, s); b != nil {
-				v.Topologies = p.topologyRequest(b, s.sub("topology_request"))
+				v.Topologies, v.PreferredTopologies = p.topologyRequest(b, s.sub("topology_request"))
 			}
 		case "secrets":
 			v.Secrets = p.strMap(f, s)
