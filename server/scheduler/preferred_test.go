@@ -26,7 +26,9 @@ func (w *world) zonedNode(id, zone string) {
 // to a's, still within what is required, when neither preferred node is
 // there; without preferences, to the first node by ID.
 func TestPlanner_PreferredTopologies(t *testing.T) {
-	zone := func(z string) *structs.CSITopology { return &structs.CSITopology{Segments: map[string]string{"zone": z}} }
+	zone := func(z string) *structs.CSITopology {
+		return &structs.CSITopology{Segments: map[string]string{"zone": z}}
+	}
 	for _, tc := range []struct {
 		name      string
 		preferred []*structs.CSITopology
