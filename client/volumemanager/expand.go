@@ -118,11 +118,8 @@ func (m *Manager) ExpandVolume(ctx context.Context, req *ExpandRequest) (*Expand
 	if err != nil {
 		return nil, err
 	}
-	var caps *csi.NodeCapabilities
-	if err := m.call(ctx, s, "NodeGetCapabilities", func(ctx context.Context) (err error) {
-		caps, err = cc.NodeGetCapabilities(ctx)
-		return err
-	}); err != nil {
+	caps, err := m.nodeCaps(ctx, s, cc)
+	if err != nil {
 		return nil, err
 	}
 	if !caps.SupportsExpand {

@@ -212,3 +212,15 @@ func (m *Manager) dial(ctx context.Context, s *step, p *dynamicplugins.PluginInf
 	}
 	return cc, nil
 }
+
+// nodeCaps asks the node plugin for its capabilities (NodeGetCapabilities).
+func (m *Manager) nodeCaps(ctx context.Context, s *step, cc *csi.Client) (*csi.NodeCapabilities, error) {
+	var caps *csi.NodeCapabilities
+	if err := m.call(ctx, s, "NodeGetCapabilities", func(ctx context.Context) (err error) {
+		caps, err = cc.NodeGetCapabilities(ctx)
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	return caps, nil
+}

@@ -130,11 +130,8 @@ func (m *Manager) MountVolume(ctx context.Context, req *MountRequest) (*MountRes
 		}
 	}
 	capability := &structs.CSIVolumeCapability{AccessMode: req.AccessMode, AttachmentMode: req.AttachmentMode}
-	var caps *csi.NodeCapabilities
-	if err := m.call(ctx, s, "NodeGetCapabilities", func(ctx context.Context) (err error) {
-		caps, err = cc.NodeGetCapabilities(ctx)
-		return err
-	}); err != nil {
+	caps, err := m.nodeCaps(ctx, s, cc)
+	if err != nil {
 		return nil, err
 	}
 	group := req.groupFor(caps)

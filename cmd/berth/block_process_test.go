@@ -13,6 +13,18 @@ import (
 	"github.com/berth-csi/berth/internal/testlog"
 )
 
+// blockVolumeSpec is the 16 MiB hostpath block volume "disk".
+const blockVolumeSpec = `
+id           = "disk"
+type         = "csi"
+plugin_id    = "hostpath"
+capacity_min = "16MiB"
+capability {
+  access_mode     = "single-node-writer"
+  attachment_mode = "block-device"
+}
+`
+
 // blockJob is a service job of one task of driver with the block volume
 // "disk" at dest; config is the task's config block body.
 func blockJob(id, driver, dest, config string) string {
@@ -50,16 +62,7 @@ job %q {
 func TestProcess_BlockVolume(t *testing.T) {
 	testlog.NeedRoot(t, "berth-hostpath attaches loop devices and makes device nodes")
 	bin, a := startDevAgent(t)
-	vol := writeSpec(t, "disk.hcl", `
-id           = "disk"
-type         = "csi"
-plugin_id    = "hostpath"
-capacity_min = "16MiB"
-capability {
-  access_mode     = "single-node-writer"
-  attachment_mode = "block-device"
-}
-`)
+	vol := writeSpec(t, "disk.hcl", blockVolumeSpec)
 	out, errOut, code := berthCLI(t, bin, a, "volume", "create", vol)
 	must.Zero(t, code, must.Sprintf("volume create: %s%s", out, errOut))
 

@@ -142,16 +142,7 @@ func TestProcess_DockerPlugin(t *testing.T) {
 	// A block volume through the containerized plugin: it attaches a loop
 	// device through the host's /dev it was given (no privilege), and a
 	// container writes the device and reads it back.
-	timedCLI(t, bin, s, "volume", "create", writeSpec(t, "disk.hcl", `
-id           = "disk"
-type         = "csi"
-plugin_id    = "hostpath"
-capacity_min = "16MiB"
-capability {
-  access_mode     = "single-node-writer"
-  attachment_mode = "block-device"
-}
-`))
+	timedCLI(t, bin, s, "volume", "create", writeSpec(t, "disk.hcl", blockVolumeSpec))
 	timedCLI(t, bin, s, "job", "run", writeSpec(t, "block.hcl", blockJob("block-writer", "docker", "/dev/berthdisk",
 		fmt.Sprintf("        image = %q\n        args  = [\"pwrite:/dev/berthdisk:4096:through-the-container\", \"pread:/dev/berthdisk:4096:21\", \"block\"]", db))))
 	blockWriter := running(jobAllocs(t, bin, s, "block-writer"))
