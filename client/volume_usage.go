@@ -40,6 +40,9 @@ func (u *nodeUpdater) usageCollected(reports []*structs.CSIVolumeUsageReport) {
 	for _, r := range reports {
 		k := usageKey{r.AllocID, r.VolumeID}
 		current[k] = true
+		if r.Usage.Error != "" {
+			u.keepLastFigures(k, r.Usage)
+		}
 		if u.usageAcked[k].SameFigures(r.Usage) {
 			delete(u.usagePending, k)
 			continue
@@ -91,4 +94,30 @@ func (u *nodeUpdater) usageSentLocked(sent []*structs.CSIVolumeUsageReport) bool
 		}
 	}
 	return len(u.usagePending) > 0
+}
+
+// keepLastFigures fills what a failed collection could not say with the
+// figures last collected for k (pending or acknowledged), so that a call
+// that timed out neither wipes the usage nor reports an abnormal volume
+// back to normal; its Error says the figures are not fresh.
+func (u *nodeUpdater) keepLastFigures(k usageKey, usage *structs.CSIVolumeUsage) {
+	last := u.usageAcked[k]
+	if p := u.usagePending[k]; p != nil {
+		last = p.Usage
+	}
+	if last == nil {
+		return
+	}
+	if usage.Bytes == nil && last.Bytes != nil {
+		b := *last.Bytes
+		usage.Bytes = &b
+	}
+	if usage.Inodes == nil && last.Inodes != nil {
+		i := *last.Inodes
+		usage.Inodes = &i
+	}
+	if usage.Condition == nil && last.Condition != nil {
+		c := *last.Condition
+		usage.Condition = &c
+	}
 }

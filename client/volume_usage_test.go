@@ -66,3 +66,25 @@ func TestNodeUpdater_UsageOnlyWhatChanged(t *testing.T) {
 	must.True(t, u.usageSentLocked(batch))
 	must.MapLen(t, 10, u.usagePending)
 }
+
+// A collection that failed keeps the figures last collected (an abnormal
+// volume stays abnormal; its used bytes stay), with the error.
+func TestNodeUpdater_UsageFailedCollectionKeepsFigures(t *testing.T) {
+	u := newNodeUpdater(&Client{})
+	t0 := time.Unix(1000, 0)
+	first := usageOf("a1", "v1", 10, t0)
+	first.Usage.Condition = &structs.CSIVolumeCondition{Abnormal: true, Message: "INACCESSIBLE"}
+	u.usageCollected([]*structs.CSIVolumeUsageReport{first})
+	u.mu.Lock()
+	u.usageSentLocked(u.usageToSendLocked())
+	u.mu.Unlock()
+
+	failed := &structs.CSIVolumeUsageReport{AllocID: "a1", VolumeID: "v1", Usage: &structs.CSIVolumeUsage{
+		Error: "NodeGetVolumeStats: DeadlineExceeded", CollectedAt: t0.Add(time.Minute)}}
+	u.usageCollected([]*structs.CSIVolumeUsageReport{failed})
+	got := u.usagePending[usageKey{"a1", "v1"}]
+	must.NotNil(t, got)
+	must.Eq(t, int64(10), got.Usage.Bytes.Used)
+	must.True(t, got.Usage.IsAbnormal())
+	must.Eq(t, "NodeGetVolumeStats: DeadlineExceeded", got.Usage.Error)
+}

@@ -71,7 +71,7 @@ func TestStateStore_VolumeUsage_LandsOnOwnClaim(t *testing.T) {
 	must.Eq(t, structs.EventVolumeConditionNormal, evs[1].Type)
 	must.Eq(t, int64(150), evs[1].Payload.Claim.Usage.Bytes.Used)
 
-	// A renewal of the claim keeps the usage; the release keeps it too.
+	// A renewal of the claim keeps the usage.
 	must.NoError(t, claimOne(s, 16, claimReq("snw", "a1", write)))
 	must.Eq(t, int64(150), mustVolume(t, s, "snw").WriteClaims["a1"].Usage.Bytes.Used)
 }

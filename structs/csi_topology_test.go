@@ -34,3 +34,26 @@ func TestCSITopology_String(t *testing.T) {
 	must.EqOp(t, "{rack=r1, zone=a}", (&CSITopology{Segments: map[string]string{"zone": "a", "rack": "r1"}}).String())
 	must.EqOp(t, "{}", (*CSITopology)(nil).String())
 }
+
+// Preferred topologies must lie within the required ones (CSI's rule for
+// requisite and preferred); without required ones, any will do.
+func TestCSIVolume_Validate_PreferredWithinRequired(t *testing.T) {
+	zone := func(segs ...string) *CSITopology {
+		m := map[string]string{}
+		for i := 0; i+1 < len(segs); i += 2 {
+			m[segs[i]] = segs[i+1]
+		}
+		return &CSITopology{Segments: m}
+	}
+	v := &CSIVolume{ID: "data", PluginID: "hp", ExternalID: "e", RequestedCapabilities: []*CSIVolumeCapability{
+		{AccessMode: CSIVolumeAccessModeSingleNodeWriter, AttachmentMode: CSIVolumeAttachmentModeFilesystem}},
+		Topologies: []*CSITopology{zone("zone", "a"), zone("zone", "b")}}
+	v.PreferredTopologies = []*CSITopology{zone("zone", "b"), zone("zone", "a", "rack", "r1")}
+	must.NoError(t, v.Validate())
+	v.PreferredTopologies = []*CSITopology{zone("zone", "c")}
+	must.ErrorContains(t, v.Validate(), `volume "data": preferred topology 1 {zone=c} is outside every required topology`)
+	v.Topologies = nil
+	must.NoError(t, v.Validate())
+	v.PreferredTopologies = []*CSITopology{nil}
+	must.ErrorContains(t, v.Validate(), "preferred topology 1 is null")
+}

@@ -16,10 +16,11 @@ type CSIVolumeUsage struct {
 	// Condition is nil when the plugin reports no health.
 	Condition *CSIVolumeCondition `json:",omitempty"`
 	// Error is why the last collection failed ("" when it did not); the
-	// figures are then the last ones collected, if any.
+	// figures are then the last ones the client collected, if any.
 	Error string `json:",omitempty"`
-	// CollectedAt is when the client collected the figures as they are;
-	// a later collection that finds them the same is not sent again.
+	// CollectedAt is when the client collected the figures as they are:
+	// a later collection that finds them the same is not sent again, so
+	// it is the time of the last change, not of the last collection.
 	CollectedAt time.Time
 }
 

@@ -231,8 +231,12 @@ func (v *CSIVolume) Validate() error {
 		}
 	}
 	for i, t := range v.PreferredTopologies {
-		if t == nil {
+		switch {
+		case t == nil:
 			p.add("preferred topology %d is null", i+1)
+		case len(v.Topologies) > 0 && !v.AccessibleFrom(t):
+			// CSI: every preferred topology is within the requisite ones.
+			p.add("preferred topology %d %s is outside every required topology; prefer a part of what is required", i+1, t)
 		}
 	}
 	if v.MountOptions != nil {

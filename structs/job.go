@@ -133,8 +133,8 @@ type TaskCSIPluginConfig struct {
 	Type     CSIPluginType
 	MountDir string
 	// StagePublishBaseDir, when set, is where the plugin is told to stage
-	// and publish volumes (the plugin's dir bound there too); MountDir
-	// then holds its socket only. Empty: MountDir holds both.
+	// and publish volumes: the plugin's dir is bound there as well as at
+	// MountDir (where its socket is). Empty: MountDir.
 	StagePublishBaseDir string `json:",omitempty"`
 	HealthTimeout       int64  // nanoseconds
 }

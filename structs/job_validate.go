@@ -279,6 +279,11 @@ func (t *Task) validate(p *problems, tg *TaskGroup, at string) {
 		}
 		if d := c.StagePublishBaseDir; d != "" && (!filepath.IsAbs(d) || filepath.Clean(d) == "/") {
 			p.add("%scsi_plugin: stage_publish_base_dir %s must be an absolute path other than /", at, QuoteName(d))
+		} else if d != "" && nested(filepath.Clean(d), filepath.Clean(c.MountDir)) {
+			// The plugin's dir is bound at both: one inside the other would
+			// bind a shared mount inside itself.
+			p.add("%scsi_plugin: stage_publish_base_dir %s and mount_dir %s are inside one another; make them the same dir or apart",
+				at, QuoteName(d), QuoteName(c.MountDir))
 		}
 		p.maxDurations(at+"csi_plugin: ", "health_timeout", time.Duration(c.HealthTimeout))
 		if c.HealthTimeout < 0 {
@@ -362,4 +367,14 @@ func (r *RestartPolicy) validate(p *problems, at string) {
 	if r.Attempts == 0 && r.Mode == RestartModeDelay {
 		p.add(`%smode "delay" with 0 attempts never restarts the task and never fails it; set attempts, or mode = "fail"`, at)
 	}
+}
+
+// nested reports whether one of two clean absolute paths is strictly
+// inside the other.
+func nested(a, b string) bool {
+	if a == b {
+		return false
+	}
+	under := func(x, y string) bool { return strings.HasPrefix(x, strings.TrimSuffix(y, "/")+"/") }
+	return under(a, b) || under(b, a)
 }

@@ -106,6 +106,12 @@ func TestJob_Validate(t *testing.T) {
 		{"relative stage_publish_base_dir", func(j *Job) {
 			j.TaskGroups[0].Tasks[0].CSIPluginConfig = &TaskCSIPluginConfig{ID: "hp", Type: CSIPluginTypeNode, MountDir: "/csi", StagePublishBaseDir: "csi/volumes"}
 		}, `csi_plugin: stage_publish_base_dir "csi/volumes" must be an absolute path other than /`},
+		{"stage_publish_base_dir in mount_dir", func(j *Job) {
+			j.TaskGroups[0].Tasks[0].CSIPluginConfig = &TaskCSIPluginConfig{ID: "hp", Type: CSIPluginTypeNode, MountDir: "/csi", StagePublishBaseDir: "/csi/volumes"}
+		}, `stage_publish_base_dir "/csi/volumes" and mount_dir "/csi" are inside one another`},
+		{"stage_publish_base_dir the mount_dir", func(j *Job) {
+			j.TaskGroups[0].Tasks[0].CSIPluginConfig = &TaskCSIPluginConfig{ID: "hp", Type: CSIPluginTypeNode, MountDir: "/csi", StagePublishBaseDir: "/csi/"}
+		}, ""},
 
 		// Restart policies that would restart a task hundreds of times in seconds.
 		{"restart delay 0", func(j *Job) {

@@ -39,7 +39,8 @@ func (r *Runner) dockerTask(t *structs.Task, cfg *exec.TaskConfig, dc *structs.D
 		Image: dc.Image, Command: dc.Command, Args: dc.Args, Entrypoint: dc.Entrypoint,
 		Privileged: dc.Privileged, CapAdd: dc.CapAdd, CapDrop: dc.CapDrop, NetworkMode: dc.NetworkMode, Labels: dc.Labels, ForcePull: dc.ForcePull,
 		Env: cfg.Env, Extra: cfg.Extra, User: t.User, AllowRoot: r.cfg.AllowRootTasks, Mounts: mounts,
-		Resources: dockerResources(cfg.Limits), Plugin: t.CSIPluginConfig != nil,
+		Resources: dockerResources(cfg.Limits),
+		Plugin:    t.CSIPluginConfig != nil && t.CSIPluginConfig.Type != structs.CSIPluginTypeController,
 	}
 }
 

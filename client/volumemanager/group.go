@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 
 	"golang.org/x/sys/unix"
 
@@ -85,45 +86,67 @@ func giveGroup(path string, g *MountGroup) (bool, error) {
 	return true, nil
 }
 
-// taskDeviceDir holds, next to an allocation's targets, the device nodes
-// the client makes for its tasks; no volume ID starts with a dot.
+// taskDeviceDir holds the device nodes the client makes for tasks, under
+// the csi dir beside the plugins' host dirs: no plugin ID starts with a
+// dot, and no plugin sees it (each sees its own host dir only), so no
+// one but the client writes there.
 const taskDeviceDir = ".devices"
 
-// makeTaskDevice makes the client's own block device node for a block
-// volume published at target (a device node the plugin made, or its bind
-// of the host's device): the same device, group gid's, 0660 (0440 read
-// only), beside the alloc's targets. The tasks get it in place of the
-// plugin's, so that the plugin's node, and the host's /dev, are never
-// changed for them; the unmount removes it. A block volume whose tasks
-// run as root needs none.
-func makeTaskDevice(target string, gid uint32, readOnly bool) (string, error) {
+// taskDevicePath is where the client makes its node of a block volume
+// for an allocation's tasks.
+func (m *Manager) taskDevicePath(allocID, pluginID, volumeID string) string {
+	return filepath.Join(PluginsDir(m.dataDir), taskDeviceDir, allocID, pluginID, volumeID)
+}
+
+// makeTaskDevice makes node, the client's own block device node for a
+// block volume published at target (a device node the plugin made, or
+// its bind of the host's device; never followed if it is a link): the
+// same device, group gid's, 0660 (0440 read only). The tasks get it in
+// place of the plugin's, so that the plugin's node, and the host's /dev,
+// are never changed for them; the unmount removes it. A node there
+// already is made again: after a reboot its device number may be another
+// device's.
+func makeTaskDevice(target, node string, gid uint32, readOnly bool) error {
 	var st unix.Stat_t
-	if err := unix.Stat(target, &st); err != nil {
-		return "", fmt.Errorf("stat %s: %w", target, err)
+	if err := unix.Lstat(target, &st); err != nil {
+		return fmt.Errorf("stat %s: %w", target, err)
 	}
 	if st.Mode&unix.S_IFMT != unix.S_IFBLK {
-		return "", fmt.Errorf("%s, published as a block device, is not one (mode %o)", target, st.Mode)
+		return fmt.Errorf("%s, published as a block device, is not one (mode %o)", target, st.Mode)
 	}
-	dir := filepath.Join(filepath.Dir(target), taskDeviceDir)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", err
+	if err := os.MkdirAll(filepath.Dir(node), 0o755); err != nil {
+		return err
 	}
-	node := filepath.Join(dir, filepath.Base(target))
 	mode := uint32(0o660)
 	if readOnly {
 		mode = 0o440
 	}
 	if err := os.Remove(node); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return "", err
+		return err
 	}
 	if err := unix.Mknod(node, unix.S_IFBLK|mode, int(st.Rdev)); err != nil {
-		return "", fmt.Errorf("make %s: %w", node, err)
+		return fmt.Errorf("make %s: %w", node, err)
 	}
 	if err := unix.Lchown(node, 0, int(gid)); err != nil {
-		return "", fmt.Errorf("chgrp %d %s: %w", gid, node, err)
+		return fmt.Errorf("chgrp %d %s: %w", gid, node, err)
 	}
-	if err := unix.Fchmodat(unix.AT_FDCWD, node, mode, 0); err != nil {
-		return "", fmt.Errorf("chmod %s: %w", node, err)
+	if err := unix.Chmod(node, mode); err != nil { // whatever the umask
+		return fmt.Errorf("chmod %s: %w", node, err)
 	}
-	return node, nil
+	return nil
+}
+
+// removeTaskDevice removes a task device node and the dirs it leaves
+// empty.
+func (m *Manager) removeTaskDevice(node string) error {
+	if err := os.Remove(node); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	root := filepath.Join(PluginsDir(m.dataDir), taskDeviceDir)
+	for dir := filepath.Dir(node); dir != root && strings.HasPrefix(dir, root+"/"); dir = filepath.Dir(dir) {
+		if err := os.Remove(dir); err != nil {
+			break // not empty: another volume's node is there
+		}
+	}
+	return nil
 }

@@ -113,7 +113,7 @@ func TestManager_Mock_GroupPolicy(t *testing.T) {
 }
 
 // berth-hostpath has VOLUME_MOUNT_GROUP: it is sent the group and gives
-// the volume's directory to it itself (a read-only mount is not given).
+// the volume's directory to it itself.
 func TestManager_Hostpath_VolumeMountGroup(t *testing.T) {
 	requireRoot(t)
 	p := csitest.StartHostpath(t)
@@ -150,7 +150,8 @@ func TestManager_Hostpath_BlockTaskDevice(t *testing.T) {
 	pc, err := cc.ControllerPublishVolume(ctx, &csi.ControllerPublishVolumeRequest{ExternalVolumeID: v.ExternalVolumeID,
 		ExternalNodeID: hostpathNodeID, Capability: blockCap})
 	must.NoError(t, err)
-	m := newManager(t, t.TempDir(), newRegistry(t, &dynamicplugins.PluginInfo{ID: "hostpath", Type: structs.CSIPluginTypeMonolith, Socket: p.Socket}))
+	dataDir := t.TempDir()
+	m := newManager(t, dataDir, newRegistry(t, &dynamicplugins.PluginInfo{ID: "hostpath", Type: structs.CSIPluginTypeMonolith, Socket: p.Socket}))
 	unmountAllOnCleanup(t, m)
 	mount := func(alloc string, readOnly bool) *MountResult {
 		t.Helper()
@@ -167,12 +168,27 @@ func TestManager_Hostpath_BlockTaskDevice(t *testing.T) {
 	must.NoError(t, unix.Lstat(rw.HostPath, &st))
 	must.Eq(t, uint32(unix.S_IFBLK|0o660), st.Mode)
 	must.Eq(t, uint32(4242), st.Gid)
-	target := filepath.Join(filepath.Dir(filepath.Dir(rw.HostPath)), "disk")
+	host := PluginHostDir(dataDir, "hostpath")
+	must.StrNotContains(t, rw.HostPath, host, must.Sprint("outside what the plugin sees"))
+	target := filepath.Join(host, "per-alloc", "a1", "disk")
 	must.NoError(t, unix.Lstat(target, &plugin))
 	must.Eq(t, st.Rdev, plugin.Rdev, must.Sprint("the same device"))
 	must.Eq(t, uint32(0), plugin.Gid, must.Sprint("the plugin's node is left as it made it"))
 	again := mount("a1", false)
 	must.Eq(t, rw.HostPath, again.HostPath, must.Sprint("a repeated mount returns the client's node"))
+
+	// A node gone (a crash after the publish was recorded), or one of
+	// another device (a reboot since), is made again by the next mount.
+	must.NoError(t, os.Remove(rw.HostPath))
+	mount("a1", false)
+	must.NoError(t, unix.Lstat(rw.HostPath, &st))
+	must.Eq(t, plugin.Rdev, st.Rdev)
+	must.NoError(t, os.Remove(rw.HostPath))
+	must.NoError(t, unix.Mknod(rw.HostPath, unix.S_IFBLK|0o666, int(unix.Mkdev(7, 250))))
+	mount("a1", false)
+	must.NoError(t, unix.Lstat(rw.HostPath, &st))
+	must.Eq(t, plugin.Rdev, st.Rdev, must.Sprint("the stale node replaced"))
+	must.Eq(t, uint32(unix.S_IFBLK|0o660), st.Mode)
 
 	ro := mount("a2", true)
 	must.NoError(t, unix.Lstat(ro.HostPath, &st))

@@ -95,10 +95,17 @@ func (m *Manager) MountVolume(ctx context.Context, req *MountRequest) (*MountRes
 			return nil, s.fail("check usage", err)
 		}
 		if a := u.Allocs[req.AllocID]; a != nil && a.State == publishPublished {
-			if a.TaskDevice != "" {
-				return &MountResult{HostPath: a.TaskDevice, GroupBy: GroupByClient}, nil
+			if req.Group == nil {
+				return &MountResult{HostPath: a.TargetPath}, nil
 			}
-			return &MountResult{HostPath: a.TargetPath}, nil
+			// The group's step may not have happened (a crash after the
+			// publish was recorded), or its device node may be stale (a
+			// reboot since): done again, as after a publish.
+			caps, err := m.pluginCaps(ctx, s, req.PluginID)
+			if err != nil {
+				return nil, err
+			}
+			return m.afterPublish(s, key, u, a, req, req.groupFor(caps))
 		}
 	}
 
@@ -168,18 +175,29 @@ func (m *Manager) MountVolume(ctx context.Context, req *MountRequest) (*MountRes
 	if err := m.save(key, u); err != nil {
 		return nil, s.fail("record usage", err)
 	}
+	s.log.Info("volume published", "target_path", a.TargetPath, "plugin_target_path", a.PluginTargetPath, "readonly", a.ReadOnly)
+	return m.afterPublish(s, key, u, a, req, group)
+}
+
+// afterPublish gives a published volume to the allocation's tasks' group
+// (MountGroup): a block device's node of their own, or the root's group.
+// Both are safe to do again: a retried mount of a volume published before
+// does them again.
+func (m *Manager) afterPublish(s *step, key volumeKey, u *volumeUsage, a *allocUsage, req *MountRequest, group groupUse) (*MountResult, error) {
 	res := &MountResult{HostPath: a.TargetPath}
 	if group.pluginGroup != "" {
 		res.GroupBy = GroupByPlugin
 	}
 	if group.device {
-		dev, err := makeTaskDevice(a.TargetPath, req.Group.GID, req.ReadOnly)
-		if err != nil {
-			return nil, s.fail(fmt.Sprintf("make the block device's node for group %d", req.Group.GID), err)
+		dev := m.taskDevicePath(req.AllocID, req.PluginID, req.VolumeID)
+		if a.TaskDevice != dev {
+			a.TaskDevice = dev // recorded first, so that an unmount removes it whatever happens next
+			if err := m.save(key, u); err != nil {
+				return nil, s.fail("record usage", err)
+			}
 		}
-		a.TaskDevice = dev
-		if err := m.save(key, u); err != nil {
-			return nil, s.fail("record usage", err)
+		if err := makeTaskDevice(a.TargetPath, dev, req.Group.GID, req.ReadOnly); err != nil {
+			return nil, s.fail(fmt.Sprintf("make the block device's node for group %d", req.Group.GID), err)
 		}
 		res.HostPath, res.GroupBy = dev, GroupByClient
 	}
@@ -194,8 +212,20 @@ func (m *Manager) MountVolume(ctx context.Context, req *MountRequest) (*MountRes
 			s.log.Info("volume's root given to the tasks' group", "gid", req.Group.GID, "group_policy", req.Group.Policy.Or())
 		}
 	}
-	s.log.Info("volume published", "target_path", a.TargetPath, "plugin_target_path", a.PluginTargetPath, "readonly", a.ReadOnly)
 	return res, nil
+}
+
+// pluginCaps asks the node plugin pluginID for its capabilities.
+func (m *Manager) pluginCaps(ctx context.Context, s *step, pluginID string) (*csi.NodeCapabilities, error) {
+	p, err := m.nodePlugin(pluginID)
+	if err != nil {
+		return nil, s.fail("find plugin", err)
+	}
+	cc, err := m.dial(ctx, s, p)
+	if err != nil {
+		return nil, err
+	}
+	return m.nodeCaps(ctx, s, cc)
 }
 
 // stage stages the volume (its plugin stages volumes), recording the

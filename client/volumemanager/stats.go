@@ -87,9 +87,16 @@ func (m *Manager) collectPlugin(ctx context.Context, pluginID string, uses []pub
 		return nil
 	}
 	var out []*structs.CSIVolumeUsageReport
+	asked := map[volumeKey]*structs.CSIVolumeUsage{} // one call per volume: its other uses here get the same answer
 	for _, use := range uses {
 		if ctx.Err() != nil {
 			return out
+		}
+		if u, ok := asked[use.key]; ok {
+			if m.published(use.key, use.allocID) {
+				out = append(out, &structs.CSIVolumeUsageReport{AllocID: use.allocID, VolumeID: use.key.volume, Usage: u.Copy()})
+			}
+			continue
 		}
 		usage := &structs.CSIVolumeUsage{}
 		var errs []error
@@ -108,6 +115,7 @@ func (m *Manager) collectPlugin(ctx context.Context, pluginID string, uses []pub
 		if !m.published(use.key, use.allocID) {
 			continue // unpublished meanwhile: the answer may be about nothing
 		}
+		asked[use.key] = usage
 		if usage.Error != "" {
 			log.Debug("volume usage: call failed", "volume_id", use.key.volume, "alloc_id", use.allocID, "error", usage.Error)
 		}

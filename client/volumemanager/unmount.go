@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 )
 
 // UnmountVolume unpublishes the volume for the allocation and, when no
@@ -73,10 +72,9 @@ func (m *Manager) UnmountVolume(ctx context.Context, allocID, volumeID, pluginID
 			}
 		}
 		if a.TaskDevice != "" {
-			if err := os.Remove(a.TaskDevice); err != nil && !errors.Is(err, os.ErrNotExist) {
+			if err := m.removeTaskDevice(a.TaskDevice); err != nil {
 				return s.fail("remove the tasks' device node", err)
 			}
-			removeEmptyDir(s.log, filepath.Dir(a.TaskDevice))
 		}
 		if err := m.call(ctx, s, "NodeUnpublishVolume", func(ctx context.Context) error {
 			return cc.NodeUnpublishVolume(ctx, u.ExternalVolumeID, a.PluginTargetPath)

@@ -204,11 +204,16 @@ func (d *driver) ensureLoop(st *state, id string) (string, error) {
 	return attachLoop(d.blockImage(id))
 }
 
-// releaseLoop detaches dev unless a record other than the one being
-// dropped still uses it.
-func releaseLoop(st *state, dev string, keepers int) error {
+// releaseLoop detaches dev, the volume's loop device as a record has it,
+// unless a record other than the one being dropped still uses it, or the
+// device is no longer the volume's (a reboot since: the number may be
+// another volume's now, which must not be torn down).
+func (d *driver) releaseLoop(st *state, id, dev string, keepers int) error {
 	if dev == "" {
 		return nil
+	}
+	if b, err := loopBacking(dev); err != nil || b != d.blockImage(id) {
+		return err // not attached, or not to this volume: nothing of ours to detach
 	}
 	users := 0
 	for _, r := range st.Stages {

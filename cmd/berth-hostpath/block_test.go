@@ -127,7 +127,7 @@ func TestNode_BlockVolume(t *testing.T) {
 func TestNode_BlockVolume_NoStage(t *testing.T) {
 	ctx := context.Background()
 	f := newNodeFixture(t, func(c *Config) { c.DisableStage = true })
-	bc := blockCap(singleWriter)
+	bc := blockCap(csi.VolumeCapability_AccessMode_MULTI_NODE_MULTI_WRITER)
 	resp, err := f.cs.CreateVolume(ctx, &csi.CreateVolumeRequest{Name: "disk", VolumeCapabilities: []*csi.VolumeCapability{bc}})
 	must.NoError(t, err)
 	id := resp.Volume.VolumeId
@@ -145,9 +145,54 @@ func TestNode_BlockVolume_NoStage(t *testing.T) {
 	must.Eq(t, uint32(0o440), st.Mode&0o7777, must.Sprint("a read-only publish's node"))
 	must.Eq(t, int64(defaultBlockBytes), deviceSize(t, target))
 
+	// A second publish shares the device; whichever goes last detaches
+	// it, the one that attached it going first.
+	second := filepath.Join(f.targets, "disk2")
+	_, err = f.ns.NodePublishVolume(ctx, &csi.NodePublishVolumeRequest{VolumeId: id, TargetPath: second, VolumeCapability: bc})
+	must.NoError(t, err)
+	must.Eq(t, dev, f.ns.volumeLoop(f.ns.store.current(), id))
 	_, err = f.ns.NodeUnpublishVolume(ctx, &csi.NodeUnpublishVolumeRequest{VolumeId: id, TargetPath: target})
 	must.NoError(t, err)
 	backing, err := loopBacking(dev)
 	must.NoError(t, err)
+	must.Eq(t, f.ns.blockImage(id), backing, must.Sprint("still used by the second publish"))
+	_, err = f.ns.NodeUnpublishVolume(ctx, &csi.NodeUnpublishVolumeRequest{VolumeId: id, TargetPath: second})
+	must.NoError(t, err)
+	backing, err = loopBacking(dev)
+	must.NoError(t, err)
 	must.Eq(t, "", backing)
+}
+
+// A loop device that a record names but that is now another file's (the
+// node rebooted, the number was reused) is never detached for the volume.
+func TestNode_BlockVolume_ReusedLoopNumber(t *testing.T) {
+	ctx := context.Background()
+	f := newNodeFixture(t, func(c *Config) { c.DisableStage = true })
+	bc := blockCap(singleWriter)
+	resp, err := f.cs.CreateVolume(ctx, &csi.CreateVolumeRequest{Name: "disk", VolumeCapabilities: []*csi.VolumeCapability{bc}})
+	must.NoError(t, err)
+	id := resp.Volume.VolumeId
+	_, err = f.cs.ControllerPublishVolume(ctx, &csi.ControllerPublishVolumeRequest{VolumeId: id, NodeId: f.cfg.NodeID, VolumeCapability: bc})
+	must.NoError(t, err)
+	target := filepath.Join(f.targets, "disk")
+	_, err = f.ns.NodePublishVolume(ctx, &csi.NodePublishVolumeRequest{VolumeId: id, TargetPath: target, VolumeCapability: bc})
+	must.NoError(t, err)
+	dev := f.ns.volumeLoop(f.ns.store.current(), id)
+	t.Cleanup(func() { _ = detachLoop(dev) })
+	// The record now names a device that is another file's, as after a
+	// reboot that gave the number to someone else.
+	other := filepath.Join(t.TempDir(), "other.img")
+	must.NoError(t, os.WriteFile(other, make([]byte, 1<<20), 0o600))
+	otherDev, err := attachLoop(other)
+	must.NoError(t, err)
+	t.Cleanup(func() { _ = detachLoop(otherDev) })
+	must.NoError(t, f.ns.store.update(func(st *state) error {
+		st.Publishes[target].Loop = otherDev
+		return nil
+	}))
+	_, err = f.ns.NodeUnpublishVolume(ctx, &csi.NodeUnpublishVolumeRequest{VolumeId: id, TargetPath: target})
+	must.NoError(t, err)
+	backing, err := loopBacking(otherDev)
+	must.NoError(t, err)
+	must.Eq(t, other, backing, must.Sprint("the other file's device is left attached"))
 }

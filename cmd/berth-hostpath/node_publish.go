@@ -67,8 +67,8 @@ func (s *nodeServer) NodePublishVolume(ctx context.Context, req *csi.NodePublish
 		readonly = readonly || a.Readonly
 	}
 	want := &publishRecord{VolumeID: id, TargetPath: target, StagingPath: staging, Usage: usageOf(c, req.GetReadonly())}
-	if err := s.giveMountGroup(id, c.GetMount().GetVolumeMountGroup(), readonly); err != nil {
-		return nil, status.Errorf(codes.Internal, "NodePublishVolume %s: %v", id, err)
+	group := func() error { // once the request is known good
+		return s.giveMountGroup(id, c.GetMount().GetVolumeMountGroup(), readonly)
 	}
 
 	if have, ok := st.Publishes[target]; ok {
@@ -82,7 +82,7 @@ func (s *nodeServer) NodePublishVolume(ctx context.Context, req *csi.NodePublish
 		if have.Usage.Block {
 			err = s.ensureBlockTarget(st, have, readonly)
 		} else {
-			err = mountTarget(have, source, readonly)
+			err = errors.Join(group(), mountTarget(have, source, readonly))
 		}
 		if err != nil {
 			return nil, status.Errorf(codes.Internal, "NodePublishVolume %s: %v", id, err)
@@ -118,6 +118,9 @@ func (s *nodeServer) NodePublishVolume(ctx context.Context, req *csi.NodePublish
 		}
 	}
 
+	if err := group(); err != nil {
+		return nil, status.Errorf(codes.Internal, "NodePublishVolume %s: %v", id, err)
+	}
 	if err := s.store.update(func(st *state) error {
 		st.Publishes[target] = want
 		return nil
@@ -187,8 +190,8 @@ func (s *nodeServer) NodeUnpublishVolume(ctx context.Context, req *csi.NodeUnpub
 			return nil, status.Errorf(codes.Internal, "NodeUnpublishVolume %s: remove target %s: %v", id, target, err)
 		}
 	}
-	if have.Attached {
-		if err := releaseLoop(st, have.Loop, 1); err != nil {
+	if have.Loop != "" { // the last user of the volume's loop device detaches it
+		if err := s.releaseLoop(st, id, have.Loop, 1); err != nil {
 			return nil, status.Errorf(codes.Internal, "NodeUnpublishVolume %s: %v", id, err)
 		}
 	}
@@ -250,7 +253,7 @@ func (s *nodeServer) publishBlock(st *state, want *publishRecord, readonly bool)
 func (s *nodeServer) ensureBlockTarget(st *state, have *publishRecord, readonly bool) error {
 	dev := s.volumeLoop(st, have.VolumeID)
 	if dev == "" {
-		if !have.Attached {
+		if s.stageEnabled() {
 			return fmt.Errorf("the volume's loop device is gone; call NodeStageVolume again")
 		}
 		var err error

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -51,8 +52,8 @@ func (s *nodeServer) NodeStageVolume(ctx context.Context, req *csi.NodeStageVolu
 		return nil, status.Errorf(codes.InvalidArgument, "NodeStageVolume %s: %v", id, err)
 	}
 	want := &stageRecord{VolumeID: id, Path: path, Usage: usageOf(c, readonly)}
-	if err := s.giveMountGroup(id, c.GetMount().GetVolumeMountGroup(), readonly); err != nil {
-		return nil, status.Errorf(codes.Internal, "NodeStageVolume %s: %v", id, err)
+	group := func() error { // once the request is known good
+		return s.giveMountGroup(id, c.GetMount().GetVolumeMountGroup(), readonly)
 	}
 
 	if have, ok := st.Stages[path]; ok {
@@ -62,7 +63,7 @@ func (s *nodeServer) NodeStageVolume(ctx context.Context, req *csi.NodeStageVolu
 		if !have.Usage.equal(want.Usage) {
 			return nil, status.Errorf(codes.AlreadyExists, "NodeStageVolume %s: already staged at %s with another capability (%s)", id, path, describeUsage(have.Usage))
 		}
-		if err := s.ensureStaged(st, have, readonly); err != nil {
+		if err := errors.Join(group(), s.ensureStaged(st, have, readonly)); err != nil {
 			return nil, status.Errorf(codes.Internal, "NodeStageVolume %s: %v", id, err)
 		}
 		return &csi.NodeStageVolumeResponse{}, nil
@@ -75,6 +76,9 @@ func (s *nodeServer) NodeStageVolume(ctx context.Context, req *csi.NodeStageVolu
 	}
 	if err := notMounted(path); err != nil {
 		return nil, status.Errorf(codes.FailedPrecondition, "NodeStageVolume %s: %v", id, err)
+	}
+	if err := group(); err != nil {
+		return nil, status.Errorf(codes.Internal, "NodeStageVolume %s: %v", id, err)
 	}
 
 	if v.Block {
@@ -125,7 +129,7 @@ func (s *nodeServer) NodeUnstageVolume(ctx context.Context, req *csi.NodeUnstage
 		}
 	}
 	if have := st.Stages[path]; have.Loop != "" {
-		if err := releaseLoop(st, have.Loop, 1); err != nil {
+		if err := s.releaseLoop(st, id, have.Loop, 1); err != nil {
 			return nil, status.Errorf(codes.Internal, "NodeUnstageVolume %s: %v", id, err)
 		}
 	} else if err := unmount(path); err != nil {

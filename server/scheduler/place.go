@@ -200,7 +200,7 @@ func (x *indexes) free() int {
 // in a volume's first preferred topology before one in its second, and
 // those before the rest of what the volume's required topologies allow,
 // summed over the group's volumes; the order among equals (scores,
-// spread) is kept. Without preferred topologies it is the candidates.
+// spread) is kept. It returns a copy of the candidates.
 func (p *planning) preferred(tg *structs.TaskGroup, idx int, candidates []*structs.Node) ([]*structs.Node, error) {
 	var vols []*structs.CSIVolume
 	for _, req := range tg.Volumes {
@@ -216,7 +216,7 @@ func (p *planning) preferred(tg *structs.TaskGroup, idx int, candidates []*struc
 		}
 	}
 	if len(vols) == 0 {
-		return candidates, nil
+		return append([]*structs.Node(nil), candidates...), nil
 	}
 	rank := make(map[string]int, len(candidates))
 	for _, n := range candidates {

@@ -39,7 +39,6 @@ func TestPlanner_PreferredTopologies(t *testing.T) {
 		{"second preferred", []*structs.CSITopology{zone("c"), zone("b")}, []string{"node-c"}, "node-b"},
 		{"the rest of required", []*structs.CSITopology{zone("c"), zone("b")}, []string{"node-c", "node-b"}, "node-a"},
 		{"no preference", nil, nil, "node-a"},
-		{"preferred outside required", []*structs.CSITopology{zone("x")}, nil, "node-a"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			w := newWorld(t)

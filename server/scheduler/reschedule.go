@@ -29,7 +29,10 @@ func (p *planning) reschedule(tg *structs.TaskGroup, idx *indexes, sp *spread,
 		if !ok || idx.used[i] {
 			i = idx.free()
 		}
-		candidates := append([]*structs.Node(nil), sp.order()...)
+		candidates, err := p.preferred(tg, i, sp.order()) // a copy
+		if err != nil {
+			return placed, err
+		}
 		sort.SliceStable(candidates, func(a, b int) bool {
 			return candidates[a].ID != prev.NodeID && candidates[b].ID == prev.NodeID
 		})

@@ -119,11 +119,12 @@ type TaskConfig struct {
 	Mounts    []Mount
 	// ForcePull pulls the image before every start.
 	ForcePull bool
-	// Plugin says the task is a CSI plugin: it gets the host's /dev (its
-	// devtmpfs: a device made later shows, as loop devices do), /sys
-	// read-only, and a device cgroup that lets it use block
-	// devices and /dev/loop-control, as a node plugin must to stage and
-	// publish them; the rest of the device cgroup is the engine's.
+	// Plugin says the task is a CSI node plugin (a node or monolith
+	// csi_plugin task): it gets the host's /dev (its devtmpfs: a device
+	// made later shows, as loop devices do), /sys read-only, and a device
+	// cgroup that lets it use block devices and /dev/loop-control, as a
+	// node plugin must to stage and publish them; the rest of the device
+	// cgroup is the engine's. A controller task gets none of it.
 	Plugin bool
 	// Resources are the container's limits; zero ones are none.
 	Resources Resources
@@ -230,11 +231,13 @@ func (c *TaskConfig) resolve(dc Config) (*spec, error) {
 		s.mounts = append(s.mounts, bindMount(filepath.Join(c.AllocDir, d), path.Join(AllocMountPoint, d), false, mount.PropagationRPrivate))
 	}
 	if c.Plugin {
-		// Private: the engine refuses a slave bind of a private /dev, and
-		// device nodes the kernel makes later (loop devices) show anyway,
-		// being files of the same devtmpfs.
-		s.mounts = append(s.mounts, bindMount("/dev", "/dev", false, mount.PropagationRPrivate),
-			bindMount("/sys", "/sys", true, mount.PropagationRPrivate))
+		// The devtmpfs alone, not the mounts under it (the host's
+		// /dev/shm, /dev/pts): private, since the engine refuses a slave
+		// bind of a private /dev, and device nodes the kernel makes later
+		// (loop devices) show anyway, being files of the same fs.
+		devs := bindMount("/dev", "/dev", false, mount.PropagationPrivate)
+		devs.BindOptions.NonRecursive = true
+		s.mounts = append(s.mounts, devs, bindMount("/sys", "/sys", true, mount.PropagationRPrivate))
 		s.rules = PluginDeviceRules
 	}
 	for _, m := range c.Mounts {

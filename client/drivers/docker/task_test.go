@@ -43,6 +43,7 @@ func TestTaskConfig_Resolve(t *testing.T) {
 	}
 	s, err := c.resolve(Config{})
 	must.NoError(t, err)
+	must.Nil(t, s.rules, must.Sprint("a task that is not a node plugin gets no host devices beyond its volumes"))
 	must.Eq(t, []container.DeviceMapping{{PathOnHost: "/csi/disk", PathInContainer: "/dev/disk", CgroupPermissions: "rwm"},
 		{PathOnHost: "/csi/ro", PathInContainer: "/dev/ro", CgroupPermissions: "r"}}, s.devices, must.Sprint("block volumes are devices, not mounts"))
 	must.Eq(t, "berth-db-8f2c", s.name)
@@ -72,7 +73,9 @@ func TestTaskConfig_Resolve(t *testing.T) {
 	c.Plugin = true
 	s, err = c.resolve(Config{})
 	must.NoError(t, err)
-	must.SliceContains(t, s.mounts, bind("/dev", "/dev", false, mount.PropagationRPrivate))
+	devs := bind("/dev", "/dev", false, mount.PropagationPrivate)
+	devs.BindOptions.NonRecursive = true
+	must.SliceContains(t, s.mounts, devs)
 	must.SliceContains(t, s.mounts, bind("/sys", "/sys", true, mount.PropagationRPrivate))
 	must.Eq(t, PluginDeviceRules, s.rules)
 
