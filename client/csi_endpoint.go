@@ -175,8 +175,37 @@ func (e *clientCSI) ControllerListVolumes(ctx context.Context, args *structs.Cli
 			return err
 		}
 		reply.Volumes, reply.NextToken = resp.Volumes, resp.NextToken
-		return nil
+		return conditions(ctx, cc, reply.Volumes)
 	})
+}
+
+// conditions fills the listed volumes' condition from the controller's
+// ControllerGetVolumeHealth, where it offers GET_VOLUME_HEALTH (CSI 1.13
+// took the condition out of ListVolumes): one call per volume of the
+// page, one at a time. A volume whose call fails says so in its Status.
+func conditions(ctx context.Context, cc *csi.Client, vols []*structs.CSIExternalVolume) error {
+	if len(vols) == 0 {
+		return nil
+	}
+	caps, err := cc.ControllerGetCapabilities(ctx)
+	if err != nil {
+		return err
+	}
+	if !caps.SupportsCondition {
+		return nil
+	}
+	for _, v := range vols {
+		cond, err := cc.ControllerGetVolumeHealth(ctx, v.ExternalID)
+		if err != nil {
+			v.Status = structs.Truncate("condition unknown: "+err.Error(), structs.MaxUsageMessage)
+			continue
+		}
+		v.IsAbnormal, v.Status = cond.Abnormal, cond.Message
+		if !cond.Abnormal {
+			v.Status = "normal" // reported, and nothing wrong
+		}
+	}
+	return nil
 }
 
 // ControllerAttachVolume publishes a volume to a node with the plugin's

@@ -295,6 +295,29 @@ func TestClientCSI_Controller_HostpathExpandSnapshotsList(t *testing.T) {
 		}
 		must.Eq(t, want, got)
 
+		// The controller's GET_VOLUME_HEALTH says each volume's condition:
+		// normal, then abnormal once its directory is gone.
+		condition := func(id string) *structs.CSIExternalVolume {
+			var r structs.ClientCSIControllerListVolumesResponse
+			must.NoError(t, call("ControllerListVolumes", &structs.ClientCSIControllerListVolumesRequest{PluginID: "hostpath"}, &r))
+			for _, ev := range r.Volumes {
+				if ev.ExternalID == id {
+					return ev
+				}
+			}
+			t.Fatalf("volume %s not listed", id)
+			return nil
+		}
+		ev := condition(w.ExternalVolumeID)
+		must.False(t, ev.IsAbnormal)
+		must.Eq(t, "normal", ev.Status)
+		dir := filepath.Join(p.Root, "volumes", w.ExternalVolumeID)
+		must.NoError(t, os.Rename(dir, dir+".gone"))
+		ev = condition(w.ExternalVolumeID)
+		must.True(t, ev.IsAbnormal)
+		must.StrContains(t, ev.Status, "INACCESSIBLE VolumeDirMissing")
+		must.NoError(t, os.Rename(dir+".gone", dir))
+
 		err := call("ControllerListVolumes", &structs.ClientCSIControllerListVolumesRequest{PluginID: "hostpath", MaxEntries: -1},
 			&structs.ClientCSIControllerListVolumesResponse{})
 		must.ErrorIs(t, err, structs.ErrBadRequest)

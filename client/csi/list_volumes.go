@@ -54,9 +54,9 @@ func (c *Client) ListVolumes(ctx context.Context, maxEntries int32, startingToke
 // fromListedVolume turns one ListVolumes entry into berth's view of it.
 // PublishedExternalNodeIDs is set only by a plugin that offers
 // LIST_VOLUMES_PUBLISHED_NODES. IsAbnormal and Status are never set here: the
-// spec (v1.13.0) removed the entry's volume_condition, and a volume's
-// health is now the alpha ControllerListVolumeHealth, which berth does
-// not call.
+// spec (v1.13.0) removed the entry's volume_condition; the client's
+// ClientCSI.ControllerListVolumes fills them from ControllerGetVolumeHealth
+// where the controller offers GET_VOLUME_HEALTH.
 func fromListedVolume(e *csipb.ListVolumesResponse_Entry) *structs.CSIExternalVolume {
 	v := e.GetVolume()
 	return &structs.CSIExternalVolume{

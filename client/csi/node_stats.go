@@ -95,3 +95,25 @@ func conditionOf(h *csipb.VolumeHealth) *structs.CSIVolumeCondition {
 	}
 	return &structs.CSIVolumeCondition{Abnormal: true, Message: structs.Truncate(strings.Join(parts, "; "), structs.MaxUsageMessage)}
 }
+
+// ControllerGetVolumeHealth asks the controller for a volume's condition
+// (alpha in the spec: plugins with the controller's GET_VOLUME_HEALTH).
+func (c *Client) ControllerGetVolumeHealth(ctx context.Context, externalID string) (*structs.CSIVolumeCondition, error) {
+	const call = "ControllerGetVolumeHealth"
+	if externalID == "" {
+		return nil, wrapError(c.plugin, call, fmt.Errorf("%w: a volume ID is required", ErrInvalidRequest))
+	}
+	var cond *structs.CSIVolumeCondition
+	err := c.call(ctx, call, func(ctx context.Context) error {
+		resp, err := c.controller.ControllerGetVolumeHealth(ctx, &csipb.ControllerGetVolumeHealthRequest{VolumeId: externalID})
+		if err != nil {
+			return err
+		}
+		cond = conditionOf(resp.GetVolumeHealth())
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return cond, nil
+}
