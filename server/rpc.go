@@ -133,7 +133,7 @@ func raftApply[T any](s *Server, t structs.MessageType, msg any) (T, uint64, err
 	}
 	defer observeRaftApply(t, time.Now())
 	future := s.raft.Apply(buf, raftApplyTimeout)
-	if err := future.Error(); err != nil {
+	if err := s.awaitApply(future); err != nil {
 		return zero, 0, applyError(t, err)
 	}
 	switch resp := future.Response().(type) {
@@ -146,6 +146,28 @@ func raftApply[T any](s *Server, t structs.MessageType, msg any) (T, uint64, err
 	default:
 		return zero, future.Index(), structs.NewError(structs.CodeInternal,
 			"%s: the FSM answered %T, not %T", t, resp, zero)
+	}
+}
+
+// awaitApply waits for an apply's answer, or for the server's shutdown:
+// raft gives an applied future no shutdown channel, and one it dropped
+// while shutting down (taken from its apply queue, never answered) would
+// be waited on forever, and Shutdown with it (seen in a test's cleanup: a
+// volume watcher's release step held the leader loop). The future's own
+// wait then ends with the goroutine that holds it, at the process's end.
+func (s *Server) awaitApply(future raft.ApplyFuture) error {
+	done := make(chan error, 1)
+	go func() { done <- future.Error() }()
+	select {
+	case err := <-done:
+		return err
+	case <-s.ctx.Done():
+		select {
+		case err := <-done: // answered as the shutdown began
+			return err
+		default:
+			return raft.ErrRaftShutdown
+		}
 	}
 }
 
