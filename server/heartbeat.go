@@ -17,11 +17,12 @@ import (
 // tests that move that clock by hours keep their nodes up.
 func (s *Server) newHeartbeats() (*heartbeat.Timers, error) {
 	return heartbeat.New(heartbeat.Config{
-		Clock:  clock.System{},
-		TTL:    s.config.HeartbeatTTL,
-		Grace:  heartbeat.Grace,
-		Logger: s.logger,
-		State:  s.State,
+		Clock:        clock.System{},
+		TTL:          s.config.HeartbeatTTL,
+		MaxPerSecond: s.config.MaxHeartbeatsPerSecond,
+		Grace:        heartbeat.Grace,
+		Logger:       s.logger,
+		State:        s.State,
 		MarkDown: func(req *structs.NodeUpdateStatusRequest) error {
 			_, _, err := raftApply[any](s, structs.NodeUpdateStatusRequestType, req)
 			return err
@@ -32,6 +33,10 @@ func (s *Server) newHeartbeats() (*heartbeat.Timers, error) {
 
 // resetHeartbeat restarts a node's TTL timer; a no-op off the leader.
 func (s *Server) resetHeartbeat(nodeID string, ttl time.Duration) { s.heartbeats.Reset(nodeID, ttl) }
+
+// heartbeatTTL is the TTL to give a client now: the configured TTL, or
+// longer as the fleet grows past it (heartbeat.ScaledTTL).
+func (s *Server) heartbeatTTL() time.Duration { return s.heartbeats.FleetTTL() }
 
 // clearHeartbeat stops a node's timer (the node was deregistered).
 func (s *Server) clearHeartbeat(nodeID string) { s.heartbeats.Clear(nodeID) }

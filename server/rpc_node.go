@@ -64,17 +64,19 @@ func (n *Node) Register(ctx context.Context, args *structs.NodeRegisterRequest, 
 	if err != nil {
 		return err
 	}
+	ttl := n.srv.heartbeatTTL()
 	if node.Status != structs.NodeStatusDown {
-		n.srv.resetHeartbeat(node.ID, n.srv.config.HeartbeatTTL)
+		n.srv.resetHeartbeat(node.ID, ttl)
 	}
-	n.replyTTL(reply, index)
+	n.replyTTL(reply, ttl, index)
 	return nil
 }
 
 // replyTTL fills what every node write answers: the TTL to heartbeat
-// within, the leader, and the write's index.
-func (n *Node) replyTTL(reply *structs.NodeUpdateResponse, index uint64) {
-	reply.HeartbeatTTL = n.srv.config.HeartbeatTTL
+// within (the one its timer was reset with, when it was), the leader,
+// and the write's index.
+func (n *Node) replyTTL(reply *structs.NodeUpdateResponse, ttl time.Duration, index uint64) {
+	reply.HeartbeatTTL = ttl
 	reply.LeaderRPCAddr = n.srv.leaderAddr()
 	reply.Index = index
 }
@@ -120,11 +122,12 @@ func (n *Node) UpdateStatus(ctx context.Context, args *structs.NodeUpdateStatusR
 	if node == nil {
 		return structs.NewError(structs.CodeNotFound, "node %s is not registered; the client must register first", args.NodeID)
 	}
+	ttl := n.srv.heartbeatTTL()
 	if args.Status != structs.NodeStatusDown {
-		n.srv.resetHeartbeat(args.NodeID, n.srv.config.HeartbeatTTL)
+		n.srv.resetHeartbeat(args.NodeID, ttl)
 	}
 	if node.Status == args.Status && args.Event == nil {
-		n.replyTTL(reply, node.ModifyIndex)
+		n.replyTTL(reply, ttl, node.ModifyIndex)
 		return nil
 	}
 	now := time.Now()
@@ -136,7 +139,7 @@ func (n *Node) UpdateStatus(ctx context.Context, args *structs.NodeUpdateStatusR
 	if err != nil {
 		return err
 	}
-	n.replyTTL(reply, index)
+	n.replyTTL(reply, ttl, index)
 	return nil
 }
 
@@ -180,7 +183,9 @@ func (n *Node) UpdateFingerprint(ctx context.Context, args *structs.NodeFingerpr
 	if err != nil {
 		return err
 	}
-	n.replyTTL(reply, index)
+	// Not a heartbeat: the client's heartbeats, not this answer, set its
+	// fence and its timer here.
+	n.replyTTL(reply, n.srv.heartbeatTTL(), index)
 	return nil
 }
 

@@ -49,13 +49,18 @@ type marked struct {
 // nodes (ready unless named "down-..." or "init-...").
 func newWorld(t *testing.T, nodes ...string) *world {
 	t.Helper()
+	return newWorldWith(t, nil, nodes...)
+}
+
+// newWorldWith is newWorld with the timers' config changed by edit.
+func newWorldWith(t *testing.T, edit func(*heartbeat.Config), nodes ...string) *world {
+	t.Helper()
 	w := &world{t: t, store: statetest.New(t), logs: &testlog.Recorder{}}
 	w.leading.Store(true)
 	for _, id := range nodes {
 		w.addNode(id)
 	}
-	var err error
-	w.timers, err = heartbeat.New(heartbeat.Config{
+	cfg := heartbeat.Config{
 		Clock:    clock.System{},
 		TTL:      ttl,
 		Grace:    heartbeat.Grace,
@@ -63,7 +68,12 @@ func newWorld(t *testing.T, nodes ...string) *world {
 		State:    func() *state.StateStore { return w.store },
 		MarkDown: w.markDown,
 		Leading:  w.leading.Load,
-	})
+	}
+	if edit != nil {
+		edit(&cfg)
+	}
+	var err error
+	w.timers, err = heartbeat.New(cfg)
 	must.NoError(t, err)
 	t.Cleanup(w.timers.Disable)
 	return w

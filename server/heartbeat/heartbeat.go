@@ -23,10 +23,15 @@ type Config struct {
 	// Clock is the timers' only source of time (clock.System for the
 	// wall clock).
 	Clock clock.Clock
-	// TTL is the heartbeat TTL the clients are told: Arm's timers run
-	// TTL+Grace, a failed mark-down is tried again one TTL on, and the
-	// log line and the node event name it.
+	// TTL is the least heartbeat TTL the clients are told (see
+	// MaxPerSecond): Arm's timers run the fleet's TTL plus Grace, a failed
+	// mark-down is tried again one TTL on, and the log line and the node
+	// event name it.
 	TTL time.Duration
+	// MaxPerSecond caps the heartbeats the leader handles per second, as
+	// Nomad's max_heartbeats_per_second does: past TTL*MaxPerSecond live
+	// nodes the TTL given (FleetTTL) grows with them. 0 never grows it.
+	MaxPerSecond float64
 	// Grace is added to TTL by Arm (Grace, for the server).
 	Grace time.Duration
 	// Logger gets the mark-downs and their failures.
@@ -44,6 +49,9 @@ func (c *Config) validate() error {
 	var errs []error
 	if c.Clock == nil || c.Logger == nil || c.State == nil || c.MarkDown == nil || c.Leading == nil {
 		errs = append(errs, errors.New("heartbeat: Clock, Logger, State, MarkDown and Leading are required"))
+	}
+	if c.MaxPerSecond < 0 {
+		errs = append(errs, fmt.Errorf("heartbeat: MaxPerSecond must not be negative, got %g", c.MaxPerSecond))
 	}
 	if c.TTL <= 0 || c.Grace < 0 {
 		errs = append(errs, fmt.Errorf("heartbeat: TTL must be positive and Grace not negative, got %s and %s", c.TTL, c.Grace))
@@ -115,13 +123,39 @@ func (h *Timers) Arm(start bool) error {
 		return err
 	}
 	h.clearLocked()
-	at := h.cfg.Clock.Now().Add(h.cfg.TTL + h.cfg.Grace)
+	var live []string
 	for raw := iter.Next(); raw != nil; raw = iter.Next() {
 		if n := raw.(*structs.Node); n.Status != structs.NodeStatusDown {
-			h.setLocked(n.ID, at)
+			live = append(live, n.ID)
 		}
 	}
+	// The fleet's TTL, as the clients were told it, plus the grace.
+	at := h.cfg.Clock.Now().Add(ScaledTTL(h.cfg.TTL, h.cfg.MaxPerSecond, len(live)) + h.cfg.Grace)
+	for _, id := range live {
+		h.setLocked(id, at)
+	}
 	return nil
+}
+
+// FleetTTL is the TTL to give a client now: TTL, or longer when the nodes
+// with a timer would heartbeat more than MaxPerSecond times a second
+// (ScaledTTL).
+func (h *Timers) FleetTTL() time.Duration {
+	h.mu.Lock()
+	n := len(h.byNode)
+	h.mu.Unlock()
+	return ScaledTTL(h.cfg.TTL, h.cfg.MaxPerSecond, n)
+}
+
+// ScaledTTL is the heartbeat TTL for nodes live nodes: floor, or
+// nodes/maxPerSecond seconds when that is longer, so that the fleet's
+// heartbeats (each client sends one per TTL at least) stay under
+// maxPerSecond. maxPerSecond 0 is no cap.
+func ScaledTTL(floor time.Duration, maxPerSecond float64, nodes int) time.Duration {
+	if maxPerSecond <= 0 {
+		return floor
+	}
+	return max(floor, time.Duration(float64(nodes)/maxPerSecond*float64(time.Second)).Round(time.Millisecond))
 }
 
 // Disable stops every timer when leadership ends.

@@ -254,3 +254,47 @@ func TestTimers_ManyNodesEachAtItsDeadline(t *testing.T) {
 		}
 	})
 }
+
+// ScaledTTL: the floor until the fleet would heartbeat faster than the
+// cap, then one second per maxPerSecond nodes; no cap, no growth.
+func TestScaledTTL(t *testing.T) {
+	for _, tc := range []struct {
+		rate  float64
+		nodes int
+		want  time.Duration
+	}{
+		{50, 0, ttl}, {50, 500, ttl}, {50, 501, 10020 * time.Millisecond},
+		{50, 10_000, 200 * time.Second}, {0, 10_000, ttl}, {3, 100, 33333 * time.Millisecond},
+	} {
+		must.Eq(t, tc.want, heartbeat.ScaledTTL(ttl, tc.rate, tc.nodes), must.Sprintf("%d nodes at %g/s", tc.nodes, tc.rate))
+	}
+}
+
+// TestTimers_FleetTTLGrows: 40 nodes under a cap of 2 heartbeats a second
+// are given 20 s, not the 10 s floor; a new leader arms them for that
+// (plus grace), so none is marked down at the floor's deadline, and all
+// are at the fleet's; a heartbeat's timer runs the TTL it was given.
+func TestTimers_FleetTTLGrows(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var nodes []string
+		for i := range 40 {
+			nodes = append(nodes, fmt.Sprintf("node-%02d", i))
+		}
+		w := newWorldWith(t, func(c *heartbeat.Config) { c.MaxPerSecond = 2 }, nodes...)
+		must.NoError(t, w.timers.Arm(true))
+		synctest.Wait()
+		fleet := w.timers.FleetTTL()
+		must.Eq(t, 20*time.Second, fleet)
+		w.timers.Reset("node-00", fleet) // a heartbeat, given the fleet's TTL
+
+		after(ttl + heartbeat.Grace)
+		must.SliceEmpty(t, w.marked(), must.Sprint("the floor's deadline passes: nobody down"))
+		after(fleet - ttl - heartbeat.Grace - time.Nanosecond)
+		must.SliceEmpty(t, w.marked(), must.Sprint("node-00 is a nanosecond short of its TTL"))
+		after(time.Nanosecond)
+		must.Eq(t, []string{"node-00"}, w.marked())
+		after(heartbeat.Grace)
+		must.Len(t, 40, w.marked(), must.Sprint("the rest at the fleet's TTL plus grace"))
+		must.Eq(t, ttl, w.timers.FleetTTL(), must.Sprint("no live node: the floor again"))
+	})
+}

@@ -138,6 +138,9 @@ func startServer(cfg *Config, logger hclog.Logger) (*server.Server, error) {
 	if cfg.Server.JobMaxCount != 0 {
 		scfg.JobMaxCount = cfg.Server.JobMaxCount
 	}
+	if r := cfg.Server.MaxHeartbeatsPerSecond; r != nil {
+		scfg.MaxHeartbeatsPerSecond = *r
+	}
 	scfg.GossipLocal = cfg.Dev
 	scfg.TLS = cfg.rpcTLS()
 	scfg.EncryptKey = cfg.encryptKey

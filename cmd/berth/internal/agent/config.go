@@ -58,6 +58,10 @@ type ServerConfig struct {
 	// JobMaxCount caps the allocations one job may ask for (0: the
 	// server's default, 10,000).
 	JobMaxCount int `hcl:"job_max_count,optional"`
+	// MaxHeartbeatsPerSecond caps the heartbeats the leader takes a
+	// second: past it the TTL given to clients grows with the fleet
+	// (unset: 50; 0: no cap).
+	MaxHeartbeatsPerSecond *float64 `hcl:"max_heartbeats_per_second,optional"`
 	// Encrypt is the gossip encryption key, 32 bytes in base64 (`berth
 	// operator gossip keygen`); the same on every server.
 	Encrypt string `hcl:"encrypt,optional"`

@@ -43,6 +43,7 @@ server {
   bootstrap_expect = 3
   join             = ["127.0.0.1:4748"]
   job_max_count    = 500
+  max_heartbeats_per_second = 20
 }
 `), 0o600))
 	cfg, err := parseConfig([]string{"-config", path, "-data-dir", "/override"}, &bytes.Buffer{})
@@ -54,6 +55,7 @@ server {
 	must.True(t, cfg.Server.Enabled)
 	must.Eq(t, []string{"127.0.0.1:4748"}, cfg.Server.Join)
 	must.Eq(t, 500, cfg.Server.JobMaxCount)
+	must.Eq(t, 20.0, *cfg.Server.MaxHeartbeatsPerSecond)
 	must.True(t, cfg.EnableDebug)
 	cfg, err = parseConfig([]string{"-config", path, "-enable-debug=false"}, &bytes.Buffer{})
 	must.NoError(t, err)
