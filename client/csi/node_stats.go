@@ -55,18 +55,26 @@ func (c *Client) NodeGetVolumeStats(ctx context.Context, externalID, volumePath,
 // health entry; the message lists them ("INACCESSIBLE VolumeDirMissing:
 // ...").
 func (c *Client) NodeGetVolumeHealth(ctx context.Context, externalID, volumePath, stagingPath string) (*structs.CSIVolumeCondition, error) {
-	const call = "NodeGetVolumeHealth"
+	return c.health(ctx, "NodeGetVolumeHealth", externalID, func(ctx context.Context) (*csipb.VolumeHealth, error) {
+		resp, err := c.node.NodeGetVolumeHealth(ctx, &csipb.NodeGetVolumeHealthRequest{VolumeId: externalID,
+			VolumePublishPath: volumePath, StagingTargetPath: stagingPath})
+		return resp.GetVolumeHealth(), err
+	})
+}
+
+// health makes one health call (named call) about externalID and reads
+// its answer (conditionOf).
+func (c *Client) health(ctx context.Context, call, externalID string, fn func(context.Context) (*csipb.VolumeHealth, error)) (*structs.CSIVolumeCondition, error) {
 	if externalID == "" {
 		return nil, wrapError(c.plugin, call, fmt.Errorf("%w: a volume ID is required", ErrInvalidRequest))
 	}
 	var cond *structs.CSIVolumeCondition
 	err := c.call(ctx, call, func(ctx context.Context) error {
-		resp, err := c.node.NodeGetVolumeHealth(ctx, &csipb.NodeGetVolumeHealthRequest{VolumeId: externalID,
-			VolumePublishPath: volumePath, StagingTargetPath: stagingPath})
+		h, err := fn(ctx)
 		if err != nil {
 			return err
 		}
-		cond = conditionOf(resp.GetVolumeHealth())
+		cond = conditionOf(h)
 		return nil
 	})
 	if err != nil {
@@ -99,21 +107,8 @@ func conditionOf(h *csipb.VolumeHealth) *structs.CSIVolumeCondition {
 // ControllerGetVolumeHealth asks the controller for a volume's condition
 // (alpha in the spec: plugins with the controller's GET_VOLUME_HEALTH).
 func (c *Client) ControllerGetVolumeHealth(ctx context.Context, externalID string) (*structs.CSIVolumeCondition, error) {
-	const call = "ControllerGetVolumeHealth"
-	if externalID == "" {
-		return nil, wrapError(c.plugin, call, fmt.Errorf("%w: a volume ID is required", ErrInvalidRequest))
-	}
-	var cond *structs.CSIVolumeCondition
-	err := c.call(ctx, call, func(ctx context.Context) error {
+	return c.health(ctx, "ControllerGetVolumeHealth", externalID, func(ctx context.Context) (*csipb.VolumeHealth, error) {
 		resp, err := c.controller.ControllerGetVolumeHealth(ctx, &csipb.ControllerGetVolumeHealthRequest{VolumeId: externalID})
-		if err != nil {
-			return err
-		}
-		cond = conditionOf(resp.GetVolumeHealth())
-		return nil
+		return resp.GetVolumeHealth(), err
 	})
-	if err != nil {
-		return nil, err
-	}
-	return cond, nil
 }
