@@ -124,6 +124,7 @@ func TestManager_MountVolume_StagesOncePublishesPerAlloc(t *testing.T) {
 	must.Eq(t, filepath.Join(host, "per-alloc", "a2", "data"), r2.HostPath)
 	must.Eq(t, 1, count("NodeStageVolume"), must.Sprint("staged once per node"))
 	must.Eq(t, 2, count("NodePublishVolume"), must.Sprint("published once per alloc"))
+	must.Eq(t, 1, count("NodeGetCapabilities"), must.Sprint("staged already, no group: no capability call on the claim's path"))
 
 	// The first alloc's unmount leaves the volume staged for the second.
 	must.NoError(t, m.UnmountVolume(ctx, "a1", "data", "mock", "1"))

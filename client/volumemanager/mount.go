@@ -137,9 +137,14 @@ func (m *Manager) MountVolume(ctx context.Context, req *MountRequest) (*MountRes
 		}
 	}
 	capability := &structs.CSIVolumeCapability{AccessMode: req.AccessMode, AttachmentMode: req.AttachmentMode}
-	caps, err := m.nodeCaps(ctx, s, cc)
-	if err != nil {
-		return nil, err
+	// The plugin's capabilities decide the stage and the group's step: a
+	// volume staged here already, for tasks that need no group, asks
+	// nothing more on the claim's path.
+	caps := &csi.NodeCapabilities{}
+	if u.Stage != stageStaged || req.Group != nil {
+		if caps, err = m.nodeCaps(ctx, s, cc); err != nil {
+			return nil, err
+		}
 	}
 	group := req.groupFor(caps)
 
