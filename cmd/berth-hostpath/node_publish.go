@@ -218,16 +218,17 @@ func (s *nodeServer) publishBlock(st *state, want *publishRecord, readonly bool)
 	if dev == "" && s.stageEnabled() {
 		return nil, status.Errorf(codes.FailedPrecondition, "NodePublishVolume %s: the volume's loop device is gone; call NodeStageVolume again", id)
 	}
+	attached := false // by this publish (-disable-stage): undone if it fails
 	if dev == "" {
 		var err error
 		if dev, err = attachLoop(s.blockImage(id)); err != nil {
 			return nil, status.Errorf(codes.Internal, "NodePublishVolume %s: %v", id, err)
 		}
-		want.Attached = true
+		attached = true
 	}
 	want.Loop, want.CreatedTarget = dev, true
 	undoAttach := func() {
-		if want.Attached {
+		if attached {
 			_ = detachLoop(dev)
 		}
 	}

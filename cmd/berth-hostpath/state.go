@@ -86,9 +86,8 @@ type publishRecord struct {
 	Usage         usage  `json:"usage"`
 	CreatedTarget bool   `json:"created_target"` // the plugin made TargetPath and removes it
 	// Loop is the loop device a block volume's publish made TargetPath a
-	// node of; Attached says the publish attached it (-disable-stage).
-	Loop     string `json:"loop,omitempty"`
-	Attached bool   `json:"attached,omitempty"`
+	// node of; the last record naming it detaches it.
+	Loop string `json:"loop,omitempty"`
 }
 
 func newState() *state {
