@@ -115,11 +115,7 @@ func TestManager_Mock_GroupPolicy(t *testing.T) {
 // berth-hostpath has VOLUME_MOUNT_GROUP: it is sent the group and gives
 // the volume's directory to it itself.
 func TestManager_Hostpath_VolumeMountGroup(t *testing.T) {
-	requireRoot(t)
-	p := csitest.StartHostpath(t)
-	extID, pc := hostpathVolume(t, p, true)
-	m := newManager(t, t.TempDir(), newRegistry(t, &dynamicplugins.PluginInfo{ID: "hostpath", Type: structs.CSIPluginTypeMonolith, Socket: p.Socket}))
-	unmountAllOnCleanup(t, m)
+	p, m, extID, pc, _ := hostpathManager(t)
 	res, err := m.MountVolume(context.Background(), &MountRequest{AllocID: "a1", VolumeID: "data", ExternalVolumeID: extID, PluginID: "hostpath",
 		AccessMode: structs.CSIVolumeAccessModeMultiNodeMultiWriter, AttachmentMode: structs.CSIVolumeAttachmentModeFilesystem,
 		PublishContext: pc, Group: &MountGroup{GID: 4242, Policy: structs.GroupPolicyAlways}})

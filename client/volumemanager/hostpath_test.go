@@ -61,6 +61,20 @@ func hostpathVolume(t *testing.T, p *csitest.Plugin, attach bool) (externalID st
 	return v.ExternalVolumeID, publishContext
 }
 
+// hostpathManager is a manager on its data dir, berth-hostpath registered
+// as the monolith "hostpath" with one attached volume (extID, its publish
+// context pc), and every mount undone at the end.
+func hostpathManager(t *testing.T) (p *csitest.Plugin, m *Manager, extID string, pc map[string]string, dataDir string) {
+	t.Helper()
+	requireRoot(t)
+	p = csitest.StartHostpath(t)
+	extID, pc = hostpathVolume(t, p, true)
+	dataDir = t.TempDir()
+	m = newManager(t, dataDir, newRegistry(t, &dynamicplugins.PluginInfo{ID: "hostpath", Type: structs.CSIPluginTypeMonolith, Socket: p.Socket}))
+	unmountAllOnCleanup(t, m)
+	return p, m, extID, pc, dataDir
+}
+
 // unmountAllOnCleanup undoes what a failed test left mounted, so that its
 // temp dirs can be removed. It runs before the plugin is stopped.
 func unmountAllOnCleanup(t *testing.T, m *Manager) {
@@ -85,12 +99,7 @@ func unmountAllOnCleanup(t *testing.T, m *Manager) {
 }
 
 func TestManager_Hostpath_BindMounts(t *testing.T) {
-	requireRoot(t)
-	p := csitest.StartHostpath(t)
-	extID, pc := hostpathVolume(t, p, true)
-	dataDir := t.TempDir()
-	m := newManager(t, dataDir, newRegistry(t, &dynamicplugins.PluginInfo{ID: "hostpath", Type: structs.CSIPluginTypeMonolith, Socket: p.Socket}))
-	unmountAllOnCleanup(t, m)
+	_, m, extID, pc, dataDir := hostpathManager(t)
 	ctx := context.Background()
 	mount := func(alloc string, readOnly bool) string {
 		t.Helper()
@@ -213,12 +222,7 @@ func (l lockedWriter) Write(b []byte) (int, error) {
 // condition, normal, then abnormal once the volume's directory is gone
 // (INACCESSIBLE), naming why. A use unpublished is no longer reported.
 func TestManager_Hostpath_CollectUsage(t *testing.T) {
-	requireRoot(t)
-	p := csitest.StartHostpath(t)
-	extID, pc := hostpathVolume(t, p, true)
-	dataDir := t.TempDir()
-	m := newManager(t, dataDir, newRegistry(t, &dynamicplugins.PluginInfo{ID: "hostpath", Type: structs.CSIPluginTypeMonolith, Socket: p.Socket}))
-	unmountAllOnCleanup(t, m)
+	p, m, extID, pc, _ := hostpathManager(t)
 	ctx := context.Background()
 	mount := func(alloc string) string {
 		t.Helper()
