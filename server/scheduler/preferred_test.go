@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"testing"
+	"time"
 
 	"github.com/shoenig/test/must"
 
@@ -58,4 +59,29 @@ func TestPlanner_PreferredTopologies(t *testing.T) {
 			must.Eq(t, tc.want, placed[0].NodeID)
 		})
 	}
+}
+
+// A writer that failed on the first preferred zone's node is rescheduled
+// to the second preferred zone's, not to the first node by ID: the
+// preferences order rescheduling too (the failed node last).
+func TestPlanner_PreferredTopologies_Reschedule(t *testing.T) {
+	zone := func(z string) *structs.CSITopology {
+		return &structs.CSITopology{Segments: map[string]string{"zone": z}}
+	}
+	w := newWorld(t)
+	for _, z := range []string{"a", "b", "c"} {
+		w.zonedNode("node-"+z, z)
+	}
+	vol := statetest.Volume("data", "hostpath")
+	vol.Topologies = []*structs.CSITopology{zone("a"), zone("b"), zone("c")}
+	vol.PreferredTopologies = []*structs.CSITopology{zone("c"), zone("b")}
+	must.NoError(t, w.st.UpsertCSIVolume(w.next(), []*structs.CSIVolume{vol}))
+	first := w.run(writerJob("db", "data")).Plan.Allocs[0]
+	must.Eq(t, "node-c", first.NodeID)
+	w.clientStatus(first.ID, structs.AllocClientStatusFailed)
+	w.free("data", first.ID)
+	w.clock.Advance(30 * time.Second)
+	res := w.auto("db")
+	must.SliceLen(t, 1, res.Plan.Allocs)
+	must.Eq(t, "node-b", res.Plan.Allocs[0].NodeID)
 }
