@@ -420,6 +420,7 @@ func parseQueryMeta(resp *http.Response) *QueryMeta {
 	if ms, err := strconv.ParseUint(resp.Header.Get(HeaderLastContact), 10, 64); err == nil {
 		qm.LastContact = time.Duration(ms) * time.Millisecond
 	}
+	qm.NextToken = resp.Header.Get(HeaderNextToken)
 	return qm
 }
 

@@ -10,7 +10,7 @@ func (c *Client) Nodes() *Nodes { return &Nodes{c} }
 
 // List returns the nodes, filtered by q.Prefix.
 func (n *Nodes) List(q *QueryOptions) ([]*structs.NodeListStub, *QueryMeta, error) {
-	var out []*structs.NodeListStub
+	var out []*structs.NodeListStub // a page of them with q.PerPage (QueryMeta.NextToken: the next)
 	qm, err := n.c.query("/v1/nodes", nil, &out, q)
 	if err != nil {
 		return nil, nil, err

@@ -25,8 +25,9 @@ func (p *CSIPlugins) List(q *QueryOptions) ([]*structs.CSIPluginListStub, *Query
 	return out, qm, nil
 }
 
-// Info returns one plugin with its controller and node instances; a missing
-// plugin is an error that matches structs.ErrNotFound.
+// Info returns one plugin with its controller and node instances (a page
+// of them with q.PerPage; QueryMeta.NextToken is the next page's); a
+// missing plugin is an error that matches structs.ErrNotFound.
 func (p *CSIPlugins) Info(id string, q *QueryOptions) (*structs.CSIPlugin, *QueryMeta, error) {
 	var out structs.CSIPlugin
 	qm, err := p.c.query("/v1/plugin/csi/"+escape(id), nil, &out, q)

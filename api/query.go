@@ -11,6 +11,7 @@ const (
 	HeaderIndex       = "X-Berth-Index"       // the raft index the answer reflects
 	HeaderKnownLeader = "X-Berth-KnownLeader" // "true" when the answering server knows a leader
 	HeaderLastContact = "X-Berth-LastContact" // milliseconds since the server heard from the leader
+	HeaderNextToken   = "X-Berth-NextToken"   // a paged read: where the next page starts; absent on the last
 )
 
 // QueryOptions shape a read. WaitIndex > 0 makes it a blocking query: the
@@ -23,6 +24,11 @@ type QueryOptions struct {
 	NodeID     string // volumes claimed on this node only
 	Namespace  string
 	AllowStale bool // any server may answer from its own state
+	// PerPage and NextToken page a read that pages (nodes, a plugin's
+	// instances): at most PerPage objects (0: all), from NextToken (the
+	// previous answer's QueryMeta.NextToken).
+	PerPage   int
+	NextToken string
 }
 
 func (q *QueryOptions) encode(v url.Values) {
@@ -50,6 +56,12 @@ func (q *QueryOptions) encode(v url.Values) {
 	if q.AllowStale {
 		v.Set("stale", "")
 	}
+	if q.PerPage > 0 {
+		v.Set("per_page", strconv.Itoa(q.PerPage))
+	}
+	if q.NextToken != "" {
+		v.Set("next_token", q.NextToken)
+	}
 }
 
 // QueryMeta describes a read's answer.
@@ -57,6 +69,7 @@ type QueryMeta struct {
 	LastIndex   uint64 // pass as the next WaitIndex to block for a change
 	KnownLeader bool
 	LastContact time.Duration
+	NextToken   string // a paged read: pass as the next QueryOptions.NextToken; empty on the last page
 }
 
 // WriteMeta describes a write's answer.

@@ -183,7 +183,9 @@ func restoreState(r io.Reader) (*state.StateStore, error) {
 			return nil, fmt.Errorf("fsm: restore %s row: %w", t.table, err)
 		}
 	}
-	restore.Commit()
+	if err := restore.Commit(); err != nil {
+		return nil, fmt.Errorf("fsm: restore: %w", err)
+	}
 	return st, nil
 }
 

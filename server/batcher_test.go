@@ -316,7 +316,7 @@ func TestBatcher_ClientWrites_ShareEntries(t *testing.T) {
 			func() any { return &structs.NodeUpdateResponse{} })
 		for i := range answers {
 			req := args[i].(*structs.NodeFingerprintRequest)
-			plug, err := s.State().CSIPluginByID(nil, req.Plugins[0].PluginID)
+			plug, err := s.State().CSIPluginWithInstances(nil, req.Plugins[0].PluginID)
 			must.NoError(t, err)
 			must.NotNil(t, plug, must.Sprintf("plugin %s", req.Plugins[0].PluginID))
 			must.MapContainsKey(t, plug.Nodes, req.NodeID)

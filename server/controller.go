@@ -17,7 +17,7 @@ const controllerCallTimeout = 2 * time.Minute
 // while it stays healthy. need says which capability the call needs; an
 // instance without it is skipped, and when none has it the error says so.
 func (s *Server) controllerNodes(pluginID string, need func(*structs.CSIControllerInfo) bool, capName string) ([]string, error) {
-	plug, err := s.State().CSIPluginByID(nil, pluginID)
+	plug, err := s.State().CSIPluginWithInstances(nil, pluginID)
 	if err != nil {
 		return nil, err
 	}
@@ -157,7 +157,7 @@ func (s *Server) preferNear(nodes []string, c controllerCall) ([]string, error) 
 	if c.near == "" && (c.volume == nil || len(c.volume.Topologies) == 0) {
 		return nodes, nil
 	}
-	plug, err := s.State().CSIPluginByID(nil, c.plugin)
+	plug, err := s.State().CSIPluginWithInstances(nil, c.plugin)
 	if err != nil || plug == nil {
 		return nodes, err
 	}

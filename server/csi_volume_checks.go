@@ -46,7 +46,7 @@ func (s *Server) checkTopology(vol *structs.CSIVolume) error {
 	if len(vol.Topologies) == 0 {
 		return nil
 	}
-	plug, err := s.State().CSIPluginByID(nil, vol.PluginID)
+	plug, err := s.State().CSIPluginWithInstances(nil, vol.PluginID)
 	if err != nil || plug == nil {
 		return err // an unknown plugin is the state store's error
 	}
@@ -141,7 +141,7 @@ func (s *Server) pluginNodesNotHealthy(plug *structs.CSIPlugin) ([]string, error
 // error naming the field.
 func (v *CSIVolume) validateCapabilities(ctx context.Context, vol *structs.CSIVolume) (warning string, err error) {
 	plug, err := v.srv.State().CSIPluginByID(nil, vol.PluginID)
-	if err != nil || plug == nil || len(plug.Controllers) == 0 {
+	if err != nil || plug == nil || plug.ControllersExpected == 0 {
 		return "", err
 	}
 	req := &structs.ClientCSIControllerValidateVolumeRequest{

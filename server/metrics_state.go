@@ -47,10 +47,7 @@ func clusterStats(store *state.StateStore, now time.Time, st telemetry.ServerSta
 		return st, fmt.Errorf("metrics: list plugins: %w", err)
 	}
 	for raw := plugins.Next(); raw != nil; raw = plugins.Next() {
-		p, err := snap.CSIPluginDenormalize(nil, raw.(*structs.CSIPlugin))
-		if err != nil {
-			return st, fmt.Errorf("metrics: plugin %q: %w", raw.(*structs.CSIPlugin).ID, err)
-		}
+		p := raw.(*structs.CSIPlugin) // its row holds its counts
 		st.Plugins = append(st.Plugins, telemetry.PluginStats{ID: p.ID,
 			ControllersHealthy: p.ControllersHealthy, ControllersExpected: p.ControllersExpected,
 			NodesHealthy: p.NodesHealthy, NodesExpected: p.NodesExpected})

@@ -20,37 +20,44 @@ func (p *CSIPlugin) List(args *structs.CSIPluginListRequest, reply *structs.CSIP
 		}
 		reply.Plugins = []*structs.CSIPluginListStub{}
 		for raw := iter.Next(); raw != nil; raw = iter.Next() {
-			plug, err := st.CSIPluginDenormalize(ws, raw.(*structs.CSIPlugin))
-			if err != nil {
-				return err
-			}
-			reply.Plugins = append(reply.Plugins, plug.Stub())
+			reply.Plugins = append(reply.Plugins, raw.(*structs.CSIPlugin).Stub()) // the row holds its counts
 		}
-		reply.Index, err = maxIndex(st, state.TableCSIPlugins, state.TableNodes)
+		reply.Index, err = maxIndex(st, state.TableCSIPlugins)
 		return err
 	})
 }
 
-// Get reads one plugin with its instances; Plugin is nil when absent.
+// Get reads one plugin with a page of its instances and their plugin
+// tasks' allocations; Plugin is nil when absent. A blocking Get wakes for
+// this plugin's row (which every change of one of its instances rewrites)
+// and the page's allocations, not for every node write.
 func (p *CSIPlugin) Get(args *structs.CSIPluginGetRequest, reply *structs.CSIPluginGetResponse) error {
 	if args.ID == "" {
 		return structs.NewError(structs.CodeBadRequest, "plugin get: missing plugin ID")
+	}
+	if args.PerPage < 0 {
+		return structs.NewError(structs.CodeBadRequest, "plugin %q: per_page must not be negative (got %d)", args.ID, args.PerPage)
 	}
 	a, _, err := p.srv.resolveToken(args.AuthToken)
 	if err != nil {
 		return err
 	}
 	return p.srv.blockingQuery(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) error {
-		plug, err := st.CSIPluginByID(ws, args.ID)
+		plug, next, err := st.CSIPluginPage(ws, args.ID, args.NextToken, args.PerPage)
 		if err != nil {
 			return err
 		}
-		if plug != nil {
-			plug.Allocations = readableAllocs(a, plug.Allocations)
+		reply.Plugin, reply.NextToken = plug, next
+		if plug == nil {
+			reply.Index, err = maxIndex(st, state.TableCSIPlugins)
+			return err
 		}
-		reply.Plugin = plug
-		reply.Index, err = maxIndex(st, state.TableCSIPlugins, state.TableNodes, state.TableAllocs)
-		return err
+		reply.Index = plug.ModifyIndex
+		for _, a := range plug.Allocations {
+			reply.Index = max(reply.Index, a.ModifyIndex)
+		}
+		plug.Allocations = readableAllocs(a, plug.Allocations)
+		return nil
 	})
 }
 

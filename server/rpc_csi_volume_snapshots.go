@@ -91,7 +91,7 @@ func (v *CSIVolume) DeleteSnapshot(ctx context.Context, args *structs.CSISnapsho
 // nil, and no error, when the plugin cannot list snapshots (nothing can be
 // known); a snapshot it does not list is NotFound.
 func (s *Server) findSnapshot(ctx context.Context, pluginID, snapshotID string, secrets structs.CSISecrets) (*structs.CSISnapshot, error) {
-	plug, err := s.State().CSIPluginByID(nil, pluginID)
+	plug, err := s.State().CSIPluginWithInstances(nil, pluginID)
 	if err != nil || plug == nil || !controllersHave(plug, capListSnapshots) {
 		return nil, err
 	}
@@ -220,7 +220,14 @@ func (s *Server) pluginsWith(need controllerCap) ([]string, error) {
 	}
 	var ids []string
 	for raw := iter.Next(); raw != nil; raw = iter.Next() {
-		if plug := raw.(*structs.CSIPlugin); controllersHave(plug, need) {
+		if raw.(*structs.CSIPlugin).ControllersExpected == 0 {
+			continue
+		}
+		plug, err := s.State().CSIPluginWithInstances(nil, raw.(*structs.CSIPlugin).ID)
+		if err != nil {
+			return nil, err
+		}
+		if plug != nil && controllersHave(plug, need) {
 			ids = append(ids, plug.ID)
 		}
 	}

@@ -34,7 +34,7 @@ type Event struct{ srv *Server }
 // of the cluster has reached (eventsAhead). The token is checked on every
 // call, so a stream ends at the first poll after its token is revoked.
 func (e *Event) Next(ctx context.Context, args *structs.EventNextRequest, reply *structs.EventNextResponse) error {
-	match, a, err := e.srv.eventFilter(args)
+	match, _, err := e.srv.eventFilter(args)
 	if err != nil {
 		return err
 	}
@@ -49,7 +49,6 @@ func (e *Event) Next(ctx context.Context, args *structs.EventNextRequest, reply 
 	if err != nil {
 		return fmt.Errorf("server %s: %w", e.srv.config.NodeName, err)
 	}
-	readablePluginAllocs(a, events)
 	reply.Events, reply.Index = events, next
 	return nil
 }
@@ -80,24 +79,6 @@ func (s *Server) eventsAhead(ctx context.Context, args *structs.EventNextRequest
 	fctx, cancel := context.WithTimeout(ctx, min(max(args.MaxWait, 0), maxEventWait)+forwardTimeout)
 	defer cancel()
 	return true, s.pool.Call(fctx, leader, "Event.Next", args, reply)
-}
-
-// readablePluginAllocs cuts each plugin payload's allocations to those
-// the token may read, as CSIPlugin.Get does: a plugin runs in every
-// namespace's jobs. The broker's events are shared, so a cut plugin is a
-// copy.
-func readablePluginAllocs(a *acl.ACL, events []structs.Event) {
-	for i := range events {
-		p := events[i].Payload.Plugin
-		if p == nil {
-			continue
-		}
-		if allocs := readableAllocs(a, p.Allocations); len(allocs) < len(p.Allocations) {
-			c := *p
-			c.Allocations = allocs
-			events[i].Payload.Plugin = &c
-		}
-	}
 }
 
 // eventTopicRule is what reading a topic needs: a cluster-wide check, or

@@ -210,16 +210,25 @@ func (n *Node) Deregister(args *structs.NodeDeregisterRequest, reply *structs.No
 	return nil
 }
 
-// List lists nodes, by ID prefix if one is given.
+// List lists nodes in ID order, by ID prefix if one is given, a page at a
+// time when asked (PerPage, NextToken).
 func (n *Node) List(args *structs.NodeListRequest, reply *structs.NodeListResponse) error {
+	if args.PerPage < 0 {
+		return structs.NewError(structs.CodeBadRequest, "node list: per_page must not be negative (got %d)", args.PerPage)
+	}
 	return n.srv.blockingQuery(&args.QueryOptions, &reply.QueryMeta, func(ws memdb.WatchSet, st *state.StateStore) error {
-		iter, err := st.NodesByIDPrefix(ws, args.Prefix)
+		iter, err := st.NodesFrom(ws, args.Prefix, args.NextToken)
 		if err != nil {
 			return err
 		}
-		reply.Nodes = []*structs.NodeListStub{}
+		reply.Nodes, reply.NextToken = []*structs.NodeListStub{}, ""
 		for raw := iter.Next(); raw != nil; raw = iter.Next() {
-			reply.Nodes = append(reply.Nodes, raw.(*structs.Node).Stub())
+			node := raw.(*structs.Node)
+			if args.PerPage > 0 && len(reply.Nodes) == args.PerPage {
+				reply.NextToken = node.ID
+				break
+			}
+			reply.Nodes = append(reply.Nodes, node.Stub())
 		}
 		reply.Index, err = maxIndex(st, state.TableNodes)
 		return err

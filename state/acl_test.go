@@ -214,7 +214,7 @@ func TestStateStore_Restore_ACLRows(t *testing.T) {
 			must.NoError(t, r.Insert(table, raw))
 		}
 	}
-	r.Commit()
+	must.NoError(t, r.Commit())
 
 	p, err := dst.ACLPolicyByName(nil, "readonly")
 	must.NoError(t, err)

@@ -5,66 +5,84 @@ import (
 	"github.com/hashicorp/go-memdb"
 )
 
-// CSIPluginDenormalize returns a copy of plug with what is derived on read:
-// the expected and healthy counts, and the allocations of its instances.
-// An instance is healthy when it says so and its node exists and is ready,
-// so a node going down makes its instances unhealthy without a plugin
-// write. The watch channels of every node and alloc read are added to ws.
-func (s *StateStore) CSIPluginDenormalize(ws memdb.WatchSet, plug *structs.CSIPlugin) (*structs.CSIPlugin, error) {
-	return denormalizePluginTxn(s.db.Txn(false), ws, plug)
+// CSIPluginWithInstances returns plugin id (nil if it does not exist)
+// with every instance joined in from the node rows: for the servers' own
+// use (picking a controller, checking topologies), O(the plugin's nodes).
+// Allocations are not joined.
+func (s *StateStore) CSIPluginWithInstances(ws memdb.WatchSet, id string) (*structs.CSIPlugin, error) {
+	txn := s.db.Txn(false)
+	plug, err := pluginByIDTxn(txn, ws, id)
+	if err != nil || plug == nil {
+		return nil, err
+	}
+	out, _, err := pluginInstancesTxn(txn, ws, plug, "", 0, false)
+	return out, err
 }
 
-func denormalizePluginTxn(txn *memdb.Txn, ws memdb.WatchSet, plug *structs.CSIPlugin) (*structs.CSIPlugin, error) {
-	if plug == nil {
-		return nil, nil
+// CSIPluginPage returns plugin id (nil if it does not exist) with a page
+// of its instances: the nodes that report it, in node ID order, from node
+// ID from (inclusive; empty is the first), at most limit nodes (0: all),
+// with the allocations of their plugin tasks. next is the first node ID
+// of the next page, empty on the last. ws watches the plugin row (which
+// every change of an instance rewrites) and the page's allocations.
+func (s *StateStore) CSIPluginPage(ws memdb.WatchSet, id, from string, limit int) (plug *structs.CSIPlugin, next string, err error) {
+	txn := s.db.Txn(false)
+	row, err := pluginByIDTxn(txn, ws, id)
+	if err != nil || row == nil {
+		return nil, "", err
 	}
-	out := plug.Copy()
-	out.ControllersExpected = len(plug.Controllers)
-	out.NodesExpected = len(plug.Nodes)
-	out.ControllersHealthy, out.NodesHealthy = 0, 0
-
+	if plug, next, err = pluginInstancesTxn(txn, nil, row, from, limit, true); err != nil {
+		return nil, "", err
+	}
 	allocIDs := map[string]bool{}
-	count := func(m map[string]*structs.CSIInfo) (int, error) {
-		healthy := 0
-		for nodeID, info := range m {
-			if info == nil {
-				continue
-			}
+	for _, m := range []map[string]*structs.CSIInfo{plug.Controllers, plug.Nodes} {
+		for _, info := range m {
 			if info.AllocID != "" {
 				allocIDs[info.AllocID] = true
 			}
-			if !info.Healthy {
-				continue
-			}
-			node, err := nodeByIDTxn(txn, ws, nodeID)
-			if err != nil {
-				return 0, err
-			}
-			if node.Ready() {
-				healthy++
-			}
 		}
-		return healthy, nil
 	}
-	var err error
-	if out.ControllersHealthy, err = count(plug.Controllers); err != nil {
-		return nil, err
-	}
-	if out.NodesHealthy, err = count(plug.Nodes); err != nil {
-		return nil, err
-	}
-
-	out.Allocations = make([]*structs.AllocListStub, 0, len(allocIDs))
+	plug.Allocations = make([]*structs.AllocListStub, 0, len(allocIDs))
 	for _, id := range sortedKeys(allocIDs) {
 		alloc, err := allocByIDTxn(txn, ws, id)
 		if err != nil {
-			return nil, err
+			return nil, "", err
 		}
 		if alloc != nil {
-			out.Allocations = append(out.Allocations, alloc.Stub())
+			plug.Allocations = append(plug.Allocations, alloc.Stub())
 		}
 	}
-	return out, nil
+	return plug, next, nil
+}
+
+// pluginInstancesTxn returns a copy of row with the instances of the
+// nodes that report it joined in (see CSIPluginPage for from and limit),
+// and the node ID the next page starts at.
+func pluginInstancesTxn(txn *memdb.Txn, ws memdb.WatchSet, row *structs.CSIPlugin, from string, limit int, paged bool) (*structs.CSIPlugin, string, error) {
+	out := row.Copy()
+	out.Controllers, out.Nodes = map[string]*structs.CSIInfo{}, map[string]*structs.CSIInfo{}
+	iter, err := getWatch(txn, ws, TableNodes, indexCSIPlugin, row.ID)
+	if err != nil {
+		return nil, "", errInternal("read the nodes of plugin "+row.ID, err)
+	}
+	taken := 0
+	for raw := iter.Next(); raw != nil; raw = iter.Next() {
+		n := raw.(*structs.Node)
+		if paged && n.ID < from {
+			continue
+		}
+		if limit > 0 && taken == limit {
+			return out, n.ID, nil
+		}
+		taken++
+		if c := n.CSIControllerPlugins[row.ID]; c != nil {
+			out.Controllers[n.ID] = c
+		}
+		if i := n.CSINodePlugins[row.ID]; i != nil {
+			out.Nodes[n.ID] = i
+		}
+	}
+	return out, "", nil
 }
 
 // denormalizeVolumeTxn returns a copy of vol with what is derived on read
@@ -77,20 +95,14 @@ func denormalizeVolumeTxn(txn *memdb.Txn, ws memdb.WatchSet, vol *structs.CSIVol
 	if vol == nil {
 		return nil, nil
 	}
-	raw, err := pluginByIDTxn(txn, ws, vol.PluginID)
+	plug, err := pluginByIDTxn(txn, ws, vol.PluginID)
 	if err != nil {
 		return nil, err
-	}
-	var plug *structs.CSIPlugin
-	if raw != nil {
-		if plug, err = denormalizePluginTxn(txn, ws, raw); err != nil {
-			return nil, err
-		}
 	}
 	return joinVolumeTxn(txn, ws, vol, plug)
 }
 
-// joinVolumeTxn is denormalizeVolumeTxn with vol's plugin denormalized
+// joinVolumeTxn is denormalizeVolumeTxn with vol's plugin row read
 // already (nil: there is none), for a caller that joins many volumes to
 // one plugin (the change events of a commit): a copy of vol with its
 // claims' allocations, joined with plug.

@@ -11,7 +11,7 @@ import (
 	"github.com/shoenig/test/must"
 )
 
-func TestStateStore_CSIPluginDenormalize_Health(t *testing.T) {
+func TestStateStore_PluginCounts_Health(t *testing.T) {
 	cases := []struct {
 		name      string
 		nodes     []*structs.Node
@@ -65,19 +65,48 @@ func TestStateStore_CSIPluginDenormalize_Health(t *testing.T) {
 	}
 }
 
-func TestStateStore_CSIPluginDenormalize_MissingNodeIsUnhealthy(t *testing.T) {
+func TestStateStore_PluginCounts_MoveWithTheNodes(t *testing.T) {
 	s := statetest.New(t)
-	plug := structs.NewCSIPlugin(plugID, 1)
-	plug.Nodes["ghost"] = &structs.CSIInfo{PluginID: plugID, Healthy: true}
+	counts := func() [5]int {
+		t.Helper()
+		p := mustPlugin(t, s, plugID)
+		return [5]int{p.ControllersHealthy, p.ControllersExpected, p.NodesHealthy, p.NodesExpected, p.ControllersPublishing}
+	}
+	upsertNodes(t, s, 10, statetest.NodeWithPlugin("n1", plugID, true, true, true),
+		statetest.NodeWithPlugin("n2", plugID, false, true, true))
+	must.Eq(t, [5]int{1, 1, 2, 2, 1}, counts())
 
-	got, err := s.CSIPluginDenormalize(nil, plug)
+	// Down, then ready again: the healthy counts follow, the expected stay.
+	must.NoError(t, s.UpdateNodeStatus(11, "n1", structs.NodeStatusDown, 1, nil))
+	must.Eq(t, [5]int{0, 1, 1, 2, 1}, counts())
+	must.NoError(t, s.UpdateNodeStatus(12, "n1", structs.NodeStatusReady, 2, nil))
+	must.Eq(t, [5]int{1, 1, 2, 2, 1}, counts())
+
+	// A fingerprint that flips the node side's health.
+	sick := statetest.NodeWithPlugin("n2", plugID, false, true, false).CSINodePlugins[plugID]
+	must.NoError(t, s.UpdateNodeFingerprint(13, &structs.NodeFingerprintRequest{NodeID: "n2",
+		Plugins: []*structs.NodePluginUpdate{{PluginID: plugID, Node: sick}}}))
+	must.Eq(t, [5]int{1, 1, 1, 2, 1}, counts())
+	must.Eq(t, uint64(13), mustPlugin(t, s, plugID).ModifyIndex)
+
+	// A registration without the plugin, then a deletion.
+	must.NoError(t, s.UpsertNode(14, statetest.Node("n1")))
+	must.Eq(t, [5]int{0, 0, 0, 1, 0}, counts())
+	must.NoError(t, s.DeleteNode(15, []string{"n2"}))
+	plug, err := s.CSIPluginByID(nil, plugID)
 	must.NoError(t, err)
-	must.Eq(t, 0, got.NodesHealthy)
-	must.Eq(t, 1, got.NodesExpected)
-	must.Eq(t, 0, plug.NodesExpected, must.Sprint("the input must not be changed"))
+	must.Nil(t, plug, must.Sprint("a plugin no node and no job runs is deleted"))
 }
 
-func TestStateStore_CSIPluginDenormalize_Allocations(t *testing.T) {
+func TestStateStore_PluginCounts_UnchangedInstanceWritesNothing(t *testing.T) {
+	s := statetest.New(t)
+	n := statetest.NodeWithPlugin("n1", plugID, true, true, true)
+	upsertNodes(t, s, 10, n)
+	upsertNodes(t, s, 11, n) // the same fingerprint again
+	must.Eq(t, uint64(10), mustPlugin(t, s, plugID).ModifyIndex)
+}
+
+func TestStateStore_CSIPluginPage(t *testing.T) {
 	s := statetest.New(t)
 	upsertAllocs(t, s, 9, statetest.Alloc("plug-b", "n2"), statetest.Alloc("plug-a", "n1"))
 
@@ -89,22 +118,50 @@ func TestStateStore_CSIPluginDenormalize_Allocations(t *testing.T) {
 	gone := statetest.NodeWithPlugin("n3", plugID, false, true, true)
 	gone.CSINodePlugins[plugID].AllocID = "plug-gone"
 	outside := statetest.NodeWithPlugin("n4", plugID, false, true, true) // run outside berth: no alloc
-	upsertNodes(t, s, 10, mono, node, gone, outside)
+	other := statetest.NodeWithPlugin("n5", "other", false, true, true)
+	upsertNodes(t, s, 10, mono, node, gone, outside, other)
 
-	plug := mustPlugin(t, s, plugID)
+	plug, next, err := s.CSIPluginPage(nil, plugID, "", 0)
+	must.NoError(t, err)
+	must.Eq(t, "", next)
+	must.MapLen(t, 1, plug.Controllers)
+	must.MapLen(t, 4, plug.Nodes)
 	var ids []string
 	for _, a := range plug.Allocations {
 		ids = append(ids, a.ID)
 	}
 	must.Eq(t, []string{"plug-a", "plug-b"}, ids)
 	must.Eq(t, "n1", plug.Allocations[0].NodeID)
+
+	// Two pages of two nodes.
+	first, next, err := s.CSIPluginPage(nil, plugID, "", 2)
+	must.NoError(t, err)
+	must.Eq(t, "n3", next)
+	must.MapContainsKeys(t, first.Nodes, []string{"n1", "n2"})
+	must.MapLen(t, 2, first.Nodes)
+	second, next, err := s.CSIPluginPage(nil, plugID, next, 2)
+	must.NoError(t, err)
+	must.Eq(t, "", next)
+	must.MapContainsKeys(t, second.Nodes, []string{"n3", "n4"})
+	must.MapLen(t, 2, second.Nodes)
+	must.MapLen(t, 0, second.Controllers)
+	must.SliceEmpty(t, second.Allocations, must.Sprint("plug-gone no longer exists"))
+
+	row, err := s.CSIPluginByID(nil, plugID)
+	must.NoError(t, err)
+	must.Nil(t, row.Nodes, must.Sprint("the stored row holds counts, not instances"))
 }
 
-func TestStateStore_CSIPluginDenormalize_Nil(t *testing.T) {
+func TestStateStore_CSIPluginByID_WatchIgnoresOtherPlugins(t *testing.T) {
 	s := statetest.New(t)
-	got, err := s.CSIPluginDenormalize(nil, nil)
+	upsertNodes(t, s, 10, statetest.NodeWithPlugin("n1", plugID, false, true, true),
+		statetest.NodeWithPlugin("n2", "other", false, true, true))
+
+	ws := memdb.NewWatchSet()
+	_, _, err := s.CSIPluginPage(ws, plugID, "", 0)
 	must.NoError(t, err)
-	must.Nil(t, got)
+	must.NoError(t, s.UpdateNodeStatus(11, "n2", structs.NodeStatusDown, 1, nil))
+	must.True(t, ws.Watch(time.After(200*time.Millisecond)), must.Sprint("another plugin's node going down must not wake this plugin's read"))
 }
 
 func TestStateStore_CSIPluginByID_WatchFiresWhenNodeGoesDown(t *testing.T) {

@@ -63,7 +63,7 @@ func changeEvents(read *memdb.Txn, index uint64, changes memdb.Changes) []struct
 		case TableCSIVolumes:
 			out = append(out, volumeEvents(join, index, c)...)
 		case TableCSIPlugins:
-			out = append(out, pluginEvent(join, index, c))
+			out = append(out, pluginEvent(index, c))
 		}
 	}
 	return out
@@ -83,22 +83,18 @@ type eventJoin struct {
 }
 
 type joinedPlugin struct {
-	row  *structs.CSIPlugin // as stored; nil when none
-	plug *structs.CSIPlugin // row denormalized
-	err  error
+	row *structs.CSIPlugin // as stored, with its counts; nil when none
+	err error
 }
 
-// plugin returns the plugin id as read holds it: denormalized, or nil when
-// there is none.
+// plugin returns the plugin id as read holds it, or nil when there is
+// none.
 func (j *eventJoin) plugin(id string) joinedPlugin {
 	if p, ok := j.plugins[id]; ok {
 		return p
 	}
 	var p joinedPlugin
 	p.row, p.err = pluginByIDTxn(j.read, nil, id)
-	if p.err == nil && p.row != nil {
-		p.plug, p.err = denormalizePluginTxn(j.read, nil, p.row)
-	}
 	if j.plugins == nil {
 		j.plugins = map[string]joinedPlugin{}
 	}
@@ -172,25 +168,16 @@ func allocEvent(index uint64, c memdb.Change) structs.Event {
 	return ev
 }
 
-func pluginEvent(join *eventJoin, index uint64, c memdb.Change) structs.Event {
+func pluginEvent(index uint64, c memdb.Change) structs.Event {
 	before, after := beforeAfter[structs.CSIPlugin](c)
 	ev := structs.Event{Topic: structs.TopicCSIPlugin, Type: structs.EventPluginUpdated, Index: index}
 	plug := after
 	if after == nil {
 		ev.Type, plug = structs.EventPluginDeleted, before
 	}
-	// With its health counts and allocations, as GET shows it; the row
-	// alone if the join fails (it reads memdb only, so it does not).
-	// memdb keeps a row's last change only, so after is the row read
-	// holds, which the commit's volumes are joined with too; a deleted
-	// plugin's last row is joined on its own.
-	if p := join.plugin(plug.ID); p.row == plug {
-		if p.err == nil {
-			plug = p.plug
-		}
-	} else if joined, err := denormalizePluginTxn(join.read, nil, plug); err == nil {
-		plug = joined
-	}
+	// The row, with its health counts: its instances are the node
+	// events' (GET joins them in), so an event's size does not grow with
+	// the fleet.
 	ev.Key, ev.Payload.Plugin = plug.ID, plug
 	return ev
 }

@@ -71,7 +71,7 @@ func TestStateStore_Events_EachWriteAtItsRaftIndex(t *testing.T) {
 		{structs.TopicNode, structs.EventNodeRegistered, "n1", 10},
 		{structs.TopicCSIPlugin, structs.EventPluginUpdated, plugID, 10},
 	}, kinds(evs))
-	must.EqOp(t, 1, evs[1].Payload.Plugin.NodesHealthy, must.Sprint("joined with its node, as a read shows it"))
+	must.EqOp(t, 1, evs[1].Payload.Plugin.NodesHealthy, must.Sprint("its counts, as a read shows them"))
 
 	upsertVolumes(t, s, 11, statetest.Volume("data", plugID))
 	evs = rec.take()
@@ -96,7 +96,12 @@ func TestStateStore_Events_EachWriteAtItsRaftIndex(t *testing.T) {
 	must.EqOp(t, structs.AllocClientStatusComplete, evs[0].Payload.Allocation.ClientStatus)
 
 	must.NoError(t, s.UpdateNodeStatus(15, "n1", structs.NodeStatusDown, 100, nil))
-	must.Eq(t, []kind{{structs.TopicNode, structs.EventNodeStatusUpdated, "n1", 15}}, kinds(rec.take()))
+	evs = rec.take()
+	must.Eq(t, []kind{
+		{structs.TopicNode, structs.EventNodeStatusUpdated, "n1", 15},
+		{structs.TopicCSIPlugin, structs.EventPluginUpdated, plugID, 15},
+	}, kinds(evs))
+	must.EqOp(t, 0, evs[1].Payload.Plugin.NodesHealthy, must.Sprint("the node down takes its instance out of the healthy count"))
 
 	must.NoError(t, s.UpdateNodeEligibility(16, &structs.NodeUpdateEligibilityRequest{NodeID: "n1",
 		Eligibility: structs.NodeSchedulingIneligible}))
@@ -213,7 +218,7 @@ func TestStateStore_Events_NoSecretInAnyPayload(t *testing.T) {
 	must.NoError(t, s.CSIVolumeDeregister(15, structs.DefaultNamespace, []string{"data"}, true))
 
 	evs := rec.take()
-	must.SliceLen(t, 9, evs, must.Sprintf("%v", kinds(evs))) // the node down loses a1 and releases its claim
+	must.SliceLen(t, 10, evs, must.Sprintf("%v", kinds(evs))) // the node down loses a1, releases its claim and moves its plugin's counts
 	js, err := json.Marshal(evs)
 	must.NoError(t, err)
 	mp, err := structs.Encode(0, evs)

@@ -30,9 +30,9 @@ func volumeEvents(join *eventJoin, index uint64, c memdb.Change) []structs.Event
 	}
 	// Joined with its plugin's health and its claims' allocations, as GET
 	// shows it (the row alone if the join fails: it reads memdb only).
-	// The plugin is denormalized once for the commit's every volume.
+	// The plugin row is read once for the commit's every volume.
 	if p := join.plugin(vol.PluginID); p.err == nil {
-		if joined, err := joinVolumeTxn(join.read, nil, vol, p.plug); err == nil {
+		if joined, err := joinVolumeTxn(join.read, nil, vol, p.row); err == nil {
 			vol = joined
 		}
 	}

@@ -43,7 +43,7 @@ func restored(t testing.TB, rows map[string][]any) *state.StateStore {
 			must.NoError(t, r.Insert(table, row))
 		}
 	}
-	r.Commit()
+	must.NoError(t, r.Commit())
 	return s
 }
 
@@ -67,9 +67,10 @@ func mustVolume(t testing.TB, s *state.StateStore, id string) *structs.CSIVolume
 	return vol
 }
 
+// mustPlugin reads a plugin's row with every instance joined in.
 func mustPlugin(t testing.TB, s *state.StateStore, id string) *structs.CSIPlugin {
 	t.Helper()
-	plug, err := s.CSIPluginByID(nil, id)
+	plug, err := s.CSIPluginWithInstances(nil, id)
 	must.NoError(t, err)
 	must.NotNil(t, plug)
 	return plug

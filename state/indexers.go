@@ -59,6 +59,26 @@ var jobCSIPluginIndexer = &stringsIndexer{
 	},
 }
 
+// nodeCSIPluginIndexer indexes a node by every plugin it reports, as
+// controller or node.
+var nodeCSIPluginIndexer = &stringsIndexer{
+	name: indexCSIPlugin,
+	values: func(obj any) ([]string, error) {
+		n, ok := obj.(*structs.Node)
+		if !ok {
+			return nil, fmt.Errorf("state: index %s wants *structs.Node, got %T", indexCSIPlugin, obj)
+		}
+		ids := make([]string, 0, len(n.CSIControllerPlugins)+len(n.CSINodePlugins))
+		for id := range n.CSIControllerPlugins {
+			ids = append(ids, id)
+		}
+		for id := range n.CSINodePlugins {
+			ids = append(ids, id)
+		}
+		return ids, nil
+	},
+}
+
 // volumeClaimAllocIndexer indexes a volume by the alloc of each of its read,
 // write and past claims.
 var volumeClaimAllocIndexer = &stringsIndexer{

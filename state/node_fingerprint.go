@@ -138,16 +138,9 @@ func updateNodePluginsTxn(txn *memdb.Txn, index uint64, existing *structs.Node, 
 	if node.CSINodePlugins == nil {
 		node.CSINodePlugins = map[string]*structs.CSIInfo{}
 	}
-	pluginsChanged := false
 	for _, u := range req.Plugins {
-		nodeSide := u.Node.NodeSideChecked()
 		setInstance(node.CSIControllerPlugins, u.PluginID, u.Controller)
-		setInstance(node.CSINodePlugins, u.PluginID, nodeSide)
-		changed, err := updatePluginInstances(txn, index, u.PluginID, req.NodeID, u.Controller, nodeSide)
-		if err != nil {
-			return false, err
-		}
-		pluginsChanged = pluginsChanged || changed
+		setInstance(node.CSINodePlugins, u.PluginID, u.Node.NodeSideChecked())
 	}
 	if len(req.Events) > 0 {
 		node.Events = newestEvents(append(node.Events, req.Events...))
@@ -156,7 +149,7 @@ func updateNodePluginsTxn(txn *memdb.Txn, index uint64, existing *structs.Node, 
 	if err := txn.Insert(TableNodes, node); err != nil {
 		return false, errInternal("insert node "+req.NodeID, err)
 	}
-	return pluginsChanged, nil
+	return updateNodePlugins(txn, index, req.NodeID, existing, node)
 }
 
 // checkInfo refuses an update whose info is keyed by another plugin. A

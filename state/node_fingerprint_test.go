@@ -22,7 +22,7 @@ func TestStateStore_UpdateNodeFingerprint(t *testing.T) {
 		Plugins: []*structs.NodePluginUpdate{{PluginID: "a", Node: node.CSINodePlugins["a"]}},
 		Events:  []*structs.NodeEvent{{Message: "controller stopped", Subsystem: "CSI"}},
 	}))
-	a, err := st.CSIPluginByID(nil, "a")
+	a, err := st.CSIPluginWithInstances(nil, "a")
 	must.NoError(t, err)
 	must.MapEmpty(t, a.Controllers)
 	must.MapContainsKey(t, a.Nodes, "n1")
@@ -92,7 +92,7 @@ func TestStateStore_UpdateNodeFingerprint_PluginNotUp(t *testing.T) {
 	plug, err := st.CSIPluginByID(nil, "up")
 	must.NoError(t, err)
 	must.EqOp(t, 1, plug.NodesHealthy)
-	plug, err = st.CSIPluginByID(nil, "down")
+	plug, err = st.CSIPluginWithInstances(nil, "down")
 	must.NoError(t, err)
 	must.EqOp(t, 0, plug.NodesHealthy)
 	must.MapContainsKey(t, plug.Nodes, "n1", must.Sprint("listed, unhealthy, with its reason"))

@@ -2,6 +2,7 @@ package state
 
 import (
 	"maps"
+	"strings"
 	"time"
 
 	"github.com/hashicorp/go-memdb"
@@ -102,8 +103,8 @@ func (s *StateStore) DeleteNode(index uint64, nodeIDs []string) error {
 var nodeStatuses = []string{structs.NodeStatusInit, structs.NodeStatusReady, structs.NodeStatusDown}
 
 // UpdateNodeStatus sets a node's status and appends event, if any, keeping
-// the newest maxNodeEvents events. Plugin rows are not written: plugin
-// health is derived from node status on read.
+// the newest maxNodeEvents events. The healthy counts of the node's
+// plugins move with its readiness, in the same transaction.
 func (s *StateStore) UpdateNodeStatus(index uint64, nodeID, status string, updatedAt int64, event *structs.NodeEvent) error {
 	if !structs.ValidNodeStatus(status) {
 		return errBadRequest("node %q: status %q is not one of %s", nodeID, status, quoteList(nodeStatuses))
@@ -127,7 +128,8 @@ func (s *StateStore) UpdateNodeStatus(index uint64, nodeID, status string, updat
 	if err := txn.Insert(TableNodes, n); err != nil {
 		return errInternal("insert node "+nodeID, err)
 	}
-	if err := bumpIndex(txn, index, TableNodes); err != nil {
+	pluginsChanged, err := updateNodePlugins(txn, index, nodeID, existing, n)
+	if err != nil {
 		return err
 	}
 	if status == structs.NodeStatusDown {
@@ -135,8 +137,7 @@ func (s *StateStore) UpdateNodeStatus(index uint64, nodeID, status string, updat
 			return err
 		}
 	}
-	txn.Commit()
-	return nil
+	return commitNodeWrite(txn, index, pluginsChanged)
 }
 
 // appendNodeEvents appends copies of events (nil ones skipped) to n, a
@@ -167,6 +168,45 @@ func newestEvents(events []*structs.NodeEvent) []*structs.NodeEvent {
 		return nil
 	}
 	return append([]*structs.NodeEvent(nil), events...)
+}
+
+// NodesFrom iterates the nodes whose ID starts with prefix, in ID order,
+// from the node ID from (inclusive; empty is the first): a page of a node
+// list starts there without walking the nodes before it.
+func (s *StateStore) NodesFrom(ws memdb.WatchSet, prefix, from string) (memdb.ResultIterator, error) {
+	txn := s.db.Txn(false)
+	if from == "" || from < prefix {
+		return getWatch(txn, ws, TableNodes, indexID+prefixSuffix, prefix)
+	}
+	// A lower bound has no watch of its own: the nodes table's index
+	// entry, which every node write moves, is watched instead.
+	watch, _, err := txn.FirstWatch(TableIndex, indexID, TableNodes)
+	if err != nil {
+		return nil, errInternal("read index of "+TableNodes, err)
+	}
+	ws.Add(watch)
+	iter, err := txn.LowerBound(TableNodes, indexID, from)
+	if err != nil {
+		return nil, errInternal("read nodes from "+from, err)
+	}
+	return &prefixIterator{iter: iter, prefix: prefix}, nil
+}
+
+// prefixIterator ends a lower-bound scan at the first row whose ID is past
+// the prefix's range.
+type prefixIterator struct {
+	iter   memdb.ResultIterator
+	prefix string
+}
+
+func (p *prefixIterator) WatchCh() <-chan struct{} { return p.iter.WatchCh() }
+
+func (p *prefixIterator) Next() any {
+	raw := p.iter.Next()
+	if raw == nil || !strings.HasPrefix(raw.(*structs.Node).ID, p.prefix) {
+		return nil
+	}
+	return raw
 }
 
 // NodeByID returns a node, or nil if it does not exist.

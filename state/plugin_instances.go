@@ -8,10 +8,12 @@ import (
 	"github.com/hashicorp/go-memdb"
 )
 
-// updateNodePlugins brings the csi_plugins rows in line with a node's
-// fingerprint, for exactly the plugins the node reports now (in next) or
-// reported before (in prev). next is nil when the node is deleted. It
-// reports whether it wrote any plugin row.
+// updateNodePlugins moves the csi_plugins rows' counts from what the node
+// gave before (prev) to what it gives now (next), for exactly the plugins
+// the node reports now or reported before. next is nil when the node is
+// deleted, prev when it is new. Its work is O(the node's plugins), never
+// O(nodes): the instances stay on the node rows. It reports whether it
+// wrote any plugin row.
 func updateNodePlugins(txn *memdb.Txn, index uint64, nodeID string, prev, next *structs.Node) (bool, error) {
 	ids := map[string]bool{}
 	for _, n := range []*structs.Node{prev, next} {
@@ -28,11 +30,7 @@ func updateNodePlugins(txn *memdb.Txn, index uint64, nodeID string, prev, next *
 
 	changed := false
 	for _, id := range sortedKeys(ids) {
-		var ctrl, node *structs.CSIInfo
-		if next != nil {
-			ctrl, node = next.CSIControllerPlugins[id], next.CSINodePlugins[id]
-		}
-		c, err := updatePluginInstances(txn, index, id, nodeID, ctrl, node)
+		c, err := updatePluginRow(txn, index, id, prev, next)
 		if err != nil {
 			return false, err
 		}
@@ -41,43 +39,95 @@ func updateNodePlugins(txn *memdb.Txn, index uint64, nodeID string, prev, next *
 	return changed, nil
 }
 
-// updatePluginInstances sets (or, when nil, removes) one node's controller
-// and node instance of one plugin. It writes the row only if it changed,
-// creates it if missing, and deletes it when no instance and no running job
-// is left. It reports whether it wrote.
-func updatePluginInstances(txn *memdb.Txn, index uint64, pluginID, nodeID string, ctrl, node *structs.CSIInfo) (bool, error) {
-	old, err := pluginByIDTxn(txn, nil, pluginID)
+// pluginShare is what one node adds to a plugin row's counts.
+type pluginShare struct {
+	ctrl, ctrlHealthy, ctrlPublishing, node, nodeHealthy int
+}
+
+// shareOf is n's share of plugin id: its instances, healthy when they say
+// so and n is ready. The zero share for a nil node.
+func shareOf(n *structs.Node, id string) (s pluginShare) {
+	if n == nil {
+		return s
+	}
+	if c := n.CSIControllerPlugins[id]; c != nil {
+		s.ctrl = 1
+		if c.Healthy && n.Ready() {
+			s.ctrlHealthy = 1
+		}
+		if c.ControllerInfo != nil && c.ControllerInfo.SupportsAttachDetach {
+			s.ctrlPublishing = 1
+		}
+	}
+	if i := n.CSINodePlugins[id]; i != nil {
+		s.node = 1
+		if i.Healthy && n.Ready() {
+			s.nodeHealthy = 1
+		}
+	}
+	return s
+}
+
+// add adds sign times s to plug's counts.
+func (s pluginShare) add(plug *structs.CSIPlugin, sign int) {
+	plug.ControllersExpected += sign * s.ctrl
+	plug.ControllersHealthy += sign * s.ctrlHealthy
+	plug.ControllersPublishing += sign * s.ctrlPublishing
+	plug.NodesExpected += sign * s.node
+	plug.NodesHealthy += sign * s.nodeHealthy
+}
+
+// instances returns n's controller and node instance of plugin id (nil
+// for a nil node).
+func instances(n *structs.Node, id string) (ctrl, node *structs.CSIInfo) {
+	if n == nil {
+		return nil, nil
+	}
+	return n.CSIControllerPlugins[id], n.CSINodePlugins[id]
+}
+
+// updatePluginRow moves plugin id's row from prev's share to next's. The
+// row is written when a count moves or one of the node's instances
+// changed (so that a blocking read of the plugin wakes for it), created
+// if missing, and deleted when no instance and no running job is left.
+// The row's Provider, Version and ControllerRequired are the reporting
+// instance's (its controller side first). It reports whether it wrote.
+func updatePluginRow(txn *memdb.Txn, index uint64, id string, prev, next *structs.Node) (bool, error) {
+	before, after := shareOf(prev, id), shareOf(next, id)
+	pc, pn := instances(prev, id)
+	nc, nn := instances(next, id)
+	if before == after && infoEqual(pc, nc) && infoEqual(pn, nn) {
+		return false, nil
+	}
+	old, err := pluginByIDTxn(txn, nil, id)
 	if err != nil {
 		return false, err
 	}
 	var plug *structs.CSIPlugin
 	if old == nil {
-		if ctrl == nil && node == nil {
+		if after == (pluginShare{}) {
 			return false, nil
 		}
-		plug = structs.NewCSIPlugin(pluginID, index)
+		plug = structs.NewCSIPlugin(id, index)
 	} else {
 		plug = old.Copy()
-		if plug.Controllers == nil {
-			plug.Controllers = map[string]*structs.CSIInfo{}
-		}
-		if plug.Nodes == nil {
-			plug.Nodes = map[string]*structs.CSIInfo{}
-		}
+		before.add(plug, -1)
 	}
-	setInstance(plug.Controllers, nodeID, ctrl)
-	setInstance(plug.Nodes, nodeID, node)
-	if newest := newestInstance(plug, nodeID); newest != nil {
-		plug.Provider = newest.Provider
-		plug.Version = newest.ProviderVersion
-		plug.ControllerRequired = newest.RequiresControllerPlugin
-	}
-
-	if old != nil && pluginRowEqual(old, plug) {
-		return false, nil
+	after.add(plug, 1)
+	nodeID := pickNode(prev, next)
+	if report := newestOf(nc, nn); report != nil {
+		if plug.ProviderNode == "" || plug.ProviderNode == nodeID || !report.UpdateTime.Before(plug.ProviderUpdated) {
+			setProvider(plug, nodeID, report)
+		}
+	} else if plug.ProviderNode == nodeID && !plug.IsEmpty() {
+		// The instance the row showed is gone: the newest of the others
+		// takes over. Only this case walks the plugin's nodes.
+		if err := newestProviderTxn(txn, plug); err != nil {
+			return false, err
+		}
 	}
 	if plug.IsEmpty() {
-		jobs, err := jobsRunningPlugin(txn, pluginID)
+		jobs, err := jobsRunningPlugin(txn, id)
 		if err != nil {
 			return false, err
 		}
@@ -86,78 +136,76 @@ func updatePluginInstances(txn *memdb.Txn, index uint64, pluginID, nodeID string
 				return false, nil
 			}
 			if err := txn.Delete(TableCSIPlugins, old); err != nil {
-				return false, errInternal("delete plugin "+pluginID, err)
+				return false, errInternal("delete plugin "+id, err)
 			}
 			return true, nil
 		}
 	}
 	plug.ModifyIndex = index
 	if err := txn.Insert(TableCSIPlugins, plug); err != nil {
-		return false, errInternal("insert plugin "+pluginID, err)
+		return false, errInternal("insert plugin "+id, err)
 	}
 	return true, nil
 }
 
-func setInstance(m map[string]*structs.CSIInfo, nodeID string, info *structs.CSIInfo) {
-	if info == nil {
-		delete(m, nodeID)
-		return
+// pickNode is the ID of the node being written.
+func pickNode(prev, next *structs.Node) string {
+	if next != nil {
+		return next.ID
 	}
-	m[nodeID] = info.Copy()
+	return prev.ID
 }
 
-// newestInstance picks the instance whose Provider, Version and
-// ControllerRequired the plugin row shows: the latest UpdateTime; on a tie
-// the instance of nodeID (just reported), then the lowest node ID,
-// controllers before nodes. nil when the plugin has no instance.
-func newestInstance(plug *structs.CSIPlugin, nodeID string) *structs.CSIInfo {
+// newestOf is the later reported of a node's two instances of a plugin,
+// the controller on a tie; nil when it has neither.
+func newestOf(ctrl, node *structs.CSIInfo) *structs.CSIInfo {
+	if ctrl == nil || node != nil && node.UpdateTime.After(ctrl.UpdateTime) {
+		return node
+	}
+	return ctrl
+}
+
+// setProvider makes plug show report, nodeID's.
+func setProvider(plug *structs.CSIPlugin, nodeID string, report *structs.CSIInfo) {
+	plug.Provider, plug.Version = report.Provider, report.ProviderVersion
+	plug.ControllerRequired = report.RequiresControllerPlugin
+	plug.ProviderNode, plug.ProviderUpdated = nodeID, report.UpdateTime
+}
+
+// newestProviderTxn sets plug's provider from the newest report of the
+// nodes that report it (on a tie, the lowest node ID), leaving it as it is
+// when none does.
+func newestProviderTxn(txn *memdb.Txn, plug *structs.CSIPlugin) error {
+	iter, err := txn.Get(TableNodes, indexCSIPlugin, plug.ID)
+	if err != nil {
+		return errInternal("read the nodes of plugin "+plug.ID, err)
+	}
 	var best *structs.CSIInfo
 	bestNode := ""
-	better := func(info *structs.CSIInfo, n string) bool {
-		switch {
-		case best == nil:
-			return true
-		case !info.UpdateTime.Equal(best.UpdateTime):
-			return info.UpdateTime.After(best.UpdateTime)
-		case (n == nodeID) != (bestNode == nodeID):
-			return n == nodeID
-		}
-		return n < bestNode
-	}
-	for _, m := range []map[string]*structs.CSIInfo{plug.Controllers, plug.Nodes} {
-		keys := sortedKeys(m)
-		for _, n := range keys {
-			if info := m[n]; info != nil && better(info, n) {
-				best, bestNode = info, n
-			}
+	for raw := iter.Next(); raw != nil; raw = iter.Next() {
+		n := raw.(*structs.Node)
+		r := newestOf(instances(n, plug.ID))
+		if r != nil && (best == nil || r.UpdateTime.After(best.UpdateTime)) {
+			best, bestNode = r, n.ID
 		}
 	}
-	return best
-}
-
-// pluginRowEqual compares what a plugin row stores (not the derived
-// fields).
-func pluginRowEqual(a, b *structs.CSIPlugin) bool {
-	return a.Provider == b.Provider &&
-		a.Version == b.Version &&
-		a.ControllerRequired == b.ControllerRequired &&
-		instancesEqual(a.Controllers, b.Controllers) &&
-		instancesEqual(a.Nodes, b.Nodes)
-}
-
-func instancesEqual(a, b map[string]*structs.CSIInfo) bool {
-	if len(a) != len(b) {
-		return false
+	if best != nil {
+		setProvider(plug, bestNode, best)
 	}
-	for k, v := range a {
-		w, ok := b[k]
-		if !ok || !infoEqual(v, w) {
-			return false
-		}
-	}
-	return true
+	return nil
 }
 
+// setInstance sets m[key] to a copy of info, or deletes it when nil.
+func setInstance(m map[string]*structs.CSIInfo, key string, info *structs.CSIInfo) {
+	if info == nil {
+		delete(m, key)
+		return
+	}
+	m[key] = info.Copy()
+}
+
+// infoEqual reports whether two instances are the same, their report
+// time included.
 func infoEqual(a, b *structs.CSIInfo) bool {
 	if a == nil || b == nil {
 		return a == b

@@ -171,7 +171,7 @@ func TestStateStore_UpsertNode_PluginRows(t *testing.T) {
 				}
 			}
 			for id, want := range tc.want {
-				plug, err := s.CSIPluginByID(nil, id)
+				plug, err := s.CSIPluginWithInstances(nil, id)
 				must.NoError(t, err)
 				if want == nil {
 					must.Nil(t, plug, must.Sprintf("plugin %q should be deleted", id))
@@ -285,14 +285,14 @@ func TestStateStore_UpsertNode_PluginInstanceIsCopied(t *testing.T) {
 	must.True(t, plug.Controllers["n1"].ControllerInfo.SupportsAttachDetach)
 }
 
-func TestStateStore_UpdateNodeStatus_WritesNoPlugin(t *testing.T) {
+func TestStateStore_UpdateNodeStatus_MovesHealthyCounts(t *testing.T) {
 	s := statetest.New(t)
 	upsertNodes(t, s, 10, statetest.NodeWithPlugin("n1", plugID, true, true, true))
 	must.NoError(t, s.UpdateNodeStatus(11, "n1", structs.NodeStatusDown, 1, nil))
 
 	plug := mustPlugin(t, s, plugID)
-	must.Eq(t, uint64(10), plug.ModifyIndex)
-	must.Eq(t, uint64(10), mustIndex(t, s, state.TableCSIPlugins))
+	must.Eq(t, uint64(11), plug.ModifyIndex)
+	must.Eq(t, uint64(11), mustIndex(t, s, state.TableCSIPlugins))
 	must.Eq(t, 0, plug.NodesHealthy)
 	must.Eq(t, 0, plug.ControllersHealthy)
 	must.Eq(t, 1, plug.NodesExpected)

@@ -12,14 +12,11 @@ import (
 // maxNamedVolumes is how many volumes a plugin delete refusal names.
 const maxNamedVolumes = 5
 
-// CSIPluginByID returns a plugin, denormalized, or nil if it does not exist.
+// CSIPluginByID returns a plugin's row, with its counts and without its
+// instances (CSIPluginPage, CSIPluginWithInstances), or nil if it does
+// not exist.
 func (s *StateStore) CSIPluginByID(ws memdb.WatchSet, id string) (*structs.CSIPlugin, error) {
-	txn := s.db.Txn(false)
-	plug, err := pluginByIDTxn(txn, ws, id)
-	if err != nil || plug == nil {
-		return nil, err
-	}
-	return denormalizePluginTxn(txn, ws, plug)
+	return pluginByIDTxn(s.db.Txn(false), ws, id)
 }
 
 func pluginByIDTxn(txn *memdb.Txn, ws memdb.WatchSet, id string) (*structs.CSIPlugin, error) {
@@ -57,15 +54,22 @@ func (s *StateStore) DeleteCSIPlugin(index uint64, id string) error {
 
 	var uses []string
 	if !plug.IsEmpty() {
-		nodes := map[string]bool{}
-		for n := range plug.Controllers {
-			nodes[n] = true
+		page, more, err := pluginInstancesTxn(txn, nil, plug, "", maxNamedVolumes, true)
+		if err != nil {
+			return err
 		}
-		for n := range plug.Nodes {
-			nodes[n] = true
+		nodes := sortedKeys(page.Nodes)
+		for n := range page.Controllers {
+			if page.Nodes[n] == nil {
+				nodes = append(nodes, n)
+			}
 		}
-		uses = append(uses, fmt.Sprintf("it still runs on nodes %s (stop the plugin there)",
-			strings.Join(sortedKeys(nodes), ", ")))
+		sort.Strings(nodes)
+		named := strings.Join(nodes, ", ")
+		if more != "" {
+			named += " and more"
+		}
+		uses = append(uses, fmt.Sprintf("it still runs on nodes %s (stop the plugin there)", named))
 	}
 	jobs, err := jobsRunningPlugin(txn, id)
 	if err != nil {

@@ -20,8 +20,7 @@ func TestStateStore_DeleteCSIPlugin(t *testing.T) {
 		}
 		return rows
 	}
-	withInstance := structs.NewCSIPlugin(plugID, 1)
-	withInstance.Nodes["n1"] = &structs.CSIInfo{PluginID: plugID, Healthy: true}
+	withInstance := statetest.NodeWithPlugin("n1", plugID, false, true, true)
 	stopped := statetest.PluginJob("old", plugID)
 	stopped.Stop = true
 
@@ -44,7 +43,7 @@ func TestStateStore_DeleteCSIPlugin(t *testing.T) {
 		},
 		{
 			name: "instance remains",
-			rows: map[string][]any{state.TableCSIPlugins: {withInstance}},
+			rows: map[string][]any{state.TableCSIPlugins: {structs.NewCSIPlugin(plugID, 1)}, state.TableNodes: {withInstance}},
 			id:   plugID,
 			want: structs.ErrConflict,
 		},
@@ -126,7 +125,8 @@ func TestStateStore_CSIPlugins(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			must.Eq(t, tc.want, ids(tc.got))
 			for _, p := range tc.got {
-				must.Eq(t, 0, p.NodesHealthy, must.Sprint("list rows are stored rows, not denormalized"))
+				must.Eq(t, 1, p.NodesHealthy, must.Sprint("list rows hold their counts"))
+				must.Nil(t, p.Nodes, must.Sprint("list rows hold no instances"))
 			}
 		})
 	}

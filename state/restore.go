@@ -69,8 +69,60 @@ func (r *StateRestore) Insert(table string, obj any) error {
 	return nil
 }
 
-// Commit makes every inserted row visible.
-func (r *StateRestore) Commit() { r.txn.Commit() }
+// Commit recounts the plugin rows from the node rows and makes every
+// inserted row visible. The counts are the nodes' to say: a snapshot taken
+// before plugin rows held counts kept the instances in them instead, which
+// the recount drops.
+func (r *StateRestore) Commit() error {
+	if err := recountPlugins(r.txn); err != nil {
+		r.txn.Abort()
+		return err
+	}
+	r.txn.Commit()
+	return nil
+}
+
+// reports tells whether node nodeID reports plugin id.
+func reports(txn *memdb.Txn, nodeID, id string) bool {
+	n, err := nodeByIDTxn(txn, nil, nodeID)
+	c, i := instances(n, id)
+	return err == nil && (c != nil || i != nil)
+}
+
+// recountPlugins sets every plugin row's counts from the nodes that report
+// it, keeping its indexes.
+func recountPlugins(txn *memdb.Txn) error {
+	iter, err := txn.Get(TableCSIPlugins, indexID)
+	if err != nil {
+		return errInternal("restore: read plugins", err)
+	}
+	var rows []*structs.CSIPlugin
+	for raw := iter.Next(); raw != nil; raw = iter.Next() {
+		rows = append(rows, raw.(*structs.CSIPlugin))
+	}
+	for _, row := range rows {
+		plug := row.Copy()
+		plug.Controllers, plug.Nodes, plug.Allocations = nil, nil, nil
+		plug.ControllersExpected, plug.ControllersHealthy, plug.ControllersPublishing = 0, 0, 0
+		plug.NodesExpected, plug.NodesHealthy = 0, 0
+		nodes, err := txn.Get(TableNodes, indexCSIPlugin, row.ID)
+		if err != nil {
+			return errInternal("restore: read the nodes of plugin "+row.ID, err)
+		}
+		for raw := nodes.Next(); raw != nil; raw = nodes.Next() {
+			shareOf(raw.(*structs.Node), row.ID).add(plug, 1)
+		}
+		if plug.ProviderNode == "" || !reports(txn, plug.ProviderNode, plug.ID) {
+			if err := newestProviderTxn(txn, plug); err != nil {
+				return err
+			}
+		}
+		if err := txn.Insert(TableCSIPlugins, plug); err != nil {
+			return errInternal("restore: insert plugin "+row.ID, err)
+		}
+	}
+	return nil
+}
 
 // Abort drops every inserted row. It does nothing after Commit.
 func (r *StateRestore) Abort() { r.txn.Abort() }

@@ -28,7 +28,7 @@ func TestStateStore_Restore_RoundTrip(t *testing.T) {
 			counts[table]++
 		}
 	}
-	r.Commit()
+	must.NoError(t, r.Commit())
 
 	for _, table := range state.Tables {
 		iter, err := dst.TableRows(table)
@@ -82,4 +82,26 @@ func TestStateStore_Restore_RejectsBadRows(t *testing.T) {
 			must.ErrorIs(t, r.Insert(tc.table, tc.row), structs.ErrInternal)
 		})
 	}
+}
+
+// A snapshot taken before plugin rows held counts kept the instances in
+// the row: a restore counts them from the node rows and drops the maps.
+func TestStateStore_Restore_RecountsLegacyPluginRows(t *testing.T) {
+	legacy := structs.NewCSIPlugin(plugID, 1)
+	legacy.Nodes = map[string]*structs.CSIInfo{"n1": {PluginID: plugID, Healthy: true}, "gone": {PluginID: plugID}}
+	legacy.NodesExpected = 7 // whatever a row says, the nodes decide
+	down := statetest.NodeWithPlugin("n2", plugID, true, true, true)
+	down.Status = structs.NodeStatusDown
+	s := restored(t, map[string][]any{
+		state.TableCSIPlugins: {legacy},
+		state.TableNodes:      {statetest.NodeWithPlugin("n1", plugID, false, true, true), down},
+	})
+
+	row, err := s.CSIPluginByID(nil, plugID)
+	must.NoError(t, err)
+	must.Nil(t, row.Nodes)
+	must.Nil(t, row.Controllers)
+	must.Eq(t, [4]int{0, 1, 1, 2}, [4]int{row.ControllersHealthy, row.ControllersExpected, row.NodesHealthy, row.NodesExpected})
+	must.Eq(t, statetest.Provider, row.Provider)
+	must.NotEq(t, "", row.ProviderNode)
 }

@@ -34,7 +34,7 @@ const (
 	indexID         = "id"          // every table's primary index
 	indexNodeID     = "node_id"     // allocs by node
 	indexJob        = "job"         // allocs by (namespace, job)
-	indexCSIPlugin  = "csi_plugin"  // jobs by the plugins they run
+	indexCSIPlugin  = "csi_plugin"  // jobs by the plugins they run; nodes by the plugins they report
 	indexExternalID = "external_id" // volumes by (plugin, external ID)
 	indexClaimAlloc = "claim_alloc" // volumes by the allocs of their claims
 	indexClaimNode  = "claim_node"  // volumes by the nodes of their claims
@@ -108,6 +108,13 @@ func nodesTableSchema() *memdb.TableSchema {
 				Name:         indexSecretHash,
 				AllowMissing: true,
 				Indexer:      stringField("SecretHash"),
+			},
+			// The nodes that run a plugin, either side: a plugin's
+			// instances, in node ID order.
+			indexCSIPlugin: {
+				Name:         indexCSIPlugin,
+				AllowMissing: true,
+				Indexer:      nodeCSIPluginIndexer,
 			},
 		},
 	}

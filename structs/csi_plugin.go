@@ -1,25 +1,38 @@
 package structs
 
-// CSIPlugin is a plugin across the cluster: every controller and node
-// instance that reports it, keyed by node ID. The state store keeps the
-// instances; the counts and Allocations are joined in on read
-// (CSIPluginDenormalize): an instance is healthy only when it says so and
-// its node is ready.
+import "time"
+
+// CSIPlugin is a plugin across the cluster. Its row holds counts: how
+// many controller and node instances report it, and how many of them are
+// healthy (the instance says so and its node is ready). The state store
+// moves the counts with the node rows, in the same transaction, so no
+// read walks the nodes. The instances themselves live on the node rows
+// (Node.CSIControllerPlugins, CSINodePlugins); a read of one plugin joins
+// them in, a page at a time, with their allocations.
 type CSIPlugin struct {
 	ID                 string
-	Provider           string
+	Provider           string // as the newest report (UpdateTime) says
 	Version            string
 	ControllerRequired bool
+	// ProviderNode and ProviderUpdated name the report Provider, Version
+	// and ControllerRequired come from, so that a newer report replaces
+	// it without a walk of the nodes. Kept in raft, not shown.
+	ProviderNode    string    `codec:"ProviderNode" json:"-"`
+	ProviderUpdated time.Time `codec:"ProviderUpdated" json:"-"`
 
-	Controllers map[string]*CSIInfo // node ID -> instance
-	Nodes       map[string]*CSIInfo // node ID -> instance
-
-	// Derived on read.
 	ControllersHealthy  int
 	ControllersExpected int
 	NodesHealthy        int
 	NodesExpected       int
-	Allocations         []*AllocListStub
+	// ControllersPublishing counts the controller instances that offer
+	// PUBLISH_UNPUBLISH_VOLUME, healthy or not.
+	ControllersPublishing int
+
+	// Joined in on read (state: CSIPluginWithInstances, and a page of
+	// them for Get); nil in the stored row.
+	Controllers map[string]*CSIInfo // node ID -> instance
+	Nodes       map[string]*CSIInfo // node ID -> instance
+	Allocations []*AllocListStub
 
 	CreateIndex uint64
 	ModifyIndex uint64
@@ -27,13 +40,7 @@ type CSIPlugin struct {
 
 // NewCSIPlugin returns an empty plugin row.
 func NewCSIPlugin(id string, index uint64) *CSIPlugin {
-	return &CSIPlugin{
-		ID:          id,
-		Controllers: map[string]*CSIInfo{},
-		Nodes:       map[string]*CSIInfo{},
-		CreateIndex: index,
-		ModifyIndex: index,
-	}
+	return &CSIPlugin{ID: id, CreateIndex: index, ModifyIndex: index}
 }
 
 // Copy returns a deep copy.
@@ -56,7 +63,7 @@ func (p *CSIPlugin) Copy() *CSIPlugin {
 
 // IsEmpty reports whether no instance reports the plugin.
 func (p *CSIPlugin) IsEmpty() bool {
-	return p == nil || len(p.Controllers) == 0 && len(p.Nodes) == 0
+	return p == nil || p.ControllersExpected == 0 && p.NodesExpected == 0
 }
 
 // Stub returns the list form of the plugin.
@@ -92,13 +99,5 @@ type CSIPluginListStub struct {
 // a controller and one of its instances offers PUBLISH_UNPUBLISH_VOLUME.
 // False for nil.
 func (p *CSIPlugin) PublishesThroughController() bool {
-	if p == nil || !p.ControllerRequired {
-		return false
-	}
-	for _, c := range p.Controllers {
-		if c != nil && c.ControllerInfo != nil && c.ControllerInfo.SupportsAttachDetach {
-			return true
-		}
-	}
-	return false
+	return p != nil && p.ControllerRequired && p.ControllersPublishing > 0
 }

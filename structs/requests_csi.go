@@ -145,16 +145,22 @@ type CSIPluginListResponse struct {
 	QueryMeta
 }
 
-// CSIPluginGetRequest reads one plugin.
+// CSIPluginGetRequest reads one plugin with a page of its instances: the
+// nodes that run it, in node ID order, from NextToken (a node ID; empty is
+// the first), at most PerPage nodes (0 is every node).
 type CSIPluginGetRequest struct {
-	ID string
+	ID        string
+	PerPage   int
+	NextToken string
 	QueryOptions
 }
 
 // CSIPluginGetResponse answers CSIPluginGetRequest; Plugin is nil when the
-// plugin does not exist.
+// plugin does not exist. NextToken is where the next page starts, empty
+// on the last.
 type CSIPluginGetResponse struct {
-	Plugin *CSIPlugin
+	Plugin    *CSIPlugin
+	NextToken string
 	QueryMeta
 }
 

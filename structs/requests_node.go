@@ -45,12 +45,18 @@ type SingleNodeResponse struct {
 
 // NodeListRequest lists nodes.
 type NodeListRequest struct {
+	// PerPage and NextToken page the list by node ID: at most PerPage
+	// nodes (0: all), from the node ID NextToken (empty: the first).
+	PerPage   int
+	NextToken string
 	QueryOptions
 }
 
-// NodeListResponse answers NodeListRequest.
+// NodeListResponse answers NodeListRequest. NextToken is the first node
+// ID of the next page, empty on the last.
 type NodeListResponse struct {
-	Nodes []*NodeListStub
+	Nodes     []*NodeListStub
+	NextToken string
 	QueryMeta
 }
 

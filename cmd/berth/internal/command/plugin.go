@@ -16,8 +16,8 @@ var pluginStatusCommand = &command{
 	help: `[options] [plugin]
 
   Display the CSI plugins, or one plugin with the health of its controller
-  and node instances on each node. A plugin may be given by a unique prefix
-  of its ID.
+  and node instances on each node (the first 100 nodes, by node ID; -json
+  shows every one). A plugin may be given by a unique prefix of its ID.
 
 Status Options:
 
@@ -46,13 +46,16 @@ var pluginStatus = statusSpec[*structs.CSIPluginListStub, *structs.CSIPlugin]{
 	},
 	id: func(p *structs.CSIPluginListStub) string { return p.ID },
 	get: func(c *api.Client, id string) (*structs.CSIPlugin, *api.QueryMeta, error) {
-		return c.CSIPlugins().Info(id, nil)
+		return c.CSIPlugins().Info(id, &api.QueryOptions{PerPage: pluginNodesShown})
 	},
 	printList: func(m *meta, plugins []*structs.CSIPluginListStub, _ bool) { m.pluginList(plugins) },
 	printOne:  (*meta).pluginInfo,
 
 	verboseOne: (*meta).pluginProviderView,
 }
+
+// pluginNodesShown is how many nodes' instances `plugin status ID` shows.
+const pluginNodesShown = 100
 
 func (m *meta) pluginList(plugins []*structs.CSIPluginListStub) {
 	if len(plugins) == 0 {
@@ -83,6 +86,10 @@ func (m *meta) pluginInfo(p *structs.CSIPlugin, verbose bool) {
 	m.pluginInstances(p.Controllers, verbose)
 	section(m.stdout, "Nodes")
 	m.pluginInstances(p.Nodes, verbose)
+	if len(p.Controllers) < p.ControllersExpected || len(p.Nodes) < p.NodesExpected {
+		m.println(fmt.Sprintf("\nShown: the instances on the first %d nodes by node ID; `berth plugin status -json %s` lists every one.",
+			pluginNodesShown, p.ID))
+	}
 
 	if len(p.Allocations) > 0 {
 		section(m.stdout, "Allocations")

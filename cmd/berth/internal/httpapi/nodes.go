@@ -6,10 +6,16 @@ import (
 	"github.com/berth-csi/berth/structs"
 )
 
-// GET /v1/nodes[?prefix=]: the node stubs.
+// GET /v1/nodes[?prefix=&per_page=&next_token=]: the node stubs in ID
+// order, a page of them with per_page (X-Berth-NextToken names the next
+// page's first node).
 func (h *handler) nodeList(w http.ResponseWriter, r *http.Request) error {
 	var args structs.NodeListRequest
 	if err := parseQueryOptions(r, &args.QueryOptions); err != nil {
+		return err
+	}
+	var err error
+	if args.PerPage, args.NextToken, err = parsePerPage(r, "is every node"); err != nil {
 		return err
 	}
 	var reply structs.NodeListResponse
@@ -17,6 +23,7 @@ func (h *handler) nodeList(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	setQueryMeta(w, &reply.QueryMeta)
+	setNextToken(w, reply.NextToken)
 	return writeJSON(w, r, nonNil(reply.Nodes))
 }
 

@@ -23,10 +23,16 @@ func (h *handler) pluginList(w http.ResponseWriter, r *http.Request) error {
 	return writeJSON(w, r, nonNil(reply.Plugins))
 }
 
-// GET /v1/plugin/csi/:id: one plugin, 404 when no instance reports it.
+// GET /v1/plugin/csi/:id[?per_page=&next_token=]: one plugin with its
+// instances (a page of them, by node ID; X-Berth-NextToken names the next
+// page's first node), 404 when no instance reports it.
 func (h *handler) pluginGet(w http.ResponseWriter, r *http.Request) error {
 	args := structs.CSIPluginGetRequest{ID: r.PathValue("id")}
 	if err := parseQueryOptions(r, &args.QueryOptions); err != nil {
+		return err
+	}
+	var err error
+	if args.PerPage, args.NextToken, err = parsePerPage(r, "is every node"); err != nil {
 		return err
 	}
 	var reply structs.CSIPluginGetResponse
@@ -34,6 +40,7 @@ func (h *handler) pluginGet(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	setQueryMeta(w, &reply.QueryMeta)
+	setNextToken(w, reply.NextToken)
 	if reply.Plugin == nil {
 		return notFound("plugin %q not found; list plugins with GET /v1/plugins?type=csi", args.ID)
 	}

@@ -21,6 +21,7 @@ const (
 	headerIndex       = "X-Berth-Index"
 	headerKnownLeader = "X-Berth-KnownLeader"
 	headerLastContact = "X-Berth-LastContact"
+	headerNextToken   = "X-Berth-NextToken"
 )
 
 // parseQueryOptions reads ?index=, ?wait=, ?stale, ?prefix= and ?namespace=.

@@ -150,13 +150,27 @@ func requiredParam(r *http.Request, name, what string) (string, error) {
 // parsePage reads ?per_page= (absent or 0: the plugin chooses) and
 // ?next_token= (the previous page's NextToken).
 func parsePage(r *http.Request) (perPage int32, nextToken string, err error) {
+	n, next, err := parsePerPage(r, "lets the plugin choose")
+	return int32(n), next, err
+}
+
+// parsePerPage reads ?per_page= (absent or 0: what zero says) and
+// ?next_token= (the previous page's NextToken).
+func parsePerPage(r *http.Request, zero string) (perPage int, nextToken string, err error) {
 	q := r.URL.Query()
 	if s := q.Get("per_page"); s != "" {
 		n, err := strconv.ParseUint(s, 10, 31)
 		if err != nil {
-			return 0, "", badRequest("query parameter per_page=%q must be a non-negative integer below 2^31 (0 lets the plugin choose)", s)
+			return 0, "", badRequest("query parameter per_page=%q must be a non-negative integer below 2^31 (0 %s)", s, zero)
 		}
-		perPage = int32(n)
+		perPage = int(n)
 	}
 	return perPage, q.Get("next_token"), nil
+}
+
+// setNextToken writes where a paged read's next page starts, if any.
+func setNextToken(w http.ResponseWriter, next string) {
+	if next != "" {
+		w.Header().Set(headerNextToken, next)
+	}
 }
