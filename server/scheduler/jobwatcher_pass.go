@@ -25,7 +25,8 @@ var watchedTables = []string{state.TableNodes, state.TableJobs, state.TableAlloc
 //   - an allocation of the job stopped holding its place: it was stopped
 //     or lost with its node, or its tasks are over on its client;
 //   - a node became ready or changed while ready: every system job (one
-//     allocation per node) and every waiting job;
+//     allocation per node), placing on those nodes only (PlanNodes), and
+//     every waiting job;
 //   - a plugin or a volume was written (a claim freed, a volume
 //     registered, a plugin healthy): every waiting job. A volume frees
 //     room on a node under its plugin's max volumes too, so this is not
@@ -54,10 +55,11 @@ func (w *JobWatcher) pass(ctx context.Context, ws memdb.WatchSet, full bool) ([]
 		moved[table] = index > w.last
 	}
 	var todo map[jobKey]bool
+	var scopes map[jobKey][]string
 	if full {
 		todo, err = w.everyJob(st)
 	} else {
-		todo, err = w.changedJobs(st, moved)
+		todo, scopes, err = w.changedJobs(st, moved)
 	}
 	if err != nil {
 		return nil, err
@@ -76,7 +78,7 @@ func (w *JobWatcher) pass(ctx context.Context, ws memdb.WatchSet, full bool) ([]
 		if ctx.Err() != nil {
 			return keys[:i], nil
 		}
-		w.replan(k)
+		w.replan(k, scopes[k])
 	}
 	w.store, w.last = st, upTo
 	return keys, nil
@@ -115,13 +117,14 @@ func (w *JobWatcher) everyJob(st *state.StateStore) (map[jobKey]bool, error) {
 }
 
 // changedJobs lists the jobs the writes since the last pass concern (see
-// pass), from the tables that moved.
-func (w *JobWatcher) changedJobs(st *state.StateStore, moved map[string]bool) (map[jobKey]bool, error) {
-	todo := map[jobKey]bool{}
+// pass), from the tables that moved. A job in scopes is planned on those
+// nodes only: a system job that only nodes becoming ready concern.
+func (w *JobWatcher) changedJobs(st *state.StateStore, moved map[string]bool) (todo map[jobKey]bool, scopes map[jobKey][]string, err error) {
+	todo, scopes = map[jobKey]bool{}, map[jobKey][]string{}
 	if moved[state.TableJobs] {
 		iter, err := st.JobsModifiedAfter(nil, w.last)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		for raw := iter.Next(); raw != nil; raw = iter.Next() {
 			todo[w.noteJob(raw.(*structs.Job))] = true
@@ -130,7 +133,7 @@ func (w *JobWatcher) changedJobs(st *state.StateStore, moved map[string]bool) (m
 	if moved[state.TableAllocs] {
 		iter, err := st.AllocsModifiedAfter(nil, w.last)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		for raw := iter.Next(); raw != nil; raw = iter.Next() {
 			a := raw.(*structs.Allocation)
@@ -140,33 +143,39 @@ func (w *JobWatcher) changedJobs(st *state.StateStore, moved map[string]bool) (m
 			}
 		}
 	}
-	nodeReady := false
+	var ready []string // nodes written since the last pass that can take allocations
 	if moved[state.TableNodes] {
 		iter, err := st.NodesModifiedAfter(nil, w.last)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		for raw := iter.Next(); raw != nil && !nodeReady; raw = iter.Next() {
-			nodeReady = raw.(*structs.Node).Schedulable()
+		for raw := iter.Next(); raw != nil; raw = iter.Next() {
+			if n := raw.(*structs.Node); n.Schedulable() {
+				ready = append(ready, n.ID)
+			}
 		}
 	}
-	if nodeReady {
+	if len(ready) > 0 {
+		sort.Strings(ready)
 		for k := range w.system {
-			todo[k] = true
+			if !todo[k] {
+				todo[k], scopes[k] = true, ready
+			}
 		}
 	}
-	if nodeReady || moved[state.TableCSIPlugins] || moved[state.TableCSIVolumes] {
+	whole := func(k jobKey) { todo[k] = true; delete(scopes, k) }
+	if len(ready) > 0 || moved[state.TableCSIPlugins] || moved[state.TableCSIVolumes] {
 		for k := range w.waiting {
-			todo[k] = true
+			whole(k)
 		}
 	}
 	now := w.cfg.Clock.Now()
 	for k, at := range w.updating {
 		if !at.IsZero() && !now.Before(at) {
-			todo[k] = true
+			whole(k)
 		}
 	}
-	return todo, nil
+	return todo, scopes, nil
 }
 
 // noteJob keeps the set of system jobs up to date with a job read, and
@@ -181,11 +190,12 @@ func (w *JobWatcher) noteJob(j *structs.Job) jobKey {
 	return k
 }
 
-// replan places the job's missing allocations that fit now, and records
-// whether some still do not. A job gone, stopped or over the count limit
-// is forgotten; one whose plan could not be made or written stays
-// waiting, for the next change or the idle pass.
-func (w *JobWatcher) replan(k jobKey) {
+// replan places the job's missing allocations that fit now (on the nodes
+// of scope only, when given), and records whether some still do not. A
+// job gone, stopped or over the count limit is forgotten; one whose plan
+// could not be made or written stays waiting, for the next change or the
+// idle pass.
+func (w *JobWatcher) replan(k jobKey, scope []string) {
 	w.cfg.PlanLock.Lock()
 	defer w.cfg.PlanLock.Unlock()
 	log := w.logger.With("job_id", k.ID, "namespace", k.Namespace)
@@ -209,7 +219,12 @@ func (w *JobWatcher) replan(k jobKey) {
 		delete(w.system, k)
 		return
 	}
-	res, err := w.planner.Plan(st, job, Auto)
+	var res *Result
+	if scope != nil && job.Type == structs.JobTypeSystem {
+		res, err = w.planner.PlanNodes(st, job, scope)
+	} else {
+		res, err = w.planner.Plan(st, job, Auto)
+	}
 	if err == nil && (len(res.Plan.Allocs) > 0 || len(res.Plan.Stops) > 0) {
 		err = w.cfg.Apply(res.Plan)
 	}

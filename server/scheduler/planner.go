@@ -74,8 +74,22 @@ type Result struct {
 // holds one lock around the pass and that write, so that two passes never
 // plan the same claim.
 func (p *Planner) Plan(st *state.StateStore, job *structs.Job, mode Mode) (*Result, error) {
+	return p.plan(st, job, mode, nil)
+}
+
+// PlanNodes is an Auto pass that places only on the given nodes: what a
+// node that became ready (or changed while ready) needs of a system job.
+// Its cost is the job's allocations (read, not planned) and the given
+// nodes, not every node: the job's allocations elsewhere are seen as they
+// are (their updates and stops are decided as in a whole pass), and no
+// other node is asked.
+func (p *Planner) PlanNodes(st *state.StateStore, job *structs.Job, nodeIDs []string) (*Result, error) {
+	return p.plan(st, job, Auto, nodeIDs)
+}
+
+func (p *Planner) plan(st *state.StateStore, job *structs.Job, mode Mode, scope []string) (*Result, error) {
 	now := p.clock.Now()
-	pl := &planning{st: st, job: job, auto: mode == Auto, now: now,
+	pl := &planning{st: st, job: job, auto: mode == Auto, now: now, scope: scope,
 		vols: map[string]*structs.CSIVolume{}, onNode: map[string]map[string]string{},
 		usage: map[string]structs.Ask{}, shortfalls: map[string]map[string]string{},
 		plan: &structs.PlanApplyRequest{Job: job, Timestamp: now.UnixNano(), WriteRequest: structs.WriteRequest{Namespace: job.Namespace}}}
@@ -94,6 +108,7 @@ func (p *Planner) Plan(st *state.StateStore, job *structs.Job, mode Mode) (*Resu
 type planning struct {
 	st    *state.StateStore
 	job   *structs.Job
+	scope []string // the only nodes to place on (PlanNodes); nil: all
 	nodes []*structs.Node
 	// unschedulable are the nodes left out of nodes: not ready, or
 	// ineligible (see noNodeReason).
@@ -135,17 +150,8 @@ func (p *planning) run() ([]*structs.PlacementFailure, error) {
 		return nil, err
 	}
 	p.version, _ = structs.NextJobVersion(stored, p.job)
-	iter, err := p.st.Nodes(nil)
-	if err != nil {
+	if err := p.readNodes(); err != nil {
 		return nil, err
-	}
-	for raw := iter.Next(); raw != nil; raw = iter.Next() {
-		n := raw.(*structs.Node)
-		if n.Schedulable() {
-			p.nodes = append(p.nodes, n)
-			continue
-		}
-		p.unschedulable = append(p.unschedulable, n)
 	}
 	sort.Slice(p.nodes, func(i, j int) bool { return p.nodes[i].ID < p.nodes[j].ID })
 	live, stopping, err := p.liveAllocs()
@@ -168,6 +174,38 @@ func (p *planning) run() ([]*structs.PlacementFailure, error) {
 		}
 	}
 	return failures, nil
+}
+
+// readNodes splits the nodes to place on (every node, or the scope's)
+// into the schedulable ones and the rest.
+func (p *planning) readNodes() error {
+	add := func(n *structs.Node) {
+		if n.Schedulable() {
+			p.nodes = append(p.nodes, n)
+			return
+		}
+		p.unschedulable = append(p.unschedulable, n)
+	}
+	if p.scope != nil {
+		for _, id := range p.scope {
+			n, err := p.st.NodeByID(nil, id)
+			if err != nil {
+				return err
+			}
+			if n != nil {
+				add(n)
+			}
+		}
+		return nil
+	}
+	iter, err := p.st.Nodes(nil)
+	if err != nil {
+		return err
+	}
+	for raw := iter.Next(); raw != nil; raw = iter.Next() {
+		add(raw.(*structs.Node))
+	}
+	return nil
 }
 
 // liveAllocs lists, by group, the job's allocations that hold their
