@@ -29,6 +29,7 @@ var (
 	claimAllocs = flag.Int("claim-allocs", 4, "loadtest: running allocations whose claims the claim runs renew, one volume each")
 	listReps    = flag.Int("list-reps", 5, "loadtest: lists per figure (the median is shown)")
 	profiles    = flag.Bool("profiles", false, "loadtest: save the leader's CPU profile of each register and claim run in the log dir")
+	noCeiling   = flag.Bool("no-ceiling", false, "loadtest: do not measure the raft + memdb ceiling")
 )
 
 // intList is a flag of comma-separated positive integers.
@@ -102,9 +103,11 @@ func TestLoad(t *testing.T) {
 	t.Logf("loadtest: %d claiming allocations running; %d storage volumes made in the mock (+%s)",
 		len(targets), *poolSize+fill.Len(), time.Since(start).Round(time.Millisecond))
 
+	ceiling := measureCeiling(t, tab)
 	empty := map[int]float64{}
 	for _, n := range *registers {
 		empty[n] = registerRun(t, c, tab, leader, n, pool, "empty", "register/s over HTTP at the leader, empty store, %s")
+		tab.AddRatio(empty[n], ceiling[n], n)
 	}
 	for _, n := range *claims {
 		stop := cpuProfile(t, c, leader, fmt.Sprintf("cpu-claim-%d.pb.gz", n))
@@ -112,6 +115,7 @@ func TestLoad(t *testing.T) {
 		stop()
 		must.NoError(t, err)
 		tab.AddRate(fmt.Sprintf("claims/s over HTTP at the leader, %s (renewing %d running allocs' claims, a volume each)", callersText(n), len(targets)), r)
+		tab.AddRatio(r.PerSecond(), ceiling[n], n)
 	}
 
 	stored := *claimAllocs
@@ -170,6 +174,26 @@ func TestLoad(t *testing.T) {
 	}
 	c.WaitVolumeCount(stored, 2*time.Minute)
 	t.Logf("loadtest: figures (%s in all; %d answers retried)\n%s", time.Since(start).Round(time.Millisecond), c.Retried.Load(), tab)
+}
+
+// measureCeiling measures the raft + memdb ceiling (loadtest.Ceiling) at
+// every caller count of the register and claim runs, adds its rows, and
+// shuts its raft nodes down.
+func measureCeiling(t *testing.T, tab *loadtest.Table) map[int]float64 {
+	t.Helper()
+	out := map[int]float64{}
+	if *noCeiling {
+		return out
+	}
+	ceil := loadtest.StartCeiling(t)
+	defer ceil.Close()
+	for _, n := range slices.Compact(slices.Sorted(slices.Values(append(slices.Clone(*registers), *claims...)))) {
+		r, err := ceil.Run(n, *duration)
+		must.NoError(t, err)
+		out[n] = r.PerSecond()
+		tab.AddRate(fmt.Sprintf("raft + memdb ceiling, %s: entries/s, one per operation", callersText(n)), r)
+	}
+	return out
 }
 
 // registerRun measures register/s at the leader with callers callers,

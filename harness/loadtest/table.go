@@ -27,6 +27,16 @@ func (t *Table) AddRate(figure string, r Throughput) {
 	t.Add(figure, fmt.Sprintf("%.0f/s", r.PerSecond()), detail)
 }
 
+// AddRatio appends the row of a throughput's ratio to the raft + memdb
+// ceiling measured at the same callers in the same run.
+func (t *Table) AddRatio(rate, ceiling float64, callers int) {
+	if ceiling <= 0 {
+		return
+	}
+	t.Add("  ratio to the raft + memdb ceiling", fmt.Sprintf("%.2f", rate/ceiling),
+		fmt.Sprintf("ceiling %.0f entries/s at %d concurrent appliers, one entry each (Ceiling)", ceiling, callers))
+}
+
 // String renders the table in aligned columns.
 func (t *Table) String() string {
 	var b strings.Builder

@@ -121,6 +121,9 @@ func setIndex(w http.ResponseWriter, index uint64) {
 // encoding failure is still a clean 500. A client that went away is not an
 // error worth reporting.
 func writeJSON(w http.ResponseWriter, r *http.Request, v any) error {
+	if wantsMsgpack(r) {
+		return writeMsgpack(w, r, v)
+	}
 	pretty := r.URL.Query().Has("pretty")
 	if rv := reflect.ValueOf(v); rv.Kind() == reflect.Slice {
 		return writeJSONList(w, r, rv, pretty)

@@ -8,11 +8,48 @@ import (
 	"io"
 	"net/http"
 	"reflect"
+	"strings"
+
+	"github.com/ugorji/go/codec"
+
+	"github.com/berth-csi/berth/structs"
 )
 
 // streamChunk is how much of a streamed list is buffered before it is
 // written out.
 const streamChunk = 64 << 10
+
+// wantsMsgpack reports whether the caller asked for msgpack answers
+// (Accept: application/msgpack, as the Go api client does).
+func wantsMsgpack(r *http.Request) bool {
+	for _, a := range r.Header.Values("Accept") {
+		for part := range strings.SplitSeq(a, ",") {
+			if mt, _, _ := strings.Cut(strings.TrimSpace(part), ";"); mt == structs.MediaTypeMsgpack {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// writeMsgpack writes v with status 200 in structs.HTTPMsgpackHandle,
+// which shows what the JSON would and nothing more. It streams as it
+// encodes; a failure before any byte reached the caller is a clean 500,
+// after that the connection is cut, as writeJSONList does.
+func writeMsgpack(w http.ResponseWriter, r *http.Request, v any) error {
+	sent := &countingWriter{w: w}
+	bw := bufio.NewWriterSize(sent, streamChunk)
+	w.Header().Set("Content-Type", structs.MediaTypeMsgpack)
+	if err := codec.NewEncoder(bw, structs.HTTPMsgpackHandle).Encode(v); err != nil {
+		if sent.n == 0 {
+			w.Header().Del("Content-Type")
+			return fmt.Errorf("encode answer to %s %s: %w", r.Method, r.URL.Path, err)
+		}
+		panic(http.ErrAbortHandler)
+	}
+	_ = bw.Flush()
+	return nil
+}
 
 // writeJSONList writes a list (list is a slice) as one JSON array,
 // element by element: the answer is never held whole, so a list of 50,000
