@@ -12,12 +12,20 @@ import (
 // controllerCallTimeout bounds one controller call made for a user's request.
 const controllerCallTimeout = 2 * time.Minute
 
+// maxControllerTries is how many healthy controller instances a call
+// without a near node or topology lists, to try in turn: the first that
+// answers serves it, so a fleet of thousands of monolith instances is not
+// walked whole for each call.
+const maxControllerTries = 8
+
 // controllerNodes lists the nodes running a healthy controller instance of
-// a plugin, in a stable order, so calls keep going to the same instance
-// while it stays healthy. need says which capability the call needs; an
-// instance without it is skipped, and when none has it the error says so.
-func (s *Server) controllerNodes(pluginID string, need func(*structs.CSIControllerInfo) bool, capName string) ([]string, error) {
-	plug, err := s.State().CSIPluginWithInstances(nil, pluginID)
+// a plugin, in node ID order, so calls keep going to the same instance
+// while it stays healthy: at most limit of them (0: all). need says which
+// capability the call needs; an instance without it is skipped, and when
+// none has it the error says so.
+func (s *Server) controllerNodes(pluginID string, need func(*structs.CSIControllerInfo) bool, capName string, limit int) ([]string, error) {
+	st := s.State()
+	plug, err := st.CSIPluginByID(nil, pluginID)
 	if err != nil {
 		return nil, err
 	}
@@ -25,23 +33,25 @@ func (s *Server) controllerNodes(pluginID string, need func(*structs.CSIControll
 		return nil, structs.NewError(structs.CodeBadRequest,
 			"plugin %q is not running on any node; check plugin_id or start the plugin first", pluginID)
 	}
-	if len(plug.Controllers) == 0 {
+	if plug.ControllersExpected == 0 {
 		return nil, structs.NewError(structs.CodeBadRequest,
 			"plugin %q has no controller instance: start it as a controller or monolith plugin", pluginID)
 	}
+	iter, err := st.CSIPluginNodes(nil, pluginID)
+	if err != nil {
+		return nil, err
+	}
 	var nodes []string
 	capable := false
-	for nodeID, info := range plug.Controllers {
-		if info.ControllerInfo == nil || !need(info.ControllerInfo) {
+	for raw := iter.Next(); raw != nil && (limit == 0 || len(nodes) < limit); raw = iter.Next() {
+		node := raw.(*structs.Node)
+		info := node.CSIControllerPlugins[pluginID]
+		if info == nil || info.ControllerInfo == nil || !need(info.ControllerInfo) {
 			continue
 		}
 		capable = true
-		node, err := s.State().NodeByID(nil, nodeID)
-		if err != nil {
-			return nil, err
-		}
 		if info.Healthy && node.Ready() {
-			nodes = append(nodes, nodeID)
+			nodes = append(nodes, node.ID)
 		}
 	}
 	if !capable {
@@ -51,7 +61,6 @@ func (s *Server) controllerNodes(pluginID string, need func(*structs.CSIControll
 		return nil, structs.NewError(structs.CodeUnavailable,
 			"plugin %q has no healthy controller instance on a ready node; check `berth plugin status %s`", pluginID, pluginID)
 	}
-	sort.Strings(nodes)
 	return nodes, nil
 }
 
@@ -131,7 +140,11 @@ type controllerCall struct {
 // callController makes the call on the healthy controller instances with
 // the capability, in their stable order, until one answers.
 func (s *Server) callController(ctx context.Context, c controllerCall) error {
-	nodes, err := s.controllerNodes(c.plugin, c.need.has, c.need.name)
+	limit := maxControllerTries
+	if c.near != "" || c.volume != nil && len(c.volume.Topologies) > 0 {
+		limit = 0 // preferNear orders and filters them all
+	}
+	nodes, err := s.controllerNodes(c.plugin, c.need.has, c.need.name, limit)
 	if err != nil {
 		return err
 	}
@@ -157,15 +170,15 @@ func (s *Server) preferNear(nodes []string, c controllerCall) ([]string, error) 
 	if c.near == "" && (c.volume == nil || len(c.volume.Topologies) == 0) {
 		return nodes, nil
 	}
-	plug, err := s.State().CSIPluginWithInstances(nil, c.plugin)
-	if err != nil || plug == nil {
-		return nodes, err
-	}
 	const outside = 3
 	rank := func(nodeID string) int {
 		inside := false
 		if c.volume != nil && len(c.volume.Topologies) > 0 {
-			if info := plug.Nodes[nodeID]; info != nil && info.NodeInfo != nil {
+			node, err := s.State().NodeByID(nil, nodeID)
+			if err != nil || node == nil {
+				return outside
+			}
+			if info := node.CSINodePlugins[c.plugin]; info != nil && info.NodeInfo != nil {
 				if !c.volume.AccessibleFrom(info.NodeInfo.AccessibleTopology) {
 					return outside
 				}

@@ -19,6 +19,16 @@ func (s *StateStore) CSIPluginWithInstances(ws memdb.WatchSet, id string) (*stru
 	return out, err
 }
 
+// CSIPluginNodes iterates the nodes that report plugin id, as controller
+// or node, in node ID order.
+func (s *StateStore) CSIPluginNodes(ws memdb.WatchSet, id string) (memdb.ResultIterator, error) {
+	iter, err := getWatch(s.db.Txn(false), ws, TableNodes, indexCSIPlugin, id)
+	if err != nil {
+		return nil, errInternal("read the nodes of plugin "+id, err)
+	}
+	return iter, nil
+}
+
 // CSIPluginPage returns plugin id (nil if it does not exist) with a page
 // of its instances: the nodes that report it, in node ID order, from node
 // ID from (inclusive; empty is the first), at most limit nodes (0: all),
