@@ -34,9 +34,10 @@ func (s *Server) newHeartbeats() (*heartbeat.Timers, error) {
 // resetHeartbeat restarts a node's TTL timer; a no-op off the leader.
 func (s *Server) resetHeartbeat(nodeID string, ttl time.Duration) { s.heartbeats.Reset(nodeID, ttl) }
 
-// heartbeatTTL is the TTL to give a client now: the configured TTL, or
-// longer as the fleet grows past it (heartbeat.ScaledTTL).
-func (s *Server) heartbeatTTL() time.Duration { return s.heartbeats.FleetTTL() }
+// heartbeatTTL is the TTL to give node nodeID now: the configured TTL,
+// or longer as the fleet, the node counted, grows past it
+// (heartbeat.ScaledTTL).
+func (s *Server) heartbeatTTL(nodeID string) time.Duration { return s.heartbeats.FleetTTLFor(nodeID) }
 
 // clearHeartbeat stops a node's timer (the node was deregistered).
 func (s *Server) clearHeartbeat(nodeID string) { s.heartbeats.Clear(nodeID) }

@@ -81,18 +81,20 @@ func TestNode_UpdateFingerprint(t *testing.T) {
 }
 
 // TestHeartbeat_TTLGrowsWithTheFleet: under a cap of one heartbeat a
-// second and a 2 s floor, the fourth node registered (three with a timer
-// before it) is told 3 s, and a heartbeat once the four run 4 s: the TTL
-// each write answers is the one its timer was reset with.
+// second and a 2 s floor, the third node registered is told 3 s and the
+// fourth 4 s (each counts itself among the fleet it joins), and so is a
+// heartbeat once the four run: the TTL each write answers is the one its
+// timer was reset with.
 func TestHeartbeat_TTLGrowsWithTheFleet(t *testing.T) {
 	s := testServer(t, func(c *Config) { c.HeartbeatTTL, c.MaxHeartbeatsPerSecond = 2*time.Second, 1 })
 	var resp structs.NodeUpdateResponse
-	for i, want := range []time.Duration{2 * time.Second, 2 * time.Second, 2 * time.Second, 3 * time.Second} {
+	for i, want := range []time.Duration{2 * time.Second, 2 * time.Second, 3 * time.Second, 4 * time.Second} {
 		id := []string{"node-1", "node-2", "node-3", "node-4"}[i]
 		must.NoError(t, rpcCall(t, s, "Node.Register", &structs.NodeRegisterRequest{Node: statetest.Node(id)}, &resp))
 		must.Eq(t, want, resp.HeartbeatTTL, must.Sprintf("the register of %s", id))
 	}
 	must.NoError(t, rpcCall(t, s, "Node.UpdateStatus", &structs.NodeUpdateStatusRequest{NodeID: "node-1", Status: structs.NodeStatusReady}, &resp))
 	must.Eq(t, 4*time.Second, resp.HeartbeatTTL)
-	must.Eq(t, 4*time.Second, s.heartbeatTTL())
+	must.Eq(t, 4*time.Second, s.heartbeatTTL("node-1"))
+	must.Eq(t, 5*time.Second, s.heartbeatTTL("node-5"), must.Sprint("a fifth node would be told the fleet's TTL with it"))
 }

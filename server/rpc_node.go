@@ -64,7 +64,7 @@ func (n *Node) Register(ctx context.Context, args *structs.NodeRegisterRequest, 
 	if err != nil {
 		return err
 	}
-	ttl := n.srv.heartbeatTTL()
+	ttl := n.srv.heartbeatTTL(node.ID)
 	if node.Status != structs.NodeStatusDown {
 		n.srv.resetHeartbeat(node.ID, ttl)
 	}
@@ -122,7 +122,7 @@ func (n *Node) UpdateStatus(ctx context.Context, args *structs.NodeUpdateStatusR
 	if node == nil {
 		return structs.NewError(structs.CodeNotFound, "node %s is not registered; the client must register first", args.NodeID)
 	}
-	ttl := n.srv.heartbeatTTL()
+	ttl := n.srv.heartbeatTTL(args.NodeID)
 	if args.Status != structs.NodeStatusDown {
 		n.srv.resetHeartbeat(args.NodeID, ttl)
 	}
@@ -185,7 +185,7 @@ func (n *Node) UpdateFingerprint(ctx context.Context, args *structs.NodeFingerpr
 	}
 	// Not a heartbeat: the client's heartbeats, not this answer, set its
 	// fence and its timer here.
-	n.replyTTL(reply, n.srv.heartbeatTTL(), index)
+	n.replyTTL(reply, n.srv.heartbeatTTL(args.NodeID), index)
 	return nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"syscall"
@@ -139,10 +140,16 @@ func TestProcess_PartitionedClient(t *testing.T) {
 // once c1 is down) and the volumes named.
 func cutOffWorld(t *testing.T, volumes ...string) (bin string, s *agentProc, c1 *clientProc, pluginRoot string) {
 	t.Helper()
+	return cutOffWorldWith(t, nil, volumes...)
+}
+
+// cutOffWorldWith is cutOffWorld with the servers' extra agent arguments.
+func cutOffWorldWith(t *testing.T, serverArgs []string, volumes ...string) (bin string, s *agentProc, c1 *clientProc, pluginRoot string) {
+	t.Helper()
 	bin = buildBerth(t)
 	hostpath := csitest.HostpathBinary(t)
 	pluginRoot = t.TempDir()
-	servers, _ := threeServers(t, bin)
+	servers, _ := threeServers(t, bin, serverArgs...)
 	s = servers[0]
 	c1 = startWorkloadClientAt(t, bin, servers, "c1", "127.0.0.21")
 	readyNodes(t, bin, s, 1, 30*time.Second)
@@ -201,6 +208,36 @@ func fencedBeforeFreed(t *testing.T, s *agentProc, pluginRoot, allocID string, c
 		lastAt.Sub(cut).Round(time.Millisecond), down.Sub(cut).Round(time.Millisecond),
 		freed.Sub(cut).Round(time.Millisecond), freed.Sub(lastAt).Round(time.Millisecond))
 	return down
+}
+
+// TestProcess_PartitionedClient_StretchedTTL: the fence's order holds
+// when the servers stretch the heartbeat TTL for the fleet. With
+// max_heartbeats_per_second 0.025 and one node, the TTL is 40 s, four
+// times the 10 s floor: client c1, cut off, fences writer A at half the
+// TTL it was handed (20 s after its last contact, so at least 10 s after
+// the cut, where half the floor's would be at most 5 s), the servers mark
+// it down only once that TTL has passed, and A's last write comes before
+// its claim is freed.
+func TestProcess_PartitionedClient_StretchedTTL(t *testing.T) {
+	testlog.NeedRoot(t, "tasks with volumes and plugin tasks run in mount namespaces with bind mounts; the partition is an iptables rule")
+	cfg := filepath.Join(t.TempDir(), "server.hcl")
+	must.NoError(t, os.WriteFile(cfg, []byte("server {\n  max_heartbeats_per_second = 0.025\n}\n"), 0o600))
+	bin, s, _, pluginRoot := cutOffWorldWith(t, []string{"-config", cfg}, "data")
+	timedCLI(t, bin, s, "job", "run", writeSpec(t, "a.hcl", stubbornWriter("a", "A", "30s")))
+	a := running(jobAllocs(t, bin, s, "a"))
+	must.SliceLen(t, 1, a)
+	var nodes []*structs.NodeListStub
+	must.NoError(t, fetchJSON(s.httpAddr()+"/v1/nodes", &nodes))
+	must.SliceLen(t, 1, nodes)
+	waitUntil(t, 10*time.Second, "A's first write", func() bool { lastA, _ := writes(t, pluginRoot); return lastA > 0 })
+
+	cut := time.Now()
+	partition(t, "127.0.0.21")
+	down := fencedBeforeFreed(t, s, pluginRoot, a[0].ID, cut, "partition at a stretched TTL (40 s)")
+	lastA, _ := writes(t, pluginRoot)
+	must.Greater(t, 6*time.Second, time.Unix(0, lastA).Sub(cut),
+		must.Sprint("the client fenced at half the stretched TTL it was handed, not the floor's"))
+	must.Greater(t, 29*time.Second, down.Sub(cut), must.Sprint("the servers marked the node down only past the stretched TTL"))
 }
 
 // TestProcess_ClientRestartedWhileCutOff: client c1 is killed (its

@@ -21,7 +21,7 @@ import (
 
 // threeServers starts three server agents and waits for them to agree on
 // a leader, whose RPC address it returns.
-func threeServers(t *testing.T, bin string) ([]*agentProc, string) {
+func threeServers(t *testing.T, bin string, extra ...string) ([]*agentProc, string) {
 	t.Helper()
 	ports := testlog.FreePorts(t, "127.0.0.1", 9)
 	var agents []*agentProc
@@ -32,7 +32,7 @@ func threeServers(t *testing.T, bin string) ([]*agentProc, string) {
 		if i > 0 {
 			join = "127.0.0.1:" + strconv.Itoa(agents[0].serfPort)
 		}
-		startAgent(t, bin, a, join)
+		startAgent(t, bin, a, join, extra...)
 		agents = append(agents, a)
 	}
 	return agents, waitLeader(t, agents, "", 60*time.Second)

@@ -140,9 +140,17 @@ func (h *Timers) Arm(start bool) error {
 // FleetTTL is the TTL to give a client now: TTL, or longer when the nodes
 // with a timer would heartbeat more than MaxPerSecond times a second
 // (ScaledTTL).
-func (h *Timers) FleetTTL() time.Duration {
+func (h *Timers) FleetTTL() time.Duration { return h.FleetTTLFor("") }
+
+// FleetTTLFor is FleetTTL for node nodeID, counted among the nodes even
+// before its timer is set: a node registering is told the TTL of the
+// fleet it joins, as its next heartbeat would be.
+func (h *Timers) FleetTTLFor(nodeID string) time.Duration {
 	h.mu.Lock()
 	n := len(h.byNode)
+	if _, ok := h.byNode[nodeID]; nodeID != "" && !ok {
+		n++
+	}
 	h.mu.Unlock()
 	return ScaledTTL(h.cfg.TTL, h.cfg.MaxPerSecond, n)
 }
