@@ -8,9 +8,11 @@
 // "claims of alloc A" and "claims on node N" lookups), every write rule of
 // the CSI domain (the plugin rows a node's fingerprint keeps, volume
 // registration, the claim workflow taken -> unpublishing -> node-detached ->
-// controller-detached -> freed), and the joins done on read
-// (CSIPluginDenormalize, and every volume read): plugin health is derived
-// from node status on every read, never stored.
+// controller-detached -> freed), and the joins done on read (a plugin's
+// instances from the node rows, every volume read). A plugin row holds
+// counts of its instances, expected and healthy (healthy: the instance says
+// so and its node is ready), moved by every node write in the same
+// transaction (plugin_instances.go), so no read walks the nodes.
 //
 // Change events (events.go): a write begun with writeTxn has memdb track
 // its changes; its commit turns them into structs.Event values at the
