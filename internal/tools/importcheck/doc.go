@@ -2,7 +2,7 @@
 // (docs/architecture.md, "Packages"). The module has two folders that are
 // layers of their own: internal/ holds leaf libraries, which may import
 // only other internal/ packages, and harness/ holds the harnesses that run
-// berth whole (agentproc, chaos, loadtest, integration), which may import
+// berth whole (agentproc, chaos, loadtest, fleet, integration), which may import
 // anything and which no package outside harness/ may import. Beyond that,
 // each package may import only the berth packages its row of the table
 // allows, and only client/csi (and the berth-hostpath plugin) may import

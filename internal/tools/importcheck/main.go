@@ -21,7 +21,7 @@ const (
 	// (structs, state, server, client, ...); its row narrows that further.
 	internalDir = "internal"
 	// harnessDir holds the harnesses that run berth whole, as processes
-	// (agentproc, chaos, loadtest) or in one test binary (integration):
+	// (agentproc, chaos, loadtest, fleet) or in one test binary (integration):
 	// they may import anything, and no package outside harnessDir may
 	// import them, tests included.
 	harnessDir = "harness"
@@ -82,6 +82,7 @@ var allowed = map[string][]string{
 	"harness/chaos":       {"*"},
 	"harness/chaos/check": {}, // pure logic over recorded data: a leaf
 	"harness/loadtest":    {"*"},
+	"harness/fleet":       {"*"},
 	"harness/agentproc":   {"client/clienttest", "client/drivers/exec", "internal/testlog"}, // the process harnesses' process control
 }
 
