@@ -94,7 +94,8 @@ func heartbeatInterval(ttl time.Duration) time.Duration {
 	if ttl <= 0 {
 		return time.Second
 	}
-	return ttl/6 + rand.N(ttl/4-ttl/6+1)
+	lo, hi := ttl/structs.HeartbeatMinDivisor, ttl/structs.HeartbeatMaxDivisor
+	return lo + rand.N(hi-lo+1)
 }
 
 // heartbeatTimeout bounds one heartbeat try on one server: an eighth of

@@ -77,10 +77,11 @@ type Config struct {
 	// cannot join. Empty gossips in the clear.
 	EncryptKey []byte
 
-	// HeartbeatTTL is the least TTL given to clients; past
-	// HeartbeatTTL*MaxHeartbeatsPerSecond live nodes the TTL grows so
-	// that the leader handles at most MaxHeartbeatsPerSecond heartbeats a
-	// second (server { max_heartbeats_per_second }; 0: no cap).
+	// HeartbeatTTL is the least TTL given to clients; once the live
+	// nodes would heartbeat more than MaxHeartbeatsPerSecond times a
+	// second at it, the TTL grows so that they do not
+	// (heartbeat.ScaledTTL; server { max_heartbeats_per_second }; 0: no
+	// cap).
 	HeartbeatTTL           time.Duration
 	MaxHeartbeatsPerSecond float64
 	// DrainPluginGrace is how long past a drain's deadline the node's CSI
@@ -140,9 +141,11 @@ type Config struct {
 }
 
 // DefaultMaxHeartbeatsPerSecond is the heartbeats a second the leader
-// takes before it stretches the TTL: 50, as Nomad's default; at the 10 s
-// TTL, 500 nodes.
-const DefaultMaxHeartbeatsPerSecond = 50.0
+// takes before it stretches the TTL: 250. A client heartbeats 4.8 times
+// a TTL (structs.HeartbeatsPerTTL), so at the 10 s TTL that is about 520
+// nodes, and 10,000 nodes get 192 s: about what Nomad's default of 50
+// gives its clients, which heartbeat once a TTL.
+const DefaultMaxHeartbeatsPerSecond = 250.0
 
 // DefaultConfig returns a config with every default set. DataDir and
 // BindAddr still need a value.

@@ -80,13 +80,14 @@ func TestNode_UpdateFingerprint(t *testing.T) {
 	must.ErrorContains(t, err, "carries no plugin ID")
 }
 
-// TestHeartbeat_TTLGrowsWithTheFleet: under a cap of one heartbeat a
-// second and a 2 s floor, the third node registered is told 3 s and the
+// TestHeartbeat_TTLGrowsWithTheFleet: under a cap of 4.8 heartbeats a
+// second (one a second for each node, which heartbeats 4.8 times a TTL)
+// and a 2 s floor, the third node registered is told 3 s and the
 // fourth 4 s (each counts itself among the fleet it joins), and so is a
 // heartbeat once the four run: the TTL each write answers is the one its
 // timer was reset with.
 func TestHeartbeat_TTLGrowsWithTheFleet(t *testing.T) {
-	s := testServer(t, func(c *Config) { c.HeartbeatTTL, c.MaxHeartbeatsPerSecond = 2*time.Second, 1 })
+	s := testServer(t, func(c *Config) { c.HeartbeatTTL, c.MaxHeartbeatsPerSecond = 2*time.Second, structs.HeartbeatsPerTTL })
 	var resp structs.NodeUpdateResponse
 	for i, want := range []time.Duration{2 * time.Second, 2 * time.Second, 3 * time.Second, 4 * time.Second} {
 		id := []string{"node-1", "node-2", "node-3", "node-4"}[i]

@@ -212,7 +212,8 @@ func fencedBeforeFreed(t *testing.T, s *agentProc, pluginRoot, allocID string, c
 
 // TestProcess_PartitionedClient_StretchedTTL: the fence's order holds
 // when the servers stretch the heartbeat TTL for the fleet. With
-// max_heartbeats_per_second 0.025 and one node, the TTL is 40 s, four
+// max_heartbeats_per_second 0.12 and one node (4.8 heartbeats a TTL), the
+// TTL is 40 s, four
 // times the 10 s floor: client c1, cut off, fences writer A at half the
 // TTL it was handed (20 s after its last contact, so at least 10 s after
 // the cut, where half the floor's would be at most 5 s), the servers mark
@@ -221,7 +222,7 @@ func fencedBeforeFreed(t *testing.T, s *agentProc, pluginRoot, allocID string, c
 func TestProcess_PartitionedClient_StretchedTTL(t *testing.T) {
 	testlog.NeedRoot(t, "tasks with volumes and plugin tasks run in mount namespaces with bind mounts; the partition is an iptables rule")
 	cfg := filepath.Join(t.TempDir(), "server.hcl")
-	must.NoError(t, os.WriteFile(cfg, []byte("server {\n  max_heartbeats_per_second = 0.025\n}\n"), 0o600))
+	must.NoError(t, os.WriteFile(cfg, []byte("server {\n  max_heartbeats_per_second = 0.12\n}\n"), 0o600))
 	bin, s, _, pluginRoot := cutOffWorldWith(t, []string{"-config", cfg}, "data")
 	timedCLI(t, bin, s, "job", "run", writeSpec(t, "a.hcl", stubbornWriter("a", "A", "30s")))
 	a := running(jobAllocs(t, bin, s, "a"))

@@ -12,6 +12,7 @@ import (
 
 	"github.com/shoenig/test/must"
 
+	"github.com/berth-csi/berth/api"
 	"github.com/berth-csi/berth/harness/fleet"
 	"github.com/berth-csi/berth/harness/loadtest"
 	"github.com/berth-csi/berth/server/heartbeat"
@@ -112,13 +113,13 @@ func (r *run) steadyWindow() {
 	stopProfile()
 
 	lo, hi := fleet.TTLRange(r.f.Nodes)
-	r.tab.Add("steady heartbeats/s handled", fmt.Sprintf("%.0f/s", float64(ok)/wall.Seconds()),
+	r.tab.Add(fmt.Sprintf("steady heartbeats/s handled [cap: max_heartbeats_per_second %g]", *maxHB), fmt.Sprintf("%.0f/s", float64(ok)/wall.Seconds()),
 		fmt.Sprintf("%d Node.UpdateStatus answered in %s (%d failed, %d answered NotFound); a node heartbeats every TTL/6 to TTL/4: "+
 			"about %.0f/s expected at TTL %s", ok, loadtest.Seconds(wall), r.f.HeartbeatsFailed.Load()-failed0,
 			r.f.Reregistered.Load()-rereg0, 24*float64(*nodes)/(5*hi.Seconds()), loadtest.Seconds(hi)))
 	r.tab.Add("heartbeat TTL handed out", loadtest.Seconds(hi),
-		fmt.Sprintf("least %s among the nodes' last answers; max(%s floor, %d nodes / max_heartbeats_per_second %g) = %s",
-			loadtest.Seconds(lo), ttlFloor, *nodes, *maxHB, loadtest.Seconds(heartbeat.ScaledTTL(ttlFloor, *maxHB, *nodes))))
+		fmt.Sprintf("least %s among the nodes' last answers; max(%s floor, %d nodes x %.1f heartbeats a TTL / max_heartbeats_per_second %g) = %s",
+			loadtest.Seconds(lo), ttlFloor, *nodes, structs.HeartbeatsPerTTL, *maxHB, loadtest.Seconds(heartbeat.ScaledTTL(ttlFloor, *maxHB, *nodes))))
 	how := fmt.Sprintf("utime+stime of %s (pid %d) over %s; followers %s and %s; this simulator %s; %d cores in all",
 		leader.Name, leader.PID(), loadtest.Seconds(wall), fleet.Percent(shares[1]), fleet.Percent(shares[2]), fleet.Percent(shares[3]), runtime.NumCPU())
 	if *profile {
@@ -142,15 +143,18 @@ func (r *run) steadyWindow() {
 	}
 }
 
+// cliPluginPage is the page of instances `berth plugin status ID` reads.
+const cliPluginPage = 100
+
 // pluginStatus times the plugin status routes at the leader and checks
 // the counts they show against the fleet.
 func (r *run) pluginStatus() {
 	t := r.t
 	leader := r.c.WaitLeader(time.Minute)
 	cl := r.c.API(leader)
-	var list, get loadtest.Latencies
+	var list, get, whole loadtest.Latencies
 	var stubs []*structs.CSIPluginListStub
-	var mono *structs.CSIPlugin
+	var mono, all *structs.CSIPlugin
 	for range *pluginReps {
 		start := time.Now()
 		var err error
@@ -158,18 +162,31 @@ func (r *run) pluginStatus() {
 		must.NoError(t, err)
 		list = append(list, time.Since(start))
 	}
+	// As `berth plugin status ID` reads it: the counts and the first
+	// page of instances.
 	for range *pluginReps {
 		start := time.Now()
 		var err error
-		mono, _, err = cl.CSIPlugins().Info(fleet.MonoPlugin, nil)
+		mono, _, err = cl.CSIPlugins().Info(fleet.MonoPlugin, &api.QueryOptions{PerPage: cliPluginPage})
 		must.NoError(t, err)
 		get = append(get, time.Since(start))
 	}
+	for range *pluginReps {
+		start := time.Now()
+		var err error
+		all, _, err = cl.CSIPlugins().Info(fleet.MonoPlugin, nil)
+		must.NoError(t, err)
+		whole = append(whole, time.Since(start))
+	}
 	r.tab.Add(fmt.Sprintf("plugin status: GET /v1/plugins?type=csi, %d nodes [target <= 20 ms]", *nodes), loadtest.Millis(list.Median()),
 		fmt.Sprintf("at the leader, decoded; median of %d (max %s)", len(list), loadtest.Millis(list.Max())))
-	r.tab.Add(fmt.Sprintf("plugin status: GET /v1/plugin/csi/%s, %d nodes [target <= 20 ms]", fleet.MonoPlugin, *nodes), loadtest.Millis(get.Median()),
-		fmt.Sprintf("at the leader, decoded; median of %d (max %s); it lists %d controller and %d node instances",
-			len(get), loadtest.Millis(get.Max()), len(mono.Controllers), len(mono.Nodes)))
+	r.tab.Add(fmt.Sprintf("plugin status %s: GET /v1/plugin/csi/%s?per_page=%d, %d nodes [target <= 20 ms]", fleet.MonoPlugin, fleet.MonoPlugin, cliPluginPage, *nodes),
+		loadtest.Millis(get.Median()),
+		fmt.Sprintf("at the leader, decoded, as the CLI reads it; median of %d (max %s); the fleet's counts and the first %d nodes' %d controller and %d node instances",
+			len(get), loadtest.Millis(get.Max()), cliPluginPage, len(mono.Controllers), len(mono.Nodes)))
+	r.tab.Add(fmt.Sprintf("  every instance: GET /v1/plugin/csi/%s, %d nodes", fleet.MonoPlugin, *nodes), loadtest.Millis(whole.Median()),
+		fmt.Sprintf("median of %d (max %s); %d controller and %d node instances, grows with the fleet",
+			len(whole), loadtest.Millis(whole.Max()), len(all.Controllers), len(all.Nodes)))
 
 	byID := map[string]*structs.CSIPluginListStub{}
 	for _, s := range stubs {

@@ -156,14 +156,16 @@ func (h *Timers) FleetTTLFor(nodeID string) time.Duration {
 }
 
 // ScaledTTL is the heartbeat TTL for nodes live nodes: floor, or
-// nodes/maxPerSecond seconds when that is longer, so that the fleet's
-// heartbeats (each client sends one per TTL at least) stay under
-// maxPerSecond. maxPerSecond 0 is no cap.
+// longer when the fleet would heartbeat more than maxPerSecond times a
+// second at the floor. Each client heartbeats structs.HeartbeatsPerTTL
+// times a TTL on average, so the TTL is that many seconds per
+// maxPerSecond nodes. maxPerSecond 0 is no cap.
 func ScaledTTL(floor time.Duration, maxPerSecond float64, nodes int) time.Duration {
 	if maxPerSecond <= 0 {
 		return floor
 	}
-	return max(floor, time.Duration(float64(nodes)/maxPerSecond*float64(time.Second)).Round(time.Millisecond))
+	secs := float64(nodes) * structs.HeartbeatsPerTTL / maxPerSecond
+	return max(floor, time.Duration(secs*float64(time.Second)).Round(time.Millisecond))
 }
 
 // Disable stops every timer when leadership ends.

@@ -255,23 +255,24 @@ func TestTimers_ManyNodesEachAtItsDeadline(t *testing.T) {
 	})
 }
 
-// ScaledTTL: the floor until the fleet would heartbeat faster than the
-// cap, then one second per maxPerSecond nodes; no cap, no growth.
+// ScaledTTL: the floor until the fleet, each node heartbeating 4.8 times
+// a TTL, would heartbeat faster than the cap, then 4.8 seconds per
+// maxPerSecond nodes; no cap, no growth.
 func TestScaledTTL(t *testing.T) {
 	for _, tc := range []struct {
 		rate  float64
 		nodes int
 		want  time.Duration
 	}{
-		{50, 0, ttl}, {50, 500, ttl}, {50, 501, 10020 * time.Millisecond},
-		{50, 10_000, 200 * time.Second}, {0, 10_000, ttl}, {3, 100, 33333 * time.Millisecond},
+		{250, 0, ttl}, {250, 520, ttl}, {250, 521, 10003 * time.Millisecond},
+		{250, 10_000, 192 * time.Second}, {0, 10_000, ttl}, {3, 100, 160 * time.Second},
 	} {
 		must.Eq(t, tc.want, heartbeat.ScaledTTL(ttl, tc.rate, tc.nodes), must.Sprintf("%d nodes at %g/s", tc.nodes, tc.rate))
 	}
 }
 
-// TestTimers_FleetTTLGrows: 40 nodes under a cap of 2 heartbeats a second
-// are given 20 s, not the 10 s floor; a new leader arms them for that
+// TestTimers_FleetTTLGrows: 40 nodes under a cap of 9.6 heartbeats a
+// second (4.8 a TTL each) are given 20 s, not the 10 s floor; a new leader arms them for that
 // (plus grace), so none is marked down at the floor's deadline, and all
 // are at the fleet's; a heartbeat's timer runs the TTL it was given.
 func TestTimers_FleetTTLGrows(t *testing.T) {
@@ -280,7 +281,7 @@ func TestTimers_FleetTTLGrows(t *testing.T) {
 		for i := range 40 {
 			nodes = append(nodes, fmt.Sprintf("node-%02d", i))
 		}
-		w := newWorldWith(t, func(c *heartbeat.Config) { c.MaxPerSecond = 2 }, nodes...)
+		w := newWorldWith(t, func(c *heartbeat.Config) { c.MaxPerSecond = 9.6 }, nodes...)
 		must.NoError(t, w.timers.Arm(true))
 		synctest.Wait()
 		fleet := w.timers.FleetTTL()

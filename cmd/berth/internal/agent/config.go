@@ -60,7 +60,7 @@ type ServerConfig struct {
 	JobMaxCount int `hcl:"job_max_count,optional"`
 	// MaxHeartbeatsPerSecond caps the heartbeats the leader takes a
 	// second: past it the TTL given to clients grows with the fleet
-	// (unset: 50; 0: no cap).
+	// (unset: 250; 0: no cap).
 	MaxHeartbeatsPerSecond *float64 `hcl:"max_heartbeats_per_second,optional"`
 	// Encrypt is the gossip encryption key, 32 bytes in base64 (`berth
 	// operator gossip keygen`); the same on every server.
