@@ -220,3 +220,24 @@ func TestCluster_EventNext_IndexAheadOfTheCluster(t *testing.T) {
 		must.EqOp(t, index, reply.Events[0].Index)
 	}
 }
+
+// TestCluster_FollowerServesBlockingReadsWhileBehind: a blocking read
+// (MinQueryIndex > 0) that reaches a follower just after a write, before
+// the follower has applied it, waits there to catch up and is served
+// there, never forwarded: a fleet's allocation watches, forwarded, would
+// hold every stream the follower has to the leader.
+func TestCluster_FollowerServesBlockingReadsWhileBehind(t *testing.T) {
+	c := servertest.Cluster(t, 3)
+	leader, follower := c.Leader(), c.Followers()[0]
+	registerPluginNode(t, leader, "node-1", "hostpath")
+	served := follower.FollowerReads()
+	for i := range 20 {
+		id := fmt.Sprintf("behind-%d", i)
+		index := registerVolume(t, leader, id, "hostpath")
+		var resp structs.CSIVolumeGetResponse
+		must.NoError(t, call(t, follower, "CSIVolume.Get", &structs.CSIVolumeGetRequest{ID: id,
+			QueryOptions: structs.QueryOptions{MinQueryIndex: 1, MaxQueryTime: 5 * time.Second}}, &resp))
+		must.NotNil(t, resp.Volume, must.Sprintf("volume %s, written at index %d", id, index))
+	}
+	must.EqOp(t, served+20, follower.FollowerReads(), must.Sprint("every blocking read served by the follower, none forwarded"))
+}

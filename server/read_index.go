@@ -25,7 +25,9 @@ const (
 // shipping the answer from the leader. On any error the caller forwards
 // the read as before.
 //
-// A list waits longer before it is forwarded: up to two commit timeouts,
+// A blocking query (MinQueryIndex > 0) waits as long as the leader's
+// answer may take: it is never forwarded for a lag. A list waits longer
+// before it is forwarded: up to two commit timeouts,
 // the most a follower trails the leader's commit notice. Its answer is
 // large (thousands of rows), and shipping it from the leader costs more
 // than the wait: right after a burst of writes, a forwarded list of
@@ -42,7 +44,11 @@ func (s *Server) followerRead(leader string, minQueryIndex uint64, list bool) er
 	// follower to hear of the leader's last commit.
 	catchUp := followerReadWait
 	switch {
-	case minQueryIndex >= index:
+	case minQueryIndex > 0:
+		// A blocking query waits anyway: forwarded, it would hold one of
+		// the few streams this server has to the leader for as long as
+		// it blocks, and a fleet's allocation watches would take them
+		// all, queueing every write forwarded behind them.
 	case list:
 		catchUp = followerCatchUp + 2*s.config.RaftCommitTimeout
 	default:
