@@ -13,13 +13,20 @@ import (
 
 // nodeConns remembers, per node, the yamux session its client opened to
 // this server, so the server can call the client back on it. A session
-// leaves the map when it closes.
+// leaves the map when it closes: one goroutine per session watches for
+// that, whatever number of nodes it carries, so a fleet costs the server
+// no goroutine per node.
 type nodeConns struct {
 	mu    sync.RWMutex
 	conns map[string]*yamux.Session
+	// watched are the sessions a goroutine waits on, with the nodes
+	// tracked on each.
+	watched map[*yamux.Session]map[string]bool
 }
 
-func newNodeConns() *nodeConns { return &nodeConns{conns: map[string]*yamux.Session{}} }
+func newNodeConns() *nodeConns {
+	return &nodeConns{conns: map[string]*yamux.Session{}, watched: map[*yamux.Session]map[string]bool{}}
+}
 
 // track records the session a client's request arrived on. Requests that
 // another server forwarded carry that server's session, not the client's,
@@ -38,9 +45,21 @@ func (s *Server) trackNodeConn(ctx context.Context, nodeID string, forwarded boo
 		nc.mu.Unlock()
 		return
 	}
+	if old := nc.conns[nodeID]; old != nil {
+		delete(nc.watched[old], nodeID)
+	}
 	nc.conns[nodeID] = sess
+	nodes, watched := nc.watched[sess]
+	if !watched {
+		nodes = map[string]bool{}
+		nc.watched[sess] = nodes
+	}
+	nodes[nodeID] = true
 	nc.mu.Unlock()
 	s.logger.Debug("client session tracked", "node_id", nodeID)
+	if watched {
+		return
+	}
 	s.goFunc(func() {
 		select {
 		case <-sess.CloseChan():
@@ -48,9 +67,12 @@ func (s *Server) trackNodeConn(ctx context.Context, nodeID string, forwarded boo
 			return
 		}
 		nc.mu.Lock()
-		if nc.conns[nodeID] == sess {
-			delete(nc.conns, nodeID)
+		for id := range nc.watched[sess] {
+			if nc.conns[id] == sess {
+				delete(nc.conns, id)
+			}
 		}
+		delete(nc.watched, sess)
 		nc.mu.Unlock()
 	})
 }
