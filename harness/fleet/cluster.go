@@ -90,24 +90,10 @@ func (c *Cluster) RPCAddrs() []string {
 
 // API is a client of server a's HTTP API; it retries what the servers
 // did not apply (503).
-func (c *Cluster) API(a *Agent) *api.Client {
-	cl, err := api.NewClient(api.Config{Address: a.HTTPAddr(), HTTPClient: &http.Client{Transport: c.transport}})
-	if err != nil {
-		c.t.Fatalf("fleet: api client for %s: %v", a.Name, err)
-	}
-	return cl
-}
+func (c *Cluster) API(a *Agent) *api.Client { return agentproc.API(c.t, a, c.transport, nil) }
 
-// probe is a client of server a's HTTP API for polling: no retries and
-// a short timeout, so that a poll says what the server says now.
-func (c *Cluster) probe(a *Agent) *api.Client {
-	cl, err := api.NewClient(api.Config{Address: a.HTTPAddr(), HTTPClient: &http.Client{Transport: c.transport},
-		Timeouts: api.Timeouts{Read: 2 * time.Second, Write: 2 * time.Second}, Retry: api.Retry{Disabled: true}})
-	if err != nil {
-		c.t.Fatalf("fleet: api client for %s: %v", a.Name, err)
-	}
-	return cl
-}
+// probe is a client of server a's HTTP API for polling (agentproc.Probe).
+func (c *Cluster) probe(a *Agent) *api.Client { return agentproc.Probe(c.t, a, c.transport) }
 
 // Leader is the server that all three name as leader (GET
 // /v1/status/leader), or nil when they do not agree.

@@ -150,24 +150,11 @@ func (c *Cluster) pluginReady() bool {
 // API is a client of agent a's HTTP API. It retries what the servers did
 // not apply (503), counting each retry in Retried.
 func (c *Cluster) API(a *Agent) *api.Client {
-	cl, err := api.NewClient(api.Config{Address: a.HTTPAddr(), HTTPClient: &http.Client{Transport: c.transport},
-		OnRetry: func(int, error) { c.Retried.Add(1) }})
-	if err != nil {
-		c.t.Fatalf("loadtest: api client for %s: %v", a.Name, err)
-	}
-	return cl
+	return agentproc.API(c.t, a, c.transport, func(int, error) { c.Retried.Add(1) })
 }
 
-// probe is a client of agent a's HTTP API for polling: no retries and a
-// short timeout, so that a poll says what the agent says now.
-func (c *Cluster) probe(a *Agent) *api.Client {
-	cl, err := api.NewClient(api.Config{Address: a.HTTPAddr(), HTTPClient: &http.Client{Transport: c.transport},
-		Timeouts: api.Timeouts{Read: 2 * time.Second, Write: 2 * time.Second}, Retry: api.Retry{Disabled: true}})
-	if err != nil {
-		c.t.Fatalf("loadtest: api client for %s: %v", a.Name, err)
-	}
-	return cl
-}
+// probe is a client of agent a's HTTP API for polling (agentproc.Probe).
+func (c *Cluster) probe(a *Agent) *api.Client { return agentproc.Probe(c.t, a, c.transport) }
 
 // ServerByRPC is the server whose RPC address is addr, nil if none.
 func (c *Cluster) ServerByRPC(addr string) *Agent { return agentproc.ServerByRPC(c.Servers, addr) }

@@ -83,7 +83,7 @@ var allowed = map[string][]string{
 	"harness/chaos/check": {}, // pure logic over recorded data: a leaf
 	"harness/loadtest":    {"*"},
 	"harness/fleet":       {"*"},
-	"harness/agentproc":   {"client/clienttest", "client/drivers/exec", "internal/testlog"}, // the process harnesses' process control
+	"harness/agentproc":   {"api", "client/clienttest", "client/drivers/exec", "internal/testlog"}, // the process harnesses' process control
 }
 
 // grpcAllowed may import the CSI spec and gRPC.
