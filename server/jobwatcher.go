@@ -14,7 +14,7 @@ func (s *Server) watchJobs(ctx context.Context) {
 	cfg := scheduler.DefaultJobWatcherConfig()
 	cfg.State = s.State
 	cfg.Apply = func(plan *structs.PlanApplyRequest) error {
-		_, _, err := raftApply[any](s, structs.PlanApplyRequestType, plan)
+		_, _, err := raftApply[any](s, structs.PlanApplyRequestType, plan.ForRaft())
 		return err
 	}
 	cfg.PlanLock = &s.planMu

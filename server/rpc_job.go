@@ -60,7 +60,7 @@ func (j *Job) register(job *structs.Job, reply *structs.JobRegisterResponse) err
 	if err != nil {
 		return err
 	}
-	_, index, err := raftApply[any](j.srv, structs.PlanApplyRequestType, res.Plan)
+	_, index, err := raftApply[any](j.srv, structs.PlanApplyRequestType, res.Plan.ForRaft())
 	if err != nil {
 		return err
 	}

@@ -48,16 +48,19 @@ func (s *StateStore) ApplyPlan(index uint64, req *structs.PlanApplyRequest) erro
 		if alloc == nil || alloc.ID == "" {
 			return errBadRequest("plan: an allocation without an ID")
 		}
-		a := alloc.Copy()
+		bare := *alloc
+		bare.Job = nil
+		a := bare.Copy()
 		if a.Namespace == "" {
 			a.Namespace = structs.DefaultNamespace
 		}
 		if job != nil {
-			// The version is the stored job's: the FSM numbers versions.
-			a.JobVersion = job.Version
-			if a.Job != nil {
-				a.Job.Version, a.Job.SubmitTime = job.Version, job.SubmitTime
-			}
+			// The job as stored, with the version the FSM numbered:
+			// rows are never changed in place, so every allocation of
+			// the plan shares it (PlanApplyRequest.ForRaft sends none).
+			a.Job, a.JobVersion = job, job.Version
+		} else {
+			a.Job = alloc.Job.Copy()
 		}
 		a.CreateTime = req.Timestamp
 		a.Timeline = a.Timeline.Stamp(structs.StepPlaced, time.Unix(0, req.Timestamp))

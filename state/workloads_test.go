@@ -1,6 +1,7 @@
 package state_test
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -160,5 +161,34 @@ func TestStateStore_ApplyPlan_StaleJob(t *testing.T) {
 		a, err := s.AllocByID(nil, id)
 		must.NoError(t, err)
 		must.Nil(t, a, must.Sprintf("alloc %s of a refused plan is not written", id))
+	}
+}
+
+// A plan's raft entry carries its allocations without their job
+// (PlanApplyRequest.ForRaft): the FSM gives each the job as stored, with
+// the version it numbered, shared by every allocation of the plan.
+func TestStateStore_ApplyPlan_AllocsGetTheStoredJob(t *testing.T) {
+	s := claimWorld(t)
+	job := statetest.Job(statetest.JobID)
+	var allocs []*structs.Allocation
+	for i := range 3 {
+		a := statetest.Alloc(fmt.Sprintf("j%d", i), "n1")
+		a.Job = job
+		allocs = append(allocs, a)
+	}
+	plan := (&structs.PlanApplyRequest{Job: job, Allocs: allocs, Timestamp: 1}).ForRaft()
+	for _, a := range plan.Allocs {
+		must.Nil(t, a.Job, must.Sprint("the entry carries no copy of the job per allocation"))
+	}
+	must.NotNil(t, allocs[0].Job, must.Sprint("the plan itself is not changed"))
+	must.NoError(t, s.ApplyPlan(30, plan))
+
+	stored, err := s.JobByID(nil, "", statetest.JobID)
+	must.NoError(t, err)
+	for i := range 3 {
+		a, err := s.AllocByID(nil, fmt.Sprintf("j%d", i))
+		must.NoError(t, err)
+		must.True(t, a.Job == stored, must.Sprintf("alloc j%d shares the stored job", i))
+		must.EqOp(t, stored.Version, a.JobVersion)
 	}
 }

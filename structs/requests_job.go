@@ -189,6 +189,28 @@ type PlanApplyRequest struct {
 	WriteRequest
 }
 
+// ForRaft returns the plan as its raft entry carries it: its allocations
+// without their job, which the FSM sets to the job as stored (a plan that
+// names its job: Job, or JobID). A system job placed on 10,000 nodes is
+// one copy of the job in the entry, not 10,000. The plan itself is not
+// changed.
+func (r *PlanApplyRequest) ForRaft() *PlanApplyRequest {
+	if r.Job == nil && r.JobID == "" {
+		return r
+	}
+	out := *r
+	out.Allocs = make([]*Allocation, len(r.Allocs))
+	for i, a := range r.Allocs {
+		if a == nil {
+			continue
+		}
+		c := *a // shallow: only Job changes
+		c.Job = nil
+		out.Allocs[i] = &c
+	}
+	return &out
+}
+
 // AllocClientUpdateRequest is the raft entry of a client's report of its
 // allocations (see AllocUpdateRequest). Timestamp is stamped by the
 // endpoint.
