@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"reflect"
 	"strings"
+	"sync"
 
 	"github.com/ugorji/go/codec"
 
@@ -32,6 +33,10 @@ func wantsMsgpack(r *http.Request) bool {
 	return false
 }
 
+// msgpackEncoders are reused: an encoder's buffers cost more to make than
+// a small answer costs to encode.
+var msgpackEncoders = sync.Pool{New: func() any { return codec.NewEncoder(io.Discard, structs.HTTPMsgpackHandle) }}
+
 // writeMsgpack writes v with status 200 in structs.HTTPMsgpackHandle,
 // which shows what the JSON would and nothing more. It streams as it
 // encodes; a failure before any byte reached the caller is a clean 500,
@@ -40,7 +45,12 @@ func writeMsgpack(w http.ResponseWriter, r *http.Request, v any) error {
 	sent := &countingWriter{w: w}
 	bw := bufio.NewWriterSize(sent, streamChunk)
 	w.Header().Set("Content-Type", structs.MediaTypeMsgpack)
-	if err := codec.NewEncoder(bw, structs.HTTPMsgpackHandle).Encode(v); err != nil {
+	enc := msgpackEncoders.Get().(*codec.Encoder)
+	enc.Reset(bw)
+	err := enc.Encode(v)
+	enc.Reset(io.Discard) // holds no answer's writer while pooled
+	msgpackEncoders.Put(enc)
+	if err != nil {
 		if sent.n == 0 {
 			w.Header().Del("Content-Type")
 			return fmt.Errorf("encode answer to %s %s: %w", r.Method, r.URL.Path, err)
