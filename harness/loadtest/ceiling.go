@@ -36,7 +36,6 @@ type Ceiling struct {
 	nodes  []*raft.Raft
 	stores []*raftboltdb.BoltStore
 	trans  []*raft.NetworkTransport
-	seq    atomic.Int64
 	entry  []byte // one volume's msgpack, as a register's entry holds it
 }
 
