@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -46,35 +45,14 @@ type Cluster struct {
 func StartCluster(t testing.TB, maxHeartbeats float64) *Cluster {
 	t.Helper()
 	c := &Cluster{t: t}
-	tr := http.DefaultTransport.(*http.Transport).Clone()
-	tr.MaxIdleConns, tr.MaxIdleConnsPerHost = 256, 64
-	c.transport = tr
-	t.Cleanup(tr.CloseIdleConnections)
-
-	c.Bin = filepath.Join(t.TempDir(), "berth")
-	if out, err := exec.Command("go", "build", "-o", c.Bin, "github.com/berth-csi/berth/cmd/berth").CombinedOutput(); err != nil {
-		t.Fatalf("fleet: build berth (go build ./cmd/berth must pass first): %v\n%s", err, out)
-	}
-	logDir, err := os.MkdirTemp("", "berth-fleet-logs-")
-	if err != nil {
-		t.Fatalf("fleet: make a log dir under %s: %v", os.TempDir(), err)
-	}
-	c.LogDir = logDir
-	c.profiles = &loadtest.Cluster{LogDir: logDir}
-	t.Cleanup(func() {
-		if t.Failed() {
-			for _, s := range c.Servers {
-				t.Logf("--- %s (last 40 lines of %s) ---\n%s", s.Name, s.Proc.LogPath, s.Proc.LogTail(40))
-			}
-		}
-		t.Logf("fleet: server logs kept in %s", logDir)
-	})
+	c.Bin, c.transport, c.LogDir = agentproc.Setup(t, "fleet", 256, func() []*Agent { return c.Servers })
+	c.profiles = &loadtest.Cluster{LogDir: c.LogDir}
 	cfg := filepath.Join(t.TempDir(), "server.hcl")
 	hcl := fmt.Sprintf("server {\n  max_heartbeats_per_second = %s\n}\n", strconv.FormatFloat(maxHeartbeats, 'f', -1, 64))
 	if err := os.WriteFile(cfg, []byte(hcl), 0o600); err != nil {
 		t.Fatalf("fleet: write the servers' config %s: %v", cfg, err)
 	}
-	c.Servers = agentproc.StartServers(t, c.Bin, logDir, serverAddrs, "-enable-debug", "-config", cfg)
+	c.Servers = agentproc.StartServers(t, c.Bin, c.LogDir, serverAddrs, "-enable-debug", "-config", cfg)
 	c.WaitLeader(90 * time.Second)
 	return c
 }

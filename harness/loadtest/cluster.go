@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sync/atomic"
 	"testing"
@@ -69,28 +68,7 @@ type Cluster struct {
 func StartCluster(t testing.TB, opts Options) *Cluster {
 	t.Helper()
 	c := &Cluster{t: t}
-	tr := http.DefaultTransport.(*http.Transport).Clone()
-	tr.MaxIdleConns, tr.MaxIdleConnsPerHost = 4096, 1024
-	c.transport = tr
-	t.Cleanup(tr.CloseIdleConnections)
-
-	c.Bin = filepath.Join(t.TempDir(), "berth")
-	if out, err := exec.Command("go", "build", "-o", c.Bin, "github.com/berth-csi/berth/cmd/berth").CombinedOutput(); err != nil {
-		t.Fatalf("loadtest: build berth: %v\n%s", err, out)
-	}
-	logDir, err := os.MkdirTemp("", "berth-loadtest-logs-")
-	if err != nil {
-		t.Fatalf("loadtest: log dir: %v", err)
-	}
-	c.LogDir = logDir
-	t.Cleanup(func() {
-		if t.Failed() {
-			for _, a := range c.agents() {
-				t.Logf("--- %s (last 40 lines of %s) ---\n%s", a.Name, a.Proc.LogPath, a.Proc.LogTail(40))
-			}
-		}
-		t.Logf("loadtest: process logs kept in %s", logDir)
-	})
+	c.Bin, c.transport, c.LogDir = agentproc.Setup(t, "loadtest", 4096, c.agents)
 	if opts.PluginTask {
 		c.startServers()
 		c.WaitLeader(90 * time.Second)
@@ -103,7 +81,7 @@ func StartCluster(t testing.TB, opts Options) *Cluster {
 	c.Mock = csitest.StartMockDriver(t, csitest.MockOptions{
 		ExtraArgs: []string{"-disable-attach", fmt.Sprintf("-attach-limit=%d", max(opts.AttachLimit, 2))}})
 	t.Cleanup(func() { // before the mock's own cleanup removes its log
-		if err := os.WriteFile(filepath.Join(logDir, "mock-driver.log"), []byte(agentproc.TailFile(c.Mock.LogPath, 400)+"\n"), 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(c.LogDir, "mock-driver.log"), []byte(agentproc.TailFile(c.Mock.LogPath, 400)+"\n"), 0o644); err != nil {
 			t.Logf("loadtest: keep the mock driver's log: %v", err)
 		}
 	})
