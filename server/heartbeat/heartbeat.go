@@ -29,8 +29,9 @@ type Config struct {
 	// event name it.
 	TTL time.Duration
 	// MaxPerSecond caps the heartbeats the leader handles per second, as
-	// Nomad's max_heartbeats_per_second does: past TTL*MaxPerSecond live
-	// nodes the TTL given (FleetTTL) grows with them. 0 never grows it.
+	// Nomad's max_heartbeats_per_second does: once the live nodes would
+	// send more at TTL (each structs.HeartbeatsPerTTL a TTL), the TTL
+	// given (FleetTTL) grows with them (ScaledTTL). 0 never grows it.
 	MaxPerSecond float64
 	// Grace is added to TTL by Arm (Grace, for the server).
 	Grace time.Duration
@@ -70,6 +71,9 @@ type Timers struct {
 	wake    chan struct{} // buffered, one pending: the earliest deadline moved up
 	stop    chan struct{} // closed by Disable; nil while off
 	done    chan struct{} // closed when the loop of stop has returned
+	// unarmed is the live nodes of the state while the timers are off
+	// (a new leader before Arm), counted once; -1 until then.
+	unarmed int
 }
 
 // New returns the timers, off.
@@ -77,7 +81,7 @@ func New(cfg Config) (*Timers, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	return &Timers{cfg: cfg, byNode: map[string]*timer{}, wake: make(chan struct{}, 1)}, nil
+	return &Timers{cfg: cfg, byNode: map[string]*timer{}, wake: make(chan struct{}, 1), unarmed: -1}, nil
 }
 
 // Reset restarts a node's timer for ttl; a no-op off the leader.
@@ -110,6 +114,7 @@ func (h *Timers) Clear(nodeID string) {
 func (h *Timers) Arm(start bool) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	h.unarmed = -1
 	if start && !h.enabled {
 		h.enabled = true
 		h.stop, h.done = make(chan struct{}), make(chan struct{})
@@ -145,14 +150,41 @@ func (h *Timers) FleetTTL() time.Duration { return h.FleetTTLFor("") }
 // FleetTTLFor is FleetTTL for node nodeID, counted among the nodes even
 // before its timer is set: a node registering is told the TTL of the
 // fleet it joins, as its next heartbeat would be.
+//
+// Off (a new leader before Arm, which will give every live node the
+// fleet's TTL plus Grace), it is the TTL of the state's live nodes and
+// one more, counted once: not the floor, which a client would be told
+// while the timers wait the fleet's TTL.
 func (h *Timers) FleetTTLFor(nodeID string) time.Duration {
 	h.mu.Lock()
+	defer h.mu.Unlock()
+	if !h.enabled {
+		if h.unarmed < 0 {
+			h.unarmed = h.liveNodesLocked()
+		}
+		return ScaledTTL(h.cfg.TTL, h.cfg.MaxPerSecond, h.unarmed+1)
+	}
 	n := len(h.byNode)
 	if _, ok := h.byNode[nodeID]; nodeID != "" && !ok {
 		n++
 	}
-	h.mu.Unlock()
 	return ScaledTTL(h.cfg.TTL, h.cfg.MaxPerSecond, n)
+}
+
+// liveNodesLocked counts the state's nodes that are not down; 0 when the
+// state cannot be read (the floor's TTL: the shorter, and safe).
+func (h *Timers) liveNodesLocked() int {
+	iter, err := h.cfg.State().Nodes(nil)
+	if err != nil {
+		return 0
+	}
+	n := 0
+	for raw := iter.Next(); raw != nil; raw = iter.Next() {
+		if raw.(*structs.Node).Status != structs.NodeStatusDown {
+			n++
+		}
+	}
+	return n
 }
 
 // ScaledTTL is the heartbeat TTL for nodes live nodes: floor, or
@@ -172,6 +204,7 @@ func ScaledTTL(floor time.Duration, maxPerSecond float64, nodes int) time.Durati
 func (h *Timers) Disable() {
 	h.mu.Lock()
 	h.enabled = false
+	h.unarmed = -1
 	h.clearLocked()
 	stop, done := h.stop, h.done
 	h.stop, h.done = nil, nil

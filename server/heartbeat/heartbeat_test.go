@@ -299,3 +299,20 @@ func TestTimers_FleetTTLGrows(t *testing.T) {
 		must.Eq(t, ttl, w.timers.FleetTTL(), must.Sprint("no live node: the floor again"))
 	})
 }
+
+// TestTimers_FleetTTLBeforeArm: a new leader answers heartbeats before it
+// arms its timers; it tells them the TTL of the state's live nodes (one
+// more counted), which Arm's timers then wait plus grace, not the floor.
+func TestTimers_FleetTTLBeforeArm(t *testing.T) {
+	var nodes []string
+	for i := range 40 {
+		nodes = append(nodes, fmt.Sprintf("node-%02d", i))
+	}
+	w := newWorldWith(t, func(c *heartbeat.Config) { c.MaxPerSecond = 9.6 }, nodes...)
+	before := w.timers.FleetTTL()
+	must.Eq(t, heartbeat.ScaledTTL(ttl, 9.6, 41), before)
+	must.Greater(t, ttl, before, must.Sprint("not the floor"))
+	must.NoError(t, w.timers.Arm(true))
+	must.Eq(t, 20*time.Second, w.timers.FleetTTL(), must.Sprint("armed: the timers' own count"))
+	must.LessEq(t, w.timers.FleetTTL()+heartbeat.Grace, before, must.Sprint("the answer before Arm is within what Arm's timers wait"))
+}
