@@ -163,7 +163,7 @@ func (w *allocWatcher) watch(ctx context.Context) {
 				return
 			}
 			failures++
-			wait := serverRetry.Delay(failures)
+			wait := ServerRetry.Delay(failures)
 			if errors.Is(err, structs.ErrNotFound) && !isDone(w.c.registered) {
 				// Not registered yet: read again as soon as it is.
 				select {

@@ -3,7 +3,6 @@ package client
 import (
 	"context"
 	"errors"
-	"math/rand/v2"
 	"time"
 
 	"github.com/berth-csi/berth/internal/backoff"
@@ -12,11 +11,11 @@ import (
 
 var timeNow = time.Now
 
-// serverRetry paces the client's loops that talk to the servers (the
+// ServerRetry paces the client's loops that talk to the servers (the
 // heartbeat, the alloc watch, the send loops) while the servers fail:
 // 250ms doubling up to 10s, jittered so that the clients of a cluster do
 // not come back at a recovering server in step.
-var serverRetry = backoff.Policy{Initial: 250 * time.Millisecond, Max: 10 * time.Second, Multiplier: 2, Jitter: 0.2}
+var ServerRetry = backoff.Policy{Initial: 250 * time.Millisecond, Max: 10 * time.Second, Multiplier: 2, Jitter: 0.2}
 
 // heartbeatLoop registers the node, then heartbeats at about half the TTL
 // the servers give. A server that forgot the node (NotFound) gets a fresh
@@ -61,7 +60,7 @@ func (c *Client) heartbeatLoop(ctx context.Context) {
 				what = "registration failed; retrying"
 			}
 			failures++
-			wait = serverRetry.Delay(failures)
+			wait = ServerRetry.Delay(failures)
 			c.logger.Error(what, "retry_in", wait, "error", err)
 		} else {
 			if !registered {
@@ -86,17 +85,11 @@ func (c *Client) heartbeatLoop(ctx context.Context) {
 	}
 }
 
-// heartbeatInterval is a random point between a sixth and a quarter of
-// the TTL, so that many clients spread out and, before the fence interval
-// (half the TTL) has passed, a lost heartbeat still leaves time for
-// another try on the next server.
-func heartbeatInterval(ttl time.Duration) time.Duration {
-	if ttl <= 0 {
-		return time.Second
-	}
-	lo, hi := ttl/structs.HeartbeatMinDivisor, ttl/structs.HeartbeatMaxDivisor
-	return lo + rand.N(hi-lo+1)
-}
+// heartbeatInterval is structs.HeartbeatInterval: a random point between
+// a sixth and a quarter of the TTL, so that many clients spread out and,
+// before the fence interval (half the TTL) has passed, a lost heartbeat
+// still leaves time for another try on the next server.
+var heartbeatInterval = structs.HeartbeatInterval
 
 // heartbeatTimeout bounds one heartbeat try on one server: an eighth of
 // the TTL (at least half a second, at most the RPC timeout), so that a

@@ -39,7 +39,7 @@ func (c *Client) sendLoop(ctx context.Context, kick chan struct{}, window time.D
 			return
 		}
 		failures++
-		wait := serverRetry.Delay(failures)
+		wait := ServerRetry.Delay(failures)
 		c.logger.Warn(failMsg, "error", err, "in", wait)
 		if !backoff.Sleep(ctx, wait) {
 			return

@@ -15,7 +15,7 @@ func (s *StateStore) CSIPluginWithInstances(ws memdb.WatchSet, id string) (*stru
 	if err != nil || plug == nil {
 		return nil, err
 	}
-	out, _, err := pluginInstancesTxn(txn, ws, plug, "", 0, false)
+	out, _, err := pluginInstancesTxn(txn, ws, plug, "", 0)
 	return out, err
 }
 
@@ -41,7 +41,7 @@ func (s *StateStore) CSIPluginPage(ws memdb.WatchSet, id, from string, limit int
 	if err != nil || row == nil {
 		return nil, "", err
 	}
-	if plug, next, err = pluginInstancesTxn(txn, nil, row, from, limit, true); err != nil {
+	if plug, next, err = pluginInstancesTxn(txn, nil, row, from, limit); err != nil {
 		return nil, "", err
 	}
 	allocIDs := map[string]bool{}
@@ -68,7 +68,7 @@ func (s *StateStore) CSIPluginPage(ws memdb.WatchSet, id, from string, limit int
 // pluginInstancesTxn returns a copy of row with the instances of the
 // nodes that report it joined in (see CSIPluginPage for from and limit),
 // and the node ID the next page starts at.
-func pluginInstancesTxn(txn *memdb.Txn, ws memdb.WatchSet, row *structs.CSIPlugin, from string, limit int, paged bool) (*structs.CSIPlugin, string, error) {
+func pluginInstancesTxn(txn *memdb.Txn, ws memdb.WatchSet, row *structs.CSIPlugin, from string, limit int) (*structs.CSIPlugin, string, error) {
 	out := row.Copy()
 	out.Controllers, out.Nodes = map[string]*structs.CSIInfo{}, map[string]*structs.CSIInfo{}
 	iter, err := getWatch(txn, ws, TableNodes, indexCSIPlugin, row.ID)
@@ -78,7 +78,7 @@ func pluginInstancesTxn(txn *memdb.Txn, ws memdb.WatchSet, row *structs.CSIPlugi
 	taken := 0
 	for raw := iter.Next(); raw != nil; raw = iter.Next() {
 		n := raw.(*structs.Node)
-		if paged && n.ID < from {
+		if n.ID < from {
 			continue
 		}
 		if limit > 0 && taken == limit {

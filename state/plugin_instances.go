@@ -30,7 +30,7 @@ func updateNodePlugins(txn *memdb.Txn, index uint64, nodeID string, prev, next *
 
 	changed := false
 	for _, id := range sortedKeys(ids) {
-		c, err := updatePluginRow(txn, index, id, prev, next)
+		c, err := updatePluginRow(txn, index, id, nodeID, prev, next)
 		if err != nil {
 			return false, err
 		}
@@ -86,13 +86,14 @@ func instances(n *structs.Node, id string) (ctrl, node *structs.CSIInfo) {
 	return n.CSIControllerPlugins[id], n.CSINodePlugins[id]
 }
 
-// updatePluginRow moves plugin id's row from prev's share to next's. The
-// row is written when a count moves or one of the node's instances
-// changed (so that a blocking read of the plugin wakes for it), created
-// if missing, and deleted when no instance and no running job is left.
-// The row's Provider, Version and ControllerRequired are the reporting
-// instance's (its controller side first). It reports whether it wrote.
-func updatePluginRow(txn *memdb.Txn, index uint64, id string, prev, next *structs.Node) (bool, error) {
+// updatePluginRow moves plugin id's row from node nodeID's share before
+// (prev) to its share now (next). The row is written when a count moves
+// or one of the node's instances changed (so that a blocking read of the
+// plugin wakes for it), created if missing, and deleted when no instance
+// and no running job is left. Its Provider, Version and ControllerRequired
+// are the newest report's (ProviderNode, ProviderUpdated). It reports
+// whether it wrote.
+func updatePluginRow(txn *memdb.Txn, index uint64, id, nodeID string, prev, next *structs.Node) (bool, error) {
 	before, after := shareOf(prev, id), shareOf(next, id)
 	pc, pn := instances(prev, id)
 	nc, nn := instances(next, id)
@@ -114,7 +115,6 @@ func updatePluginRow(txn *memdb.Txn, index uint64, id string, prev, next *struct
 		before.add(plug, -1)
 	}
 	after.add(plug, 1)
-	nodeID := pickNode(prev, next)
 	if report := newestOf(nc, nn); report != nil {
 		if plug.ProviderNode == "" || plug.ProviderNode == nodeID || !report.UpdateTime.Before(plug.ProviderUpdated) {
 			setProvider(plug, nodeID, report)
@@ -146,14 +146,6 @@ func updatePluginRow(txn *memdb.Txn, index uint64, id string, prev, next *struct
 		return false, errInternal("insert plugin "+id, err)
 	}
 	return true, nil
-}
-
-// pickNode is the ID of the node being written.
-func pickNode(prev, next *structs.Node) string {
-	if next != nil {
-		return next.ID
-	}
-	return prev.ID
 }
 
 // newestOf is the later reported of a node's two instances of a plugin,

@@ -54,7 +54,7 @@ func (s *StateStore) DeleteCSIPlugin(index uint64, id string) error {
 
 	var uses []string
 	if !plug.IsEmpty() {
-		page, more, err := pluginInstancesTxn(txn, nil, plug, "", maxNamedVolumes, true)
+		page, more, err := pluginInstancesTxn(txn, nil, plug, "", maxNamedVolumes)
 		if err != nil {
 			return err
 		}

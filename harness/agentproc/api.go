@@ -31,3 +31,28 @@ func Probe(t testing.TB, a *Agent, transport http.RoundTripper) *api.Client {
 	}
 	return cl
 }
+
+// AgreedLeader is the leader's RPC address that every server in among
+// names (GET /v1/status/leader, polled without retries), "" when one names
+// none or they differ.
+func AgreedLeader(t testing.TB, among []*Agent, transport http.RoundTripper) string {
+	first := ""
+	for _, s := range among {
+		l, err := Probe(t, s, transport).Status().Leader()
+		if err != nil || l == "" || first != "" && l != first {
+			return ""
+		}
+		first = l
+	}
+	return first
+}
+
+// Follower is a server of servers other than leader, nil if none.
+func Follower(servers []*Agent, leader *Agent) *Agent {
+	for _, s := range servers {
+		if s != leader {
+			return s
+		}
+	}
+	return nil
+}

@@ -70,32 +70,14 @@ func (c *Cluster) RPCAddrs() []string {
 // did not apply (503).
 func (c *Cluster) API(a *Agent) *api.Client { return agentproc.API(c.t, a, c.transport, nil) }
 
-// probe is a client of server a's HTTP API for polling (agentproc.Probe).
-func (c *Cluster) probe(a *Agent) *api.Client { return agentproc.Probe(c.t, a, c.transport) }
-
 // Leader is the server that all three name as leader (GET
 // /v1/status/leader), or nil when they do not agree.
 func (c *Cluster) Leader() *Agent {
-	first := ""
-	for _, s := range c.Servers {
-		l, err := c.probe(s).Status().Leader()
-		if err != nil || l == "" || first != "" && l != first {
-			return nil
-		}
-		first = l
-	}
-	return agentproc.ServerByRPC(c.Servers, first)
+	return agentproc.ServerByRPC(c.Servers, agentproc.AgreedLeader(c.t, c.Servers, c.transport))
 }
 
 // Follower is a server other than leader.
-func (c *Cluster) Follower(leader *Agent) *Agent {
-	for _, s := range c.Servers {
-		if s != leader {
-			return s
-		}
-	}
-	return nil
-}
+func (c *Cluster) Follower(leader *Agent) *Agent { return agentproc.Follower(c.Servers, leader) }
 
 // WaitLeader waits until the servers agree on a leader and returns it.
 func (c *Cluster) WaitLeader(timeout time.Duration) *Agent {

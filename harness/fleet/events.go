@@ -3,6 +3,7 @@ package fleet
 import (
 	"context"
 	"errors"
+	"maps"
 	"sync"
 	"time"
 
@@ -119,22 +120,14 @@ type Freed struct {
 func (e *Events) Downs() map[string]time.Time {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	out := make(map[string]time.Time, len(e.downs))
-	for k, v := range e.downs {
-		out[k] = v
-	}
-	return out
+	return maps.Clone(e.downs)
 }
 
 // Freed are the claims freed so far, by allocation.
 func (e *Events) Freed() map[string]Freed {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	out := make(map[string]Freed, len(e.freed))
-	for k, v := range e.freed {
-		out[k] = v
-	}
-	return out
+	return maps.Clone(e.freed)
 }
 
 // Resumed is how many times the stream ended and was resumed, whether

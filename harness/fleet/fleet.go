@@ -9,14 +9,15 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/berth-csi/berth/client"
 	"github.com/berth-csi/berth/internal/backoff"
 	"github.com/berth-csi/berth/rpc"
 	"github.com/berth-csi/berth/structs"
 )
 
-// serverRetry paces a node's calls while they fail, as the client agent's
-// does (client/heartbeat.go): 250 ms doubling to 10 s, jittered.
-var serverRetry = backoff.Policy{Initial: 250 * time.Millisecond, Max: 10 * time.Second, Multiplier: 2, Jitter: 0.2}
+// serverRetry paces a node's calls while they fail, as the client
+// agent's.
+var serverRetry = client.ServerRetry
 
 // Options shape the simulated fleet.
 type Options struct {
@@ -194,21 +195,14 @@ func (f *Fleet) start(n *Node) {
 }
 
 // heartbeat heartbeats n until it is cut or the fleet stops, as
-// client/heartbeat.go does: every TTL/6 to TTL/4 of the TTL the last
-// answer handed out, each try bounded by an eighth of it (0.5 s to 10 s),
+// client/heartbeat.go does: structs.HeartbeatInterval of the TTL the
+// last answer handed out, each try bounded by an eighth of it (0.5 s to 10 s),
 // with the client's backoff while they fail. A node the servers do not
 // know (NotFound) registers again.
 func (f *Fleet) heartbeat(n *Node) {
 	failures := 0
-	wait := heartbeatInterval(n.TTL())
-	for {
-		select {
-		case <-f.ctx.Done():
-			return
-		case <-n.stop:
-			return
-		case <-time.After(wait):
-		}
+	wait := structs.HeartbeatInterval(n.TTL())
+	for f.pause(n, wait) {
 		ttl := n.TTL()
 		var resp structs.NodeUpdateResponse
 		sent := time.Now()
@@ -220,14 +214,14 @@ func (f *Fleet) heartbeat(n *Node) {
 			f.Heartbeats.Add(took)
 			n.ttl.Store(int64(resp.HeartbeatTTL))
 			n.lastBeat.Store(sent.UnixNano())
-			failures, wait = 0, heartbeatInterval(resp.HeartbeatTTL)
+			failures, wait = 0, structs.HeartbeatInterval(resp.HeartbeatTTL)
 		case errors.Is(err, structs.ErrNotFound) && f.ctx.Err() == nil:
 			f.Reregistered.Add(1)
 			f.noteErr(err)
 			if err := f.register(n); err != nil {
 				f.noteErr(err)
 			}
-			wait = heartbeatInterval(n.TTL())
+			wait = structs.HeartbeatInterval(n.TTL())
 		default:
 			if f.ctx.Err() != nil {
 				return
@@ -240,13 +234,17 @@ func (f *Fleet) heartbeat(n *Node) {
 	}
 }
 
-// heartbeatInterval is a random point between a sixth and a quarter of
-// ttl, as the client agent's (client/heartbeat.go).
-func heartbeatInterval(ttl time.Duration) time.Duration {
-	if ttl <= 0 {
-		return time.Second
+// pause waits d, and reports false instead when the fleet stops or n is
+// cut first.
+func (f *Fleet) pause(n *Node, d time.Duration) bool {
+	select {
+	case <-f.ctx.Done():
+		return false
+	case <-n.stop:
+		return false
+	case <-time.After(d):
+		return true
 	}
-	return ttl/6 + rand.N(ttl/4-ttl/6+1)
 }
 
 // flap flips NodePlugin's health on n about every f.every (±20 %),
@@ -254,14 +252,7 @@ func heartbeatInterval(ttl time.Duration) time.Duration {
 // flip that fails is sent again at the next turn.
 func (f *Fleet) flap(n *Node) {
 	wait := rand.N(f.every + 1) // the nodes start out of step
-	for {
-		select {
-		case <-f.ctx.Done():
-			return
-		case <-n.stop:
-			return
-		case <-time.After(wait):
-		}
+	for f.pause(n, wait) {
 		wait = f.every*4/5 + rand.N(f.every*2/5+1)
 		healthy := n.unhealthy.Load() // flip it
 		var resp structs.NodeUpdateResponse

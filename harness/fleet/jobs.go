@@ -2,6 +2,7 @@ package fleet
 
 import (
 	"fmt"
+	"maps"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -165,9 +166,5 @@ func (w *AllocWatch) Failed() int { return int(w.failed.Load()) }
 func (w *AllocWatch) Seen() map[string]time.Time {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	out := make(map[string]time.Time, len(w.seen))
-	for k, v := range w.seen {
-		out[k] = v
-	}
-	return out
+	return maps.Clone(w.seen)
 }

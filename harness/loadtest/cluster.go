@@ -140,15 +140,7 @@ func (c *Cluster) ServerByRPC(addr string) *Agent { return agentproc.ServerByRPC
 // agreedLeader is the leader's RPC address that every server in among
 // names, "" when one names none or they differ.
 func (c *Cluster) agreedLeader(among []*Agent) string {
-	first := ""
-	for _, s := range among {
-		l, err := c.probe(s).Status().Leader()
-		if err != nil || l == "" || first != "" && l != first {
-			return ""
-		}
-		first = l
-	}
-	return first
+	return agentproc.AgreedLeader(c.t, among, c.transport)
 }
 
 // Leader is the server that all three servers name as leader, or nil when
@@ -163,14 +155,7 @@ func (c *Cluster) Leader() *Agent {
 }
 
 // Follower is a server other than leader.
-func (c *Cluster) Follower(leader *Agent) *Agent {
-	for _, s := range c.Servers {
-		if s != leader {
-			return s
-		}
-	}
-	return nil
-}
+func (c *Cluster) Follower(leader *Agent) *Agent { return agentproc.Follower(c.Servers, leader) }
 
 // WaitLeader waits until the three servers agree on a leader and
 // returns it.
