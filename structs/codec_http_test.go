@@ -67,3 +67,31 @@ func TestHTTPMsgpack_RoundTrip(t *testing.T) {
 	must.Nil(t, got.MountOptions)
 	must.Nil(t, got.Secrets)
 }
+
+// A corrupt answer is an error for the api client that decodes it, never
+// a panic, whichever byte is wrong (the extensions' contents included).
+func TestHTTPMsgpack_CorruptAnswerIsAnError(t *testing.T) {
+	vol := &structs.CSIVolume{ID: "v", Secrets: structs.CSISecrets{"a": "b"},
+		MountOptions: &structs.CSIMountOptions{FSType: "ext4", MountFlags: []string{"ro"}}}
+	var b []byte
+	must.NoError(t, codec.NewEncoderBytes(&b, structs.HTTPMsgpackHandle).Encode(vol))
+	failed := 0
+	for i := range b {
+		c := append([]byte(nil), b...)
+		c[i] ^= 0xff
+		var out structs.CSIVolume
+		var err error
+		func() {
+			defer func() {
+				if r := recover(); r != nil {
+					t.Fatalf("byte %d corrupt: a panic, not an error: %v", i, r)
+				}
+			}()
+			err = codec.NewDecoderBytes(c, structs.HTTPMsgpackHandle).Decode(&out)
+		}()
+		if err != nil {
+			failed++
+		}
+	}
+	must.Positive(t, failed, must.Sprint("some corruptions are caught as errors"))
+}
