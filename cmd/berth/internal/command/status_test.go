@@ -244,3 +244,20 @@ func TestNodeList_ByName(t *testing.T) {
 5c0d3e7a  dc1  c2    ready   0                0
 `, out.String())
 }
+
+// TestPluginInfo_SaysWhenInstancesArePaged: a plugin whose counts exceed
+// the instances shown (the first page of nodes) says so and how to see
+// them all; one shown whole says nothing of it.
+func TestPluginInfo_SaysWhenInstancesArePaged(t *testing.T) {
+	page := &structs.CSIPlugin{ID: "hostpath", ControllersExpected: 1, NodesExpected: 250,
+		Controllers: map[string]*structs.CSIInfo{node1: {Healthy: true}},
+		Nodes:       map[string]*structs.CSIInfo{node1: {Healthy: true}, node2: {Healthy: true}}}
+	var out strings.Builder
+	(&meta{stdout: &out}).pluginInfo(page, false)
+	must.StrContains(t, out.String(), "Shown: the instances on the first 100 nodes by node ID; `berth plugin status -json hostpath` lists every one.")
+
+	page.NodesExpected = 2
+	out.Reset()
+	(&meta{stdout: &out}).pluginInfo(page, false)
+	must.StrNotContains(t, out.String(), "Shown:")
+}
