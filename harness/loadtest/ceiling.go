@@ -7,8 +7,6 @@ import (
 	"net"
 	"path/filepath"
 	"strconv"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -124,33 +122,7 @@ func (c *Ceiling) Run(callers int, d time.Duration) (Throughput, error) {
 	if r == nil {
 		return Throughput{}, fmt.Errorf("ceiling: no raft leader")
 	}
-	var (
-		ops     atomic.Int64
-		firstMu sync.Mutex
-		first   error
-		wg      sync.WaitGroup
-	)
-	start := time.Now()
-	deadline := start.Add(d)
-	for range callers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for time.Now().Before(deadline) {
-				if err := r.Apply(c.entry, 10*time.Second).Error(); err != nil {
-					firstMu.Lock()
-					if first == nil {
-						first = err
-					}
-					firstMu.Unlock()
-					return
-				}
-				ops.Add(1)
-			}
-		}()
-	}
-	wg.Wait()
-	return Throughput{Ops: int(ops.Load()), Callers: callers, Elapsed: time.Since(start)}, first
+	return runFor(callers, d, func(int, int) error { return r.Apply(c.entry, 10*time.Second).Error() })
 }
 
 // ceilingFSM decodes each entry into a volume and inserts it into a
