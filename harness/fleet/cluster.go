@@ -96,6 +96,12 @@ func (c *Cluster) SaveProfile(a *Agent, name, query, file string) (string, error
 	return c.profiles.SaveProfile(a, name, query, file)
 }
 
+// CPUProfile saves a CPU profile of server a over the next d
+// (loadtest.Cluster.CPUProfile) and returns what waits for it.
+func (c *Cluster) CPUProfile(t testing.TB, a *Agent, d time.Duration, file string) func() {
+	return c.profiles.CPUProfile(t, a, d, file)
+}
+
 // HeartbeatMisses is berth_node_heartbeat_misses_total summed over the
 // servers: the nodes marked down because their TTL ran out, each counted
 // by the leader of the time.

@@ -258,18 +258,7 @@ func (r *run) cpuProfile(a *fleet.Agent, file string) func() {
 	if !*profile {
 		return func() {}
 	}
-	secs := max(1, int(steady.Seconds())-1)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		path, err := r.c.SaveProfile(a, "profile", fmt.Sprintf("seconds=%d", secs), file)
-		if err != nil {
-			r.t.Errorf("fleet: %v", err)
-			return
-		}
-		r.t.Logf("fleet: the leader's CPU profile of the steady window: %s", path)
-	}()
-	return func() { <-done }
+	return r.c.CPUProfile(r.t, a, *steady, file)
 }
 
 // goroutines is how many goroutines server a runs, from the first line

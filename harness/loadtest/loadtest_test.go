@@ -217,18 +217,7 @@ func cpuProfile(t *testing.T, c *loadtest.Cluster, leader *loadtest.Agent, file 
 	if !*profiles {
 		return func() {}
 	}
-	secs := max(1, int(duration.Seconds())-1)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		path, err := c.SaveProfile(leader, "profile", fmt.Sprintf("seconds=%d", secs), file)
-		if err != nil {
-			t.Errorf("loadtest: %v", err)
-			return
-		}
-		t.Logf("loadtest: the leader's CPU profile: %s", path)
-	}()
-	return func() { <-done }
+	return c.CPUProfile(t, leader, *duration, file)
 }
 
 // callersText is "1 caller" or "n callers".
